@@ -1,0 +1,11 @@
+//! Experiments built on the model, the optimizers and the metrics: paired runs, seed sweeps and
+//! their file outputs. Headless: nothing here knows about the GUI.
+
+pub mod output;
+pub mod paired;
+pub mod run;
+pub mod sweep;
+
+pub use paired::{Arm, ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
+pub use run::{RunOptions, Summary, run_to_dir};
+pub use sweep::{ArmAggregate, SeedArm, SweepResult, sweep};

@@ -1,0 +1,364 @@
+//! A whole paired run from a preset, written to a folder: `metrics.csv`, `summary.json` and
+//! `trace.json` (SPEC §3–§5). Used by `basis-lab run`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use nalgebra::DMatrix;
+use serde::ser::{SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::output::{AtomicFile, csv_num};
+use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
+use crate::metrics::{RotationBaseline, isotropic_axis_concentration};
+use crate::model::Episode;
+use crate::optim::Hyper;
+use crate::preset::Preset;
+
+/// Largest trace kept in memory, in episode pairs (steps × batch × k).
+pub const MAX_TRACE_PAIRS: usize = 20_000_000;
+
+/// The header of `metrics.csv`: one row per step per arm (SPEC §3 step convention); the row at
+/// s = steps is the final state, with empty loss. Held-out columns are filled every
+/// `eval_every` steps and at the end, empty elsewhere; a diverged arm has no rows after it
+/// diverged.
+pub const METRICS_HEADER: [&str; 16] = [
+    "step",
+    "arm",
+    "loss",
+    "loss_rot",
+    "orientation_div",
+    "gram_div",
+    "axis_concentration",
+    "axis_concentration_rot",
+    "mean_column_norm",
+    "mean_column_norm_rot",
+    "column_norm_sd",
+    "column_norm_sd_rot",
+    "heldout_loss",
+    "heldout_accuracy",
+    "heldout_loss_rot",
+    "heldout_accuracy_rot",
+];
+
+/// Final results of one arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmSummary {
+    /// Arm name (label or optimizer).
+    pub arm: String,
+    /// Registry name of the optimizer.
+    pub optimizer: String,
+    /// Whether the optimizer is equivariant under W → QW.
+    pub equivariant: bool,
+    /// Running to the end, or diverged.
+    pub status: ArmStatus,
+    /// Training loss of both twins at the last step taken.
+    pub last_train_loss: [f64; 2],
+    /// Metrics of the final weights (after the last update); `None` if diverged.
+    #[serde(rename = "final")]
+    pub final_metrics: Option<StepRecord>,
+    /// Held-out loss and accuracy of the final weights.
+    pub heldout: Option<HeldOut>,
+    /// Random-rotation baselines of both twins' final keys.
+    pub baseline: Option<[RotationBaseline; 2]>,
+}
+
+/// Contents of `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The preset that was run.
+    pub preset: Preset,
+    /// Updates applied.
+    pub steps: usize,
+    /// 3/(d_k + 2), the mean A of random directions.
+    pub isotropic_axis_concentration: f64,
+    /// One entry per arm, in preset order.
+    pub arms: Vec<ArmSummary>,
+}
+
+/// What to write besides metrics and summary.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Write `trace.json` (every episode, W0, Q, final weights and metrics).
+    pub trace: bool,
+}
+
+/// Runs `preset` for its `steps` and writes the output files into `out` (created if missing).
+/// `progress(s)` is called after each step. Returns the summary.
+///
+/// Errors: an invalid preset; a trace larger than [`MAX_TRACE_PAIRS`]; an unwritable folder
+/// (files already written stay; none is ever half-written).
+pub fn run_to_dir(
+    preset: &Preset,
+    out: &Path,
+    opts: RunOptions,
+    progress: &dyn Fn(usize),
+) -> Result<Summary> {
+    let pairs = preset.steps * preset.batch * preset.pairs_per_episode;
+    if opts.trace && pairs > MAX_TRACE_PAIRS {
+        bail!(
+            "a trace of {} steps × {} episodes × {} pairs = {pairs} pairs exceeds {MAX_TRACE_PAIRS}; \
+             run with --no-trace or fewer steps",
+            preset.steps,
+            preset.batch,
+            preset.pairs_per_episode
+        );
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut run = PairedRun::new(preset).map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
+    let csv_path = out.join("metrics.csv");
+    let mut csv_file = AtomicFile::create(&csv_path)
+        .with_context(|| format!("cannot write {}", csv_path.display()))?;
+    let mut csv = csv::Writer::from_writer(csv_file.writer());
+    csv.write_record(METRICS_HEADER)?;
+    let mut trace = opts.trace.then(|| TraceLog::new(&run));
+    let mut last_loss = vec![[f64::NAN; 2]; names.len()];
+    for s in 0..preset.steps {
+        let heldout = (s % preset.eval_every == 0).then(|| run.evaluate_heldout());
+        run.step();
+        let records = run.last_records();
+        for r in records {
+            write_row(
+                &mut csv,
+                &names[r.arm],
+                r,
+                heldout.as_ref().and_then(|h| h[r.arm]),
+            )?;
+            last_loss[r.arm] = r.loss;
+        }
+        if let Some(t) = trace.as_mut() {
+            t.push_step(run.last_batch(), records, &names);
+        }
+        progress(s + 1);
+    }
+    let finals = run.snapshot();
+    let heldout = run.evaluate_heldout();
+    for r in &finals {
+        write_row(&mut csv, &names[r.arm], r, heldout[r.arm])?;
+    }
+    csv.flush()?;
+    drop(csv);
+    csv_file.commit()?;
+    let baselines = run.baselines();
+    let summary = Summary {
+        preset: preset.clone(),
+        steps: run.step_index(),
+        isotropic_axis_concentration: isotropic_axis_concentration(preset.d_k),
+        arms: run
+            .arms()
+            .iter()
+            .enumerate()
+            .map(|(i, arm)| {
+                let running = *arm.status() == ArmStatus::Running;
+                ArmSummary {
+                    arm: names[i].clone(),
+                    optimizer: arm.info().name.into(),
+                    equivariant: arm.info().equivariant,
+                    status: arm.status().clone(),
+                    last_train_loss: last_loss[i],
+                    final_metrics: finals.iter().find(|r| r.arm == i && running).copied(),
+                    heldout: heldout[i],
+                    baseline: baselines[i].clone(),
+                }
+            })
+            .collect(),
+    };
+    let json = serde_json::to_vec_pretty(&summary)?;
+    super::output::write_atomic(&out.join("summary.json"), &json)
+        .with_context(|| format!("cannot write {}", out.join("summary.json").display()))?;
+    if let Some(mut t) = trace {
+        t.finish(&run, &finals, &names);
+        let mut f = AtomicFile::create(&out.join("trace.json"))?;
+        serde_json::to_writer(f.writer(), &t.as_json(preset, &run, &names))?;
+        f.writer().write_all(b"\n")?;
+        f.commit()
+            .with_context(|| format!("cannot write {}", out.join("trace.json").display()))?;
+    }
+    Ok(summary)
+}
+
+fn write_row<W: Write>(
+    csv: &mut csv::Writer<W>,
+    name: &str,
+    r: &StepRecord,
+    h: Option<HeldOut>,
+) -> Result<()> {
+    let hv = |f: fn(&HeldOut) -> f64| h.as_ref().map_or(String::new(), |h| csv_num(f(h)));
+    csv.write_record([
+        r.step.to_string(),
+        name.to_string(),
+        csv_num(r.loss[BASE]),
+        csv_num(r.loss[ROTATED]),
+        csv_num(r.orientation_div),
+        csv_num(r.gram_div),
+        csv_num(r.axis_concentration[BASE]),
+        csv_num(r.axis_concentration[ROTATED]),
+        csv_num(r.mean_column_norm[BASE]),
+        csv_num(r.mean_column_norm[ROTATED]),
+        csv_num(r.column_norm_sd[BASE]),
+        csv_num(r.column_norm_sd[ROTATED]),
+        hv(|h| h.loss[BASE]),
+        hv(|h| h.accuracy[BASE]),
+        hv(|h| h.loss[ROTATED]),
+        hv(|h| h.accuracy[ROTATED]),
+    ])?;
+    Ok(())
+}
+
+/// One record of the trace's `metrics` list (SPEC §5): pair metrics repeated for both twins,
+/// each with its own loss and A.
+#[derive(Clone, Debug, Serialize)]
+struct TraceMetric {
+    step: usize,
+    arm: String,
+    loss: Option<f64>,
+    orientation_div: f64,
+    gram_div: f64,
+    axis_concentration: f64,
+}
+
+/// Everything a trace needs that the run does not keep.
+struct TraceLog {
+    episodes: Vec<Vec<Episode>>,
+    metrics: Vec<TraceMetric>,
+    finals: BTreeMap<String, DMatrix<f64>>,
+}
+
+impl TraceLog {
+    fn new(run: &PairedRun) -> Self {
+        Self {
+            episodes: Vec::with_capacity(run.preset().steps),
+            metrics: Vec::new(),
+            finals: BTreeMap::new(),
+        }
+    }
+
+    fn push_step(&mut self, batch: &[Episode], records: &[StepRecord], names: &[String]) {
+        self.episodes.push(batch.to_vec());
+        self.push_metrics(records, names);
+    }
+
+    fn push_metrics(&mut self, records: &[StepRecord], names: &[String]) {
+        for r in records {
+            for t in [BASE, ROTATED] {
+                let arm = if t == BASE {
+                    names[r.arm].clone()
+                } else {
+                    format!("{}_rot", names[r.arm])
+                };
+                self.metrics.push(TraceMetric {
+                    step: r.step,
+                    arm,
+                    loss: r.loss[t].is_finite().then_some(r.loss[t]),
+                    orientation_div: r.orientation_div,
+                    gram_div: r.gram_div,
+                    axis_concentration: r.axis_concentration[t],
+                });
+            }
+        }
+    }
+
+    fn finish(&mut self, run: &PairedRun, finals: &[StepRecord], names: &[String]) {
+        self.push_metrics(finals, names);
+        for (i, arm) in run.arms().iter().enumerate() {
+            self.finals
+                .insert(names[i].clone(), arm.weights(BASE).clone());
+            self.finals
+                .insert(format!("{}_rot", names[i]), arm.weights(ROTATED).clone());
+        }
+    }
+
+    fn as_json<'a>(
+        &'a self,
+        preset: &Preset,
+        run: &'a PairedRun,
+        names: &[String],
+    ) -> TraceJson<'a> {
+        let optimizers = preset
+            .arms
+            .iter()
+            .zip(names)
+            .map(|(spec, name)| {
+                let info = spec.info().expect("validated");
+                let mut hp = serde_json::Map::new();
+                hp.insert("optimizer".into(), spec.optimizer.clone().into());
+                hp.insert("lr".into(), spec.lr.into());
+                for &h in info.hypers {
+                    let value = match spec.value(h) {
+                        Some(x) => x.into(),
+                        None if h == Hyper::Polar => format!("{:?}", spec.polar).into(),
+                        None => serde_json::Value::Null,
+                    };
+                    hp.insert(h.name().into(), value);
+                }
+                (name.clone(), serde_json::Value::Object(hp))
+            })
+            .collect();
+        TraceJson {
+            config: TraceConfig {
+                d_k: preset.d_k,
+                n_keys: preset.n_keys,
+                n_values: preset.n_values,
+                pairs_per_episode: preset.pairs_per_episode,
+                batch: preset.batch,
+                beta: preset.beta,
+                gain: preset.gain,
+                steps: preset.steps,
+                seed: preset.seed,
+                init_std: preset.init_std(),
+                optimizers,
+            },
+            w0: Rows(run.w0()),
+            q: Rows(run.q()),
+            episodes: &self.episodes,
+            final_weights: self
+                .finals
+                .iter()
+                .map(|(k, v)| (k.as_str(), Rows(v)))
+                .collect(),
+            metrics: &self.metrics,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct TraceConfig {
+    d_k: usize,
+    n_keys: usize,
+    n_values: usize,
+    pairs_per_episode: usize,
+    batch: usize,
+    beta: f64,
+    gain: f64,
+    steps: usize,
+    seed: u64,
+    init_std: f64,
+    optimizers: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Serialize)]
+struct TraceJson<'a> {
+    config: TraceConfig,
+    w0: Rows<'a>,
+    q: Rows<'a>,
+    episodes: &'a [Vec<Episode>],
+    #[serde(rename = "final")]
+    final_weights: BTreeMap<&'a str, Rows<'a>>,
+    metrics: &'a [TraceMetric],
+}
+
+/// A matrix serialised as row-major nested lists.
+struct Rows<'a>(&'a DMatrix<f64>);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.nrows()))?;
+        for row in self.0.row_iter() {
+            seq.serialize_element(&row.iter().copied().collect::<Vec<f64>>())?;
+        }
+        seq.end()
+    }
+}

@@ -1,0 +1,183 @@
+//! Seed sweeps (SPEC §4): the same preset over seeds s0 … s0+N−1, run in parallel with rayon;
+//! results are collected in seed order, so they never depend on thread count or scheduling.
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
+use crate::metrics::{RotationBaseline, mean_sd};
+use crate::preset::Preset;
+
+/// Final results of one arm at one seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeedArm {
+    /// The seed.
+    pub seed: u64,
+    /// Arm name.
+    pub arm: String,
+    /// Running to the end, or diverged.
+    pub status: ArmStatus,
+    /// Metrics of the final weights; `None` if diverged.
+    #[serde(rename = "final")]
+    pub final_metrics: Option<StepRecord>,
+    /// Held-out loss and accuracy of the final weights.
+    pub heldout: Option<HeldOut>,
+    /// Random-rotation baselines of both twins' final keys.
+    pub baseline: Option<[RotationBaseline; 2]>,
+}
+
+/// One arm across all seeds: the numbers behind the explainer's verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmAggregate {
+    /// Arm name.
+    pub arm: String,
+    /// Whether the optimizer is equivariant under W → QW.
+    pub equivariant: bool,
+    /// Seeds that finished without diverging (the statistics below use only these).
+    pub seeds_ok: usize,
+    /// Mean over seeds of the excess A(K) − baseline mean (run from W0).
+    pub excess_mean: f64,
+    /// Sample standard deviation over seeds of that excess.
+    pub excess_sd: f64,
+    /// Mean over seeds of the excess of the run from Q·W0.
+    pub excess_rot_mean: f64,
+    /// Mean over seeds of the z-score excess/sd (run from W0).
+    pub z_mean: f64,
+    /// Mean over seeds of the baseline's own standard deviation: the spread chance produces.
+    pub baseline_sd_mean: f64,
+    /// Seeds whose A(K) fell outside the baseline's 5–95% band (run from W0).
+    pub outside_band: usize,
+    /// Mean final twin orientation divergence.
+    pub orientation_div_mean: f64,
+    /// Mean final Gram divergence.
+    pub gram_div_mean: f64,
+    /// Mean final held-out accuracy (run from W0).
+    pub heldout_accuracy_mean: f64,
+}
+
+impl ArmAggregate {
+    /// Whether the mean excess lies outside ±2 standard errors of zero *and* beyond one
+    /// baseline standard deviation: a plain-number form of "outside the baseline spread".
+    pub fn excess_is_outside_baseline(&self) -> bool {
+        let se = self.excess_sd / (self.seeds_ok as f64).sqrt();
+        self.seeds_ok >= 2
+            && self.excess_mean.abs() > 2.0 * se
+            && self.excess_mean.abs() > self.baseline_sd_mean
+    }
+}
+
+/// Contents of `sweep.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// The preset (its `seed` is the first seed).
+    pub preset: Preset,
+    /// The seeds run, in order.
+    pub seeds: Vec<u64>,
+    /// One entry per (seed, arm), seeds in order, arms in preset order.
+    pub per_seed: Vec<SeedArm>,
+    /// One entry per arm.
+    pub aggregate: Vec<ArmAggregate>,
+}
+
+/// Runs `preset` at `seed` for `preset.steps` steps and returns each arm's final results.
+/// Errors: an invalid preset, as `(field, message)`.
+pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, (String, String)> {
+    let mut p = preset.clone();
+    p.seed = seed;
+    let mut run = PairedRun::new(&p)?;
+    for _ in 0..p.steps {
+        run.step();
+    }
+    let finals = run.snapshot();
+    let heldout = run.evaluate_heldout();
+    let baselines = run.baselines();
+    Ok(run
+        .arms()
+        .iter()
+        .enumerate()
+        .map(|(i, arm)| {
+            let running = *arm.status() == ArmStatus::Running;
+            SeedArm {
+                seed,
+                arm: arm.name().into(),
+                status: arm.status().clone(),
+                final_metrics: finals.iter().find(|r| r.arm == i && running).copied(),
+                heldout: heldout[i],
+                baseline: baselines[i].clone(),
+            }
+        })
+        .collect())
+}
+
+/// Runs `n_seeds` seeds starting at `preset.seed` in parallel on the current rayon pool;
+/// `progress()` is called once per finished seed (from any thread).
+/// Errors: an invalid preset, as `(field, message)`.
+pub fn sweep(
+    preset: &Preset,
+    n_seeds: usize,
+    progress: &(dyn Fn() + Sync),
+) -> Result<SweepResult, (String, String)> {
+    preset.validate()?;
+    let seeds: Vec<u64> = (0..n_seeds as u64)
+        .map(|i| preset.seed.wrapping_add(i))
+        .collect();
+    let per_seed: Vec<Vec<SeedArm>> = seeds
+        .par_iter()
+        .map(|&s| {
+            let r = run_seed(preset, s);
+            progress();
+            r
+        })
+        .collect::<Result<_, _>>()?;
+    let per_seed: Vec<SeedArm> = per_seed.into_iter().flatten().collect();
+    let aggregate = preset
+        .arms
+        .iter()
+        .map(|spec| {
+            aggregate(
+                spec.arm_name(),
+                spec.info().expect("validated").equivariant,
+                &per_seed,
+            )
+        })
+        .collect();
+    Ok(SweepResult {
+        preset: preset.clone(),
+        seeds,
+        per_seed,
+        aggregate,
+    })
+}
+
+/// One seed's final metrics, held-out result and baselines.
+type Finished<'a> = (&'a StepRecord, &'a HeldOut, &'a [RotationBaseline; 2]);
+
+fn aggregate(arm: &str, equivariant: bool, per_seed: &[SeedArm]) -> ArmAggregate {
+    let ok: Vec<Finished> = per_seed
+        .iter()
+        .filter(|s| s.arm == arm)
+        .filter_map(|s| {
+            Some((
+                s.final_metrics.as_ref()?,
+                s.heldout.as_ref()?,
+                s.baseline.as_ref()?,
+            ))
+        })
+        .collect();
+    let col = |f: &dyn Fn(&Finished) -> f64| -> Vec<f64> { ok.iter().map(f).collect() };
+    let (excess_mean, excess_sd) = mean_sd(&col(&|x| x.2[BASE].excess));
+    ArmAggregate {
+        arm: arm.into(),
+        equivariant,
+        seeds_ok: ok.len(),
+        excess_mean,
+        excess_sd,
+        excess_rot_mean: mean_sd(&col(&|x| x.2[ROTATED].excess)).0,
+        z_mean: mean_sd(&col(&|x| x.2[BASE].z)).0,
+        baseline_sd_mean: mean_sd(&col(&|x| x.2[BASE].sd)).0,
+        outside_band: ok.iter().filter(|x| x.2[BASE].outside_band()).count(),
+        orientation_div_mean: mean_sd(&col(&|x| x.0.orientation_div)).0,
+        gram_div_mean: mean_sd(&col(&|x| x.0.gram_div)).0,
+        heldout_accuracy_mean: mean_sd(&col(&|x| x.1.accuracy[BASE])).0,
+    }
+}

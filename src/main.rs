@@ -1,0 +1,302 @@
+//! `basis-lab`: no arguments opens the desktop app; subcommands run experiments headless.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use basis_lab::experiment::output::write_atomic;
+use basis_lab::experiment::{RunOptions, Summary, SweepResult, run_to_dir, sweep};
+use basis_lab::preset::{BUNDLED, Preset};
+
+#[derive(Parser)]
+#[command(
+    name = "basis-lab",
+    version,
+    about = "Does the optimizer leave fingerprints in the coordinate basis of what a model learns?",
+    long_about = "Without a subcommand, opens the desktop lab. With one, runs an experiment \
+                  headless and writes CSV/JSON results."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train every arm of PRESET from W0 and from Q·W0; write metrics.csv, summary.json and
+    /// trace.json into --out.
+    Run {
+        /// A preset file, or a bundled preset name (see `basis-lab presets`).
+        preset: String,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Override the preset's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override the preset's step count.
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Skip trace.json (every episode and matrix; large for long runs).
+        #[arg(long)]
+        no_trace: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Run PRESET over seeds seed … seed+N−1 in parallel; write sweep.csv and sweep.json.
+    Sweep {
+        /// A preset file, or a bundled preset name.
+        preset: String,
+        /// Number of seeds.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        seeds: u64,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Override the preset's step count.
+        #[arg(long)]
+        steps: Option<usize>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// List the bundled presets, or print one as RON.
+    Presets {
+        /// Print this preset's full RON text.
+        name: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        None => basis_lab::app::run_gui(),
+        Some(Command::Run {
+            preset,
+            out,
+            seed,
+            steps,
+            no_trace,
+            quiet,
+        }) => {
+            let mut p = Preset::load(&preset)?;
+            p.seed = seed.unwrap_or(p.seed);
+            p.steps = steps.unwrap_or(p.steps);
+            p.validate()
+                .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+            let bar = progress_bar(quiet, p.steps as u64, "steps");
+            let summary = run_to_dir(&p, &out, RunOptions { trace: !no_trace }, &|s| {
+                bar.set_position(s as u64)
+            })?;
+            bar.finish_and_clear();
+            print_summary(&summary);
+            println!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::Sweep {
+            preset,
+            seeds,
+            out,
+            threads,
+            steps,
+            quiet,
+        }) => {
+            let mut p = Preset::load(&preset)?;
+            p.steps = steps.unwrap_or(p.steps);
+            p.validate()
+                .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            let mut pool = rayon::ThreadPoolBuilder::new();
+            if let Some(t) = threads {
+                pool = pool.num_threads(t);
+            }
+            let pool = pool.build()?;
+            let bar = progress_bar(quiet, seeds, "seeds");
+            let result = pool
+                .install(|| sweep(&p, seeds as usize, &|| bar.inc(1)))
+                .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+            bar.finish_and_clear();
+            write_sweep(&result, &out)?;
+            print_sweep(&result);
+            println!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::Presets { name: None }) => {
+            for (name, text) in BUNDLED {
+                let p = Preset::from_ron(text, name)?;
+                println!("{name:<10} {}", p.description);
+            }
+            Ok(())
+        }
+        Some(Command::Presets { name: Some(n) }) => {
+            print!("{}", Preset::load(&n)?.to_ron());
+            println!();
+            Ok(())
+        }
+    }
+}
+
+fn progress_bar(quiet: bool, len: u64, unit: &str) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    let template = format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{per_sec}}  eta {{eta}}");
+    bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
+    bar
+}
+
+fn sci(x: f64) -> String {
+    if x.is_nan() {
+        "—".into()
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+fn print_summary(s: &Summary) {
+    println!(
+        "{} steps, d_k {}, {} keys; isotropic A = 3/(d_k+2) = {:.4}",
+        s.steps, s.preset.d_k, s.preset.n_keys, s.isotropic_axis_concentration
+    );
+    println!(
+        "{:<12} {:<13} {:>10} {:>10} {:>8} {:>17} {:>10} {:>7} {:>9} {:>9}",
+        "arm",
+        "class",
+        "twin div",
+        "gram div",
+        "A(K)",
+        "baseline mean±sd",
+        "excess",
+        "z",
+        "held acc",
+        "held loss"
+    );
+    for a in &s.arms {
+        let class = if a.equivariant {
+            "equivariant"
+        } else {
+            "coordinatewise"
+        };
+        match (&a.final_metrics, &a.heldout, &a.baseline) {
+            (Some(f), Some(h), Some(b)) => println!(
+                "{:<12} {:<13} {:>10} {:>10} {:>8.4} {:>8.4} ± {:<6.4} {:>10} {:>7.2} {:>9.3} {:>9.4}",
+                a.arm,
+                class,
+                sci(f.orientation_div),
+                sci(f.gram_div),
+                f.axis_concentration[0],
+                b[0].mean,
+                b[0].sd,
+                sci(b[0].excess),
+                b[0].z,
+                h.accuracy[0],
+                h.loss[0]
+            ),
+            _ => println!("{:<12} {:<13} diverged: {:?}", a.arm, class, a.status),
+        }
+    }
+}
+
+fn write_sweep(r: &SweepResult, out: &std::path::Path) -> Result<()> {
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "seed",
+        "arm",
+        "diverged",
+        "axis_concentration",
+        "baseline_mean",
+        "baseline_sd",
+        "baseline_p5",
+        "baseline_p95",
+        "excess",
+        "z",
+        "excess_rot",
+        "z_rot",
+        "orientation_div",
+        "gram_div",
+        "heldout_loss",
+        "heldout_accuracy",
+    ])?;
+    let num = basis_lab::experiment::output::csv_num;
+    for s in &r.per_seed {
+        let b = s.baseline.as_ref();
+        let f = s.final_metrics.as_ref();
+        let h = s.heldout.as_ref();
+        let o = |x: Option<f64>| x.map_or(String::new(), num);
+        csv.write_record([
+            s.seed.to_string(),
+            s.arm.clone(),
+            (s.final_metrics.is_none() as u8).to_string(),
+            o(b.map(|b| b[0].axis_concentration)),
+            o(b.map(|b| b[0].mean)),
+            o(b.map(|b| b[0].sd)),
+            o(b.map(|b| b[0].p5)),
+            o(b.map(|b| b[0].p95)),
+            o(b.map(|b| b[0].excess)),
+            o(b.map(|b| b[0].z)),
+            o(b.map(|b| b[1].excess)),
+            o(b.map(|b| b[1].z)),
+            o(f.map(|f| f.orientation_div)),
+            o(f.map(|f| f.gram_div)),
+            o(h.map(|h| h.loss[0])),
+            o(h.map(|h| h.accuracy[0])),
+        ])?;
+    }
+    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write_atomic(&out.join("sweep.csv"), &bytes)
+        .with_context(|| format!("cannot write {}", out.join("sweep.csv").display()))?;
+    write_atomic(&out.join("sweep.json"), &serde_json::to_vec_pretty(r)?)
+        .with_context(|| format!("cannot write {}", out.join("sweep.json").display()))?;
+    Ok(())
+}
+
+fn print_sweep(r: &SweepResult) {
+    println!(
+        "{} seeds × {} steps; excess = A(K) − mean A over {} random rotations of the same keys",
+        r.seeds.len(),
+        r.preset.steps,
+        r.preset.baseline_rotations
+    );
+    println!(
+        "{:<12} {:>4} {:>22} {:>11} {:>9} {:>10} {:>10}  verdict",
+        "arm", "ok", "excess mean ± sd", "baseline sd", "outside", "twin div", "held acc"
+    );
+    for a in &r.aggregate {
+        let verdict = if a.excess_is_outside_baseline() {
+            "outside the baseline spread"
+        } else {
+            "within the baseline spread"
+        };
+        println!(
+            "{:<12} {:>4} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>10.3}  {verdict}",
+            a.arm,
+            a.seeds_ok,
+            sci(a.excess_mean),
+            sci(a.excess_sd),
+            sci(a.baseline_sd_mean),
+            a.outside_band,
+            a.seeds_ok,
+            sci(a.orientation_div_mean),
+            a.heldout_accuracy_mean
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! Measurements of a learned key matrix and of a twin pair (SPEC §3, §4; the explainer §5).
+
+use nalgebra::DMatrix;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::rng::haar_orthogonal;
+
+/// Axis concentration `A(K) = (1/V) Σ_a Σ_j (k_a)_j⁴` of unit-norm keys `keys` (`d_k × V`,
+/// columns of norm 1). Lies in [1/d_k, 1]: 1 for keys on coordinate axes, 1/d_k for keys spread
+/// evenly, 3/(d_k+2) in expectation for uniformly random directions. Source: the explainer §5.
+/// Returns NaN for V = 0.
+pub fn axis_concentration(keys: &DMatrix<f64>) -> f64 {
+    keys.iter().map(|x| (x * x) * (x * x)).sum::<f64>() / keys.ncols() as f64
+}
+
+/// The isotropic reference value 3/(d_k + 2): the mean of A over uniformly random directions.
+pub fn isotropic_axis_concentration(d_k: usize) -> f64 {
+    3.0 / (d_k as f64 + 2.0)
+}
+
+/// The Gram matrix `G = KᵀK` (`V × V`) of keys `keys` (`d_k × V`). Allocates.
+pub fn gram(keys: &DMatrix<f64>) -> DMatrix<f64> {
+    keys.tr_mul(keys)
+}
+
+/// Gram divergence `‖K′ᵀK′ − KᵀK‖F` (absolute, diagonal included; SPEC §3) between two key
+/// matrices of equal shape `d_k × V`. Allocation-free, O(V²·d_k). Panics on a shape mismatch.
+pub fn gram_divergence(keys_a: &DMatrix<f64>, keys_b: &DMatrix<f64>) -> f64 {
+    assert_eq!(
+        keys_a.shape(),
+        keys_b.shape(),
+        "key matrices must have one shape"
+    );
+    let d = keys_a.nrows();
+    let (a, b) = (keys_a.as_slice(), keys_b.as_slice());
+    let mut sum = 0.0;
+    for i in 0..keys_a.ncols() {
+        let (ai, bi) = (&a[i * d..(i + 1) * d], &b[i * d..(i + 1) * d]);
+        // G is symmetric: off-diagonal entries count twice.
+        for j in 0..=i {
+            let (aj, bj) = (&a[j * d..(j + 1) * d], &b[j * d..(j + 1) * d]);
+            let ga: f64 = ai.iter().zip(aj).map(|(x, y)| x * y).sum();
+            let gb: f64 = bi.iter().zip(bj).map(|(x, y)| x * y).sum();
+            let diff = ga - gb;
+            sum += if i == j {
+                diff * diff
+            } else {
+                2.0 * diff * diff
+            };
+        }
+    }
+    sum.sqrt()
+}
+
+/// Orientation divergence `‖W′ − QW‖F / ‖W‖F` (SPEC §3) of a twin `w_rot` against `w`, both
+/// `d_k × V`, with `q` (`d_k × d_k`). `scratch` (`d_k × V`) receives `QW`; allocation-free.
+/// Panics on a shape mismatch.
+pub fn orientation_divergence(
+    w_rot: &DMatrix<f64>,
+    q: &DMatrix<f64>,
+    w: &DMatrix<f64>,
+    scratch: &mut DMatrix<f64>,
+) -> f64 {
+    q.mul_to(w, scratch);
+    let num: f64 = w_rot
+        .iter()
+        .zip(scratch.iter())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    num.sqrt() / w.norm()
+}
+
+/// Mean and sample standard deviation (n − 1 denominator; 0 for n = 1; NaN for n = 0).
+pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The `p`-th percentile (p in [0, 100]) of `sorted` (ascending) by linear interpolation between
+/// closest ranks (numpy's default). NaN for an empty slice.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = p / 100.0 * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (pos - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// The random-rotation baseline of A for one learned key matrix (SPEC §4, the explainer §5):
+/// A(QK) over many Haar rotations Q, which keep the keys' intrinsic geometry (their Gram matrix)
+/// and change only their orientation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RotationBaseline {
+    /// A(K) of the learned keys.
+    pub axis_concentration: f64,
+    /// Mean of A(QK).
+    pub mean: f64,
+    /// Sample standard deviation of A(QK).
+    pub sd: f64,
+    /// 5th percentile of A(QK).
+    pub p5: f64,
+    /// 95th percentile of A(QK).
+    pub p95: f64,
+    /// `A(K) − mean`.
+    pub excess: f64,
+    /// `excess / sd` (±inf or NaN if sd = 0).
+    pub z: f64,
+    /// Number of rotations drawn.
+    pub rotations: usize,
+}
+
+impl RotationBaseline {
+    /// Draws `rotations` Haar Q's (`d_k × d_k`) from `rng` and summarises A(QK) for unit keys
+    /// `keys` (`d_k × V`). Allocates; O(rotations·d_k²·(d_k + V)).
+    pub fn compute(keys: &DMatrix<f64>, rotations: usize, rng: &mut ChaCha8Rng) -> Self {
+        let a = axis_concentration(keys);
+        let mut rotated = DMatrix::zeros(keys.nrows(), keys.ncols());
+        let mut samples: Vec<f64> = (0..rotations)
+            .map(|_| {
+                haar_orthogonal(rng, keys.nrows()).mul_to(keys, &mut rotated);
+                axis_concentration(&rotated)
+            })
+            .collect();
+        samples.sort_by(f64::total_cmp);
+        let (mean, sd) = mean_sd(&samples);
+        Self {
+            axis_concentration: a,
+            mean,
+            sd,
+            p5: percentile(&samples, 5.0),
+            p95: percentile(&samples, 95.0),
+            excess: a - mean,
+            z: (a - mean) / sd,
+            rotations,
+        }
+    }
+
+    /// Whether A(K) lies outside the baseline's 5–95% band.
+    pub fn outside_band(&self) -> bool {
+        self.axis_concentration < self.p5 || self.axis_concentration > self.p95
+    }
+}

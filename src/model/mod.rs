@@ -1,0 +1,344 @@
+//! The delta-rule associative memory: episodes, forward pass through every write, cross-entropy
+//! on every read, and the exact reverse-mode gradient with respect to `W_K`.
+//!
+//! Source: the explainer §1; every open choice is pinned in SPEC.md §1.
+//!
+//! Layout: `W_K` is a column-major `d_k × V` [`DMatrix`]; column `a` is the raw key `w_a`. The
+//! memory `S` (`V_b × d_k`) lives in a flat column-major buffer, so a read `S k` and a write
+//! `S ← S + β δ kᵀ` both walk contiguous columns.
+
+mod episode;
+
+pub use episode::{Episode, EpisodeSampler};
+
+use nalgebra::DMatrix;
+use thiserror::Error;
+
+/// Sizes and constants of the memory task (SPEC §1). All counts are ≥ 1; validated by the preset.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemoryConfig {
+    /// Key dimension `d_k` (rows of `W_K`).
+    pub d_k: usize,
+    /// Number of key classes `V` (columns of `W_K`).
+    pub n_keys: usize,
+    /// Number of value classes `V_b` (rows of `S`).
+    pub n_values: usize,
+    /// Pairs written per episode, `k` (1 ≤ k ≤ V).
+    pub pairs_per_episode: usize,
+    /// Write strength β of the delta rule.
+    pub beta: f64,
+    /// Softmax gain `g` applied to the read scores.
+    pub gain: f64,
+}
+
+/// Errors of the forward/backward pass.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ModelError {
+    /// A column of `W_K` has zero (or non-finite) norm, so its key is undefined (SPEC §1: no epsilon).
+    #[error("column {column} of W_K has norm {norm}; a key needs a finite, non-zero column")]
+    DegenerateColumn {
+        /// Index of the offending column.
+        column: usize,
+        /// Its Euclidean norm.
+        norm: f64,
+    },
+}
+
+/// Divides every column of `w` (`d_k × V`) by its Euclidean norm, writing the unit keys into
+/// `keys` (same shape) and the norms into `norms` (length V). Allocation-free.
+///
+/// Errors: [`ModelError::DegenerateColumn`] if a norm is zero or non-finite.
+/// Panics if the shapes disagree.
+pub fn normalize_columns(
+    w: &DMatrix<f64>,
+    keys: &mut DMatrix<f64>,
+    norms: &mut [f64],
+) -> Result<(), ModelError> {
+    assert_eq!(w.shape(), keys.shape(), "keys must have the shape of W_K");
+    assert_eq!(norms.len(), w.ncols(), "one norm per column");
+    let d = w.nrows();
+    let (src, dst) = (w.as_slice(), keys.as_mut_slice());
+    for (a, norm_out) in norms.iter_mut().enumerate() {
+        let col = &src[a * d..(a + 1) * d];
+        let norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(norm.is_finite() && norm > 0.0) {
+            return Err(ModelError::DegenerateColumn { column: a, norm });
+        }
+        *norm_out = norm;
+        for (o, x) in dst[a * d..(a + 1) * d].iter_mut().zip(col) {
+            *o = x / norm;
+        }
+    }
+    Ok(())
+}
+
+/// Reusable buffers for one model evaluation, sized once for a [`MemoryConfig`], so that the
+/// training step allocates nothing.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    cfg: MemoryConfig,
+    /// Unit keys `K` (`d_k × V`) of the current `W_K`.
+    pub keys: DMatrix<f64>,
+    /// Raw column norms ‖w_a‖ (length V).
+    pub norms: Vec<f64>,
+    /// Gradient of the loss with respect to the unit keys (`d_k × V`).
+    d_keys: DMatrix<f64>,
+    /// Whether a key class took part in the current batch (length V).
+    used: Vec<bool>,
+    /// Memory snapshots `S_0 … S_k`, each `V_b × d_k` column-major.
+    s_hist: Vec<f64>,
+    /// Write errors `δ_1 … δ_k`, each of length `V_b`.
+    deltas: Vec<f64>,
+    /// dL/dS, `V_b × d_k` column-major.
+    d_s: Vec<f64>,
+    /// Scratch of length `V_b`.
+    scores: Vec<f64>,
+}
+
+impl Workspace {
+    /// Buffers for `cfg`. Allocates `(k + 3)·V_b·d_k + 3·d_k·V` numbers.
+    pub fn new(cfg: MemoryConfig) -> Self {
+        let (d, v, vb, k) = (cfg.d_k, cfg.n_keys, cfg.n_values, cfg.pairs_per_episode);
+        Self {
+            cfg,
+            keys: DMatrix::zeros(d, v),
+            norms: vec![0.0; v],
+            d_keys: DMatrix::zeros(d, v),
+            used: vec![false; v],
+            s_hist: vec![0.0; (k + 1) * vb * d],
+            deltas: vec![0.0; k * vb],
+            d_s: vec![0.0; vb * d],
+            scores: vec![0.0; vb],
+        }
+    }
+
+    /// The configuration these buffers were sized for.
+    pub fn config(&self) -> &MemoryConfig {
+        &self.cfg
+    }
+
+    /// Step loss and exact gradient (SPEC §1): the mean over `episodes` of each episode's mean
+    /// query cross-entropy, at `w` (`d_k × V`). Writes `∂L/∂W_K` into `grad` (`d_k × V`);
+    /// columns of key classes not drawn in `episodes` get exactly 0. Allocation-free.
+    ///
+    /// Errors: a degenerate column of `w`. Panics on shape mismatch or an empty batch.
+    pub fn loss_and_grad(
+        &mut self,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        grad: &mut DMatrix<f64>,
+    ) -> Result<f64, ModelError> {
+        assert!(!episodes.is_empty(), "a step needs at least one episode");
+        assert_eq!(grad.shape(), w.shape(), "grad must have the shape of W_K");
+        normalize_columns(w, &mut self.keys, &mut self.norms)?;
+        self.d_keys.fill(0.0);
+        self.used.fill(false);
+        let scale = 1.0 / (episodes.len() * self.cfg.pairs_per_episode) as f64;
+        let mut total = 0.0;
+        for ep in episodes {
+            total += self.episode_backward(ep, scale);
+        }
+        self.project_to_columns(grad);
+        Ok(total * scale)
+    }
+
+    /// Held-out evaluation at `w`: returns (mean query loss, fraction of queries whose argmax
+    /// read, first index on ties, equals the stored value). Errors: a degenerate column.
+    pub fn evaluate(
+        &mut self,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+    ) -> Result<(f64, f64), ModelError> {
+        normalize_columns(w, &mut self.keys, &mut self.norms)?;
+        let (mut loss, mut correct, mut count) = (0.0, 0usize, 0usize);
+        for ep in episodes {
+            self.forward_writes(ep);
+            let s_final = self.final_memory_offset();
+            for &q in &ep.query_order {
+                let (a, b) = (ep.keys[q], ep.values[q]);
+                self.read(s_final, a);
+                if argmax_first(&self.scores) == b {
+                    correct += 1;
+                }
+                loss += self.cross_entropy(b);
+                count += 1;
+            }
+        }
+        Ok((loss / count as f64, correct as f64 / count as f64))
+    }
+
+    fn final_memory_offset(&self) -> usize {
+        self.cfg.pairs_per_episode * self.cfg.n_values * self.cfg.d_k
+    }
+
+    /// Runs the k delta-rule writes of `ep`, filling `s_hist` (S_0 … S_k) and `deltas`.
+    fn forward_writes(&mut self, ep: &Episode) {
+        let (d, vb, beta) = (self.cfg.d_k, self.cfg.n_values, self.cfg.beta);
+        let sz = vb * d;
+        self.s_hist[..sz].fill(0.0);
+        let keys = self.keys.as_slice();
+        for (i, (&a, &b)) in ep.keys.iter().zip(&ep.values).enumerate() {
+            let key = &keys[a * d..(a + 1) * d];
+            let (prev, next) = self.s_hist[i * sz..(i + 2) * sz].split_at_mut(sz);
+            let delta = &mut self.deltas[i * vb..(i + 1) * vb];
+            // δ = e_b − S k
+            delta.fill(0.0);
+            for (j, &kj) in key.iter().enumerate() {
+                for (dl, s) in delta.iter_mut().zip(&prev[j * vb..(j + 1) * vb]) {
+                    *dl -= s * kj;
+                }
+            }
+            delta[b] += 1.0;
+            // S ← S + β δ kᵀ
+            for (j, &kj) in key.iter().enumerate() {
+                let c = beta * kj;
+                let (src, dst) = (&prev[j * vb..(j + 1) * vb], &mut next[j * vb..(j + 1) * vb]);
+                for ((o, s), dl) in dst.iter_mut().zip(src).zip(delta.iter()) {
+                    *o = s + c * dl;
+                }
+            }
+        }
+    }
+
+    /// Scores `r = S k_a` into `self.scores`, S taken at `s_off` in `s_hist`.
+    fn read(&mut self, s_off: usize, a: usize) {
+        let (d, vb) = (self.cfg.d_k, self.cfg.n_values);
+        let s = &self.s_hist[s_off..s_off + vb * d];
+        let key = &self.keys.as_slice()[a * d..(a + 1) * d];
+        self.scores.fill(0.0);
+        for (j, &kj) in key.iter().enumerate() {
+            for (r, sv) in self.scores.iter_mut().zip(&s[j * vb..(j + 1) * vb]) {
+                *r += sv * kj;
+            }
+        }
+    }
+
+    /// −ln softmax(g·r)_b via log-sum-exp; leaves softmax(g·r) in `self.scores`.
+    fn cross_entropy(&mut self, b: usize) -> f64 {
+        let g = self.cfg.gain;
+        let max = self
+            .scores
+            .iter()
+            .fold(f64::NEG_INFINITY, |m, &r| m.max(g * r));
+        let target = g * self.scores[b];
+        let mut sum = 0.0;
+        for r in self.scores.iter_mut() {
+            *r = (g * *r - max).exp();
+            sum += *r;
+        }
+        for r in self.scores.iter_mut() {
+            *r /= sum;
+        }
+        max + sum.ln() - target
+    }
+
+    /// Forward and reverse pass of one episode; accumulates `scale·∂(Σ query losses)/∂K` into
+    /// `d_keys` and returns the summed query loss.
+    fn episode_backward(&mut self, ep: &Episode, scale: f64) -> f64 {
+        let (d, vb, beta, g) = (
+            self.cfg.d_k,
+            self.cfg.n_values,
+            self.cfg.beta,
+            self.cfg.gain,
+        );
+        let sz = vb * d;
+        self.forward_writes(ep);
+        let s_final = self.final_memory_offset();
+        self.d_s.fill(0.0);
+        let mut loss = 0.0;
+        for &q in &ep.query_order {
+            let (a, b) = (ep.keys[q], ep.values[q]);
+            self.used[a] = true;
+            self.read(s_final, a);
+            loss += self.cross_entropy(b);
+            // dL/dr = scale·g·(p − e_b), kept in `scores`.
+            self.scores[b] -= 1.0;
+            for r in self.scores.iter_mut() {
+                *r *= scale * g;
+            }
+            let s = &self.s_hist[s_final..s_final + sz];
+            let key = &self.keys.as_slice()[a * d..(a + 1) * d];
+            let dk = &mut self.d_keys.as_mut_slice()[a * d..(a + 1) * d];
+            for j in 0..d {
+                let col = j * vb..(j + 1) * vb;
+                // dS += dr kᵀ ; dk += Sᵀ dr
+                let mut acc = 0.0;
+                for ((ds, sv), dr) in self.d_s[col.clone()]
+                    .iter_mut()
+                    .zip(&s[col])
+                    .zip(&self.scores)
+                {
+                    *ds += dr * key[j];
+                    acc += sv * dr;
+                }
+                dk[j] += acc;
+            }
+        }
+        // Reverse through the writes S_{i+1} = S_i + β δ_i k_iᵀ with δ_i = e − S_i k_i.
+        for i in (0..ep.keys.len()).rev() {
+            let a = ep.keys[i];
+            self.used[a] = true;
+            let key = &self.keys.as_slice()[a * d..(a + 1) * d];
+            let delta = &self.deltas[i * vb..(i + 1) * vb];
+            let s_prev = &self.s_hist[i * sz..(i + 1) * sz];
+            // dδ = β dS k
+            let d_delta = &mut self.scores;
+            d_delta.fill(0.0);
+            for (j, &kj) in key.iter().enumerate() {
+                for (dd, ds) in d_delta.iter_mut().zip(&self.d_s[j * vb..(j + 1) * vb]) {
+                    *dd += beta * ds * kj;
+                }
+            }
+            // dk += β dSᵀ δ − S_iᵀ dδ ; dS −= dδ kᵀ
+            let dk = &mut self.d_keys.as_mut_slice()[a * d..(a + 1) * d];
+            for j in 0..d {
+                let col = j * vb..(j + 1) * vb;
+                let mut acc = 0.0;
+                for (((ds, sp), dl), dd) in self.d_s[col.clone()]
+                    .iter_mut()
+                    .zip(&s_prev[col])
+                    .zip(delta)
+                    .zip(d_delta.iter())
+                {
+                    acc += beta * *ds * dl - sp * dd;
+                    *ds -= dd * key[j];
+                }
+                dk[j] += acc;
+            }
+        }
+        loss
+    }
+
+    /// Chain rule through k = w/‖w‖: ∂w = (I − k kᵀ) ∂k / ‖w‖ on used columns, 0 elsewhere.
+    fn project_to_columns(&self, grad: &mut DMatrix<f64>) {
+        let d = self.cfg.d_k;
+        let (keys, dk) = (self.keys.as_slice(), self.d_keys.as_slice());
+        let out = grad.as_mut_slice();
+        for (a, &used) in self.used.iter().enumerate() {
+            let cols = a * d..(a + 1) * d;
+            let o = &mut out[cols.clone()];
+            if !used {
+                o.fill(0.0);
+                continue;
+            }
+            let (k, g) = (&keys[cols.clone()], &dk[cols]);
+            let dot: f64 = k.iter().zip(g).map(|(x, y)| x * y).sum();
+            let inv = 1.0 / self.norms[a];
+            for ((o, kj), gj) in o.iter_mut().zip(k).zip(g) {
+                *o = (gj - dot * kj) * inv;
+            }
+        }
+    }
+}
+
+/// Index of the largest entry, the first one on ties (SPEC §1's accuracy rule). A NaN never
+/// wins. Panics on an empty slice.
+pub fn argmax_first(xs: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &x) in xs.iter().enumerate().skip(1) {
+        if x > xs[best] {
+            best = i;
+        }
+    }
+    best
+}

@@ -1,0 +1,69 @@
+use super::{Optimizer, check_shapes, ensure_like};
+use nalgebra::DMatrix;
+
+/// Adam in the PyTorch convention (SPEC §2; Kingma & Ba 2015):
+/// `m ← β1 m + (1−β1)G`, `v ← β2 v + (1−β2)G⊙G`, `W ← W − lr·m̂/(√v̂ + ε)` with
+/// `m̂ = m/(1−β1^t)`, `v̂ = v/(1−β2^t)`. Dense state; an entry whose denominator is exactly 0
+/// gets no update. Coordinate-wise, so not equivariant under `W → QW`.
+#[derive(Clone, Debug)]
+pub struct Adam {
+    /// β1 in [0, 1).
+    pub beta1: f64,
+    /// β2 in [0, 1).
+    pub beta2: f64,
+    /// ε ≥ 0, outside the square root.
+    pub eps: f64,
+    t: i32,
+    m: Vec<DMatrix<f64>>,
+    v: Vec<DMatrix<f64>>,
+}
+
+impl Adam {
+    /// Zero-state Adam.
+    pub fn new(beta1: f64, beta2: f64, eps: f64) -> Self {
+        Self {
+            beta1,
+            beta2,
+            eps,
+            t: 0,
+            m: Vec::new(),
+            v: Vec::new(),
+        }
+    }
+}
+
+impl Optimizer for Adam {
+    fn step(&mut self, params: &mut [DMatrix<f64>], grads: &[DMatrix<f64>], lr: f64) {
+        check_shapes(params, grads);
+        ensure_like(&mut self.m, params);
+        ensure_like(&mut self.v, params);
+        self.t = self.t.saturating_add(1);
+        let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
+        let bc1 = 1.0 - b1.powi(self.t);
+        let bc2 = 1.0 - b2.powi(self.t);
+        for (((p, g), m), v) in params
+            .iter_mut()
+            .zip(grads)
+            .zip(&mut self.m)
+            .zip(&mut self.v)
+        {
+            for (((w, &gi), mi), vi) in p
+                .iter_mut()
+                .zip(g.iter())
+                .zip(m.iter_mut())
+                .zip(v.iter_mut())
+            {
+                *mi = b1 * *mi + (1.0 - b1) * gi;
+                *vi = b2 * *vi + (1.0 - b2) * gi * gi;
+                let denom = (*vi / bc2).sqrt() + eps;
+                if denom != 0.0 {
+                    *w -= lr * (*mi / bc1) / denom;
+                }
+            }
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Optimizer> {
+        Box::new(self.clone())
+    }
+}

@@ -1,0 +1,45 @@
+use super::{Optimizer, check_shapes, ensure_like};
+use nalgebra::DMatrix;
+
+/// RMSProp (SPEC §2; Tieleman & Hinton 2012): `v ← αv + (1−α)G⊙G`, `W ← W − lr·G/(√v + ε)`,
+/// no bias correction; an entry whose denominator is exactly 0 gets no update. Coordinate-wise.
+#[derive(Clone, Debug)]
+pub struct RmsProp {
+    /// Decay α in [0, 1).
+    pub alpha: f64,
+    /// ε ≥ 0, outside the square root.
+    pub eps: f64,
+    v: Vec<DMatrix<f64>>,
+}
+
+impl RmsProp {
+    /// Zero-state RMSProp.
+    pub fn new(alpha: f64, eps: f64) -> Self {
+        Self {
+            alpha,
+            eps,
+            v: Vec::new(),
+        }
+    }
+}
+
+impl Optimizer for RmsProp {
+    fn step(&mut self, params: &mut [DMatrix<f64>], grads: &[DMatrix<f64>], lr: f64) {
+        check_shapes(params, grads);
+        ensure_like(&mut self.v, params);
+        let (a, eps) = (self.alpha, self.eps);
+        for ((p, g), v) in params.iter_mut().zip(grads).zip(&mut self.v) {
+            for ((w, &gi), vi) in p.iter_mut().zip(g.iter()).zip(v.iter_mut()) {
+                *vi = a * *vi + (1.0 - a) * gi * gi;
+                let denom = vi.sqrt() + eps;
+                if denom != 0.0 {
+                    *w -= lr * gi / denom;
+                }
+            }
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Optimizer> {
+        Box::new(self.clone())
+    }
+}

@@ -1,0 +1,381 @@
+//! The RON preset: every numerics setting of an experiment, with documented defaults and
+//! validation that names the field and its allowed range (SPEC §6).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::model::MemoryConfig;
+use crate::optim::{OptimizerSpec, REGISTRY};
+
+/// Largest preset file accepted, in bytes.
+pub const MAX_PRESET_BYTES: u64 = 1 << 20;
+
+/// Presets shipped inside the binary, by name (the files in `presets/`).
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("default", include_str!("../presets/default.ron")),
+    ("classroom", include_str!("../presets/classroom.ron")),
+    ("dk32", include_str!("../presets/dk32.ron")),
+];
+
+/// One experiment: the memory task, the training schedule and the arms (SPEC §1–§4, §6).
+/// Every field has a default, so a preset file may list only what it changes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Preset {
+    /// Short name shown in the UI.
+    pub name: String,
+    /// One or two sentences on what the preset is for.
+    pub description: String,
+    /// Key dimension d_k, 1..=256. Default 16.
+    pub d_k: usize,
+    /// Key classes V (columns of W_K), 1..=1024. Default 32.
+    pub n_keys: usize,
+    /// Value classes V_b, 1..=1024. Default 8.
+    pub n_values: usize,
+    /// Pairs per episode k, 1..=n_keys. Default 16.
+    pub pairs_per_episode: usize,
+    /// Write strength β, 0..=2. Default 1.
+    pub beta: f64,
+    /// Softmax gain g, (0, 1000]. Default 5.
+    pub gain: f64,
+    /// Episodes per step, 1..=4096. Default 8.
+    pub batch: usize,
+    /// Training steps, 0..=10⁸. Default 2000.
+    pub steps: usize,
+    /// Experiment seed; every random stream derives from it.
+    pub seed: u64,
+    /// Standard deviation of W0's entries, (0, 100]; `None` means 1/√d_k (unit expected norm).
+    pub init_std: Option<f64>,
+    /// Held-out evaluation every this many steps, 1..=10⁸. Default 100.
+    pub eval_every: usize,
+    /// Held-out episodes, 1..=100000. Default 200.
+    pub n_heldout: usize,
+    /// Haar rotations in the random-rotation baseline, 2..=100000. Default 256.
+    pub baseline_rotations: usize,
+    /// The arms, 1..=16 optimizers with distinct names; each is trained from W0 and from Q·W0.
+    pub arms: Vec<OptimizerSpec>,
+}
+
+impl Default for Preset {
+    fn default() -> Self {
+        Self {
+            name: "default".into(),
+            description: String::new(),
+            d_k: 16,
+            n_keys: 32,
+            n_values: 8,
+            pairs_per_episode: 16,
+            beta: 1.0,
+            gain: 5.0,
+            batch: 8,
+            steps: 2000,
+            seed: 0,
+            init_std: None,
+            eval_every: 100,
+            n_heldout: 200,
+            baseline_rotations: 256,
+            arms: vec![
+                OptimizerSpec::new("gd", 1.0),
+                OptimizerSpec::new("adam", 0.01),
+                OptimizerSpec::new("sign", 0.002),
+                OptimizerSpec::new("muon", 0.02),
+            ],
+        }
+    }
+}
+
+/// Why a preset was rejected: where (file, line:column when known), which field, and what is
+/// allowed. Never a panic.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("{}{}: {}{}", file, location(*line, *column), field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default(), message)]
+pub struct PresetError {
+    /// The file name, or `<text>` for pasted text.
+    pub file: String,
+    /// 1-based line, if known.
+    pub line: Option<usize>,
+    /// 1-based column, if known.
+    pub column: Option<usize>,
+    /// The offending field (`arms[1].lr` style), if one.
+    pub field: Option<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+fn location(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    }
+}
+
+impl Preset {
+    /// Parses and validates RON `text`; `file` names the source in errors.
+    ///
+    /// Errors: syntax errors and unknown fields with line:column from the parser; type errors;
+    /// out-of-range values naming the field and its range (with line:column when the field is
+    /// written in the text); text longer than [`MAX_PRESET_BYTES`].
+    pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
+        if text.len() as u64 > MAX_PRESET_BYTES {
+            return Err(PresetError {
+                file: file.into(),
+                line: None,
+                column: None,
+                field: None,
+                message: format!(
+                    "preset is {} bytes; at most {MAX_PRESET_BYTES} are accepted",
+                    text.len()
+                ),
+            });
+        }
+        let preset: Preset = ron::Options::default()
+            .from_str(text)
+            .map_err(|e| PresetError {
+                file: file.into(),
+                line: Some(e.span.start.line),
+                column: Some(e.span.start.col),
+                field: None,
+                message: e.code.to_string(),
+            })?;
+        preset.validate().map_err(|(field, message)| {
+            let (line, column) = locate_field(text, &field).unzip();
+            PresetError {
+                file: file.into(),
+                line,
+                column,
+                field: Some(field),
+                message,
+            }
+        })?;
+        Ok(preset)
+    }
+
+    /// Loads a preset file, or a bundled preset by name (`default`, `classroom`, `dk32`) when no
+    /// file of that name exists. The file is only read. Errors as [`Preset::from_ron`], plus
+    /// unreadable and over-long files.
+    pub fn load(path_or_name: &str) -> Result<Self, PresetError> {
+        let path = Path::new(path_or_name);
+        if !path.exists()
+            && let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == path_or_name)
+        {
+            return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
+        }
+        let io_err = |e: std::io::Error| PresetError {
+            file: path_or_name.into(),
+            line: None,
+            column: None,
+            field: None,
+            message: format!("cannot read: {e}"),
+        };
+        let len = std::fs::metadata(path).map_err(io_err)?.len();
+        if len > MAX_PRESET_BYTES {
+            return Err(PresetError {
+                file: path_or_name.into(),
+                line: None,
+                column: None,
+                field: None,
+                message: format!("file is {len} bytes; at most {MAX_PRESET_BYTES} are accepted"),
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io_err)?;
+        let text = String::from_utf8(bytes).map_err(|e| PresetError {
+            file: path_or_name.into(),
+            line: None,
+            column: None,
+            field: None,
+            message: format!("not UTF-8 text: {e}"),
+        })?;
+        Self::from_ron(&text, path_or_name)
+    }
+
+    /// The preset as pretty RON text, which [`Preset::from_ron`] reads back exactly.
+    pub fn to_ron(&self) -> String {
+        let cfg = ron::ser::PrettyConfig::new().struct_names(true);
+        ron::ser::to_string_pretty(self, cfg).expect("a preset always serialises")
+    }
+
+    /// The memory task's sizes.
+    pub fn memory(&self) -> MemoryConfig {
+        MemoryConfig {
+            d_k: self.d_k,
+            n_keys: self.n_keys,
+            n_values: self.n_values,
+            pairs_per_episode: self.pairs_per_episode,
+            beta: self.beta,
+            gain: self.gain,
+        }
+    }
+
+    /// Standard deviation of W0's entries: `init_std`, or 1/√d_k.
+    pub fn init_std(&self) -> f64 {
+        self.init_std.unwrap_or(1.0 / (self.d_k as f64).sqrt())
+    }
+
+    /// Checks every field against its range. Errors: `(field, message with allowed range)`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        int_range("d_k", self.d_k, 1, 256)?;
+        int_range("n_keys", self.n_keys, 1, 1024)?;
+        int_range("n_values", self.n_values, 1, 1024)?;
+        int_range("pairs_per_episode", self.pairs_per_episode, 1, self.n_keys)?;
+        real_range("beta", self.beta, 0.0, 2.0, true)?;
+        real_range("gain", self.gain, 0.0, 1000.0, false)?;
+        int_range("batch", self.batch, 1, 4096)?;
+        int_range("steps", self.steps, 0, 100_000_000)?;
+        if let Some(s) = self.init_std {
+            real_range("init_std", s, 0.0, 100.0, false)?;
+        }
+        int_range("eval_every", self.eval_every, 1, 100_000_000)?;
+        int_range("n_heldout", self.n_heldout, 1, 100_000)?;
+        int_range("baseline_rotations", self.baseline_rotations, 2, 100_000)?;
+        let work = self.n_values * self.d_k * (self.pairs_per_episode + 1);
+        if work > 20_000_000 {
+            return Err((
+                "pairs_per_episode".into(),
+                format!(
+                    "n_values × d_k × (pairs_per_episode + 1) = {work} exceeds the memory limit \
+                     of 20000000 numbers; make the task smaller"
+                ),
+            ));
+        }
+        if self.arms.is_empty() || self.arms.len() > 16 {
+            return Err((
+                "arms".into(),
+                format!("{} arms given; allowed 1..=16", self.arms.len()),
+            ));
+        }
+        for (i, arm) in self.arms.iter().enumerate() {
+            validate_arm(i, arm)?;
+            if self.arms[..i]
+                .iter()
+                .any(|a| a.arm_name() == arm.arm_name())
+            {
+                return Err((
+                    format!("arms[{i}].label"),
+                    format!(
+                        "arm name `{}` is used twice; give one of them a distinct `label`",
+                        arm.arm_name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn validate_arm(i: usize, arm: &OptimizerSpec) -> Result<(), (String, String)> {
+    let field = |f: &str| format!("arms[{i}].{f}");
+    if arm.info().is_none() {
+        let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
+        return Err((
+            field("optimizer"),
+            format!(
+                "unknown optimizer `{}`; allowed: {}",
+                arm.optimizer,
+                names.join(", ")
+            ),
+        ));
+    }
+    if let Some(label) = &arm.label {
+        let ok = !label.is_empty()
+            && label.len() <= 32
+            && label
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !ok {
+            return Err((
+                field("label"),
+                format!("label `{label}` must be 1..=32 characters of a-z, A-Z, 0-9, _ or -"),
+            ));
+        }
+    }
+    real_range(&field("lr"), arm.lr, 0.0, 1e6, false)?;
+    real_range(&field("beta1"), arm.beta1, 0.0, 1.0, true)
+        .and_then(|_| below_one(&field("beta1"), arm.beta1))?;
+    real_range(&field("beta2"), arm.beta2, 0.0, 1.0, true)
+        .and_then(|_| below_one(&field("beta2"), arm.beta2))?;
+    real_range(&field("momentum"), arm.momentum, 0.0, 1.0, true)
+        .and_then(|_| below_one(&field("momentum"), arm.momentum))?;
+    real_range(&field("alpha"), arm.alpha, 0.0, 1.0, true)
+        .and_then(|_| below_one(&field("alpha"), arm.alpha))?;
+    real_range(&field("eps"), arm.eps, 0.0, 1e6, true)?;
+    Ok(())
+}
+
+fn below_one(field: &str, x: f64) -> Result<(), (String, String)> {
+    if x < 1.0 {
+        Ok(())
+    } else {
+        Err((field.into(), format!("{x} is out of range; allowed [0, 1)")))
+    }
+}
+
+fn int_range(field: &str, x: usize, lo: usize, hi: usize) -> Result<(), (String, String)> {
+    if (lo..=hi).contains(&x) {
+        Ok(())
+    } else {
+        Err((
+            field.into(),
+            format!("{x} is out of range; allowed {lo}..={hi}"),
+        ))
+    }
+}
+
+/// `x` in [lo, hi] (`lo_closed`) or (lo, hi], and finite.
+fn real_range(
+    field: &str,
+    x: f64,
+    lo: f64,
+    hi: f64,
+    lo_closed: bool,
+) -> Result<(), (String, String)> {
+    let ok = x.is_finite() && (if lo_closed { x >= lo } else { x > lo }) && x <= hi;
+    if ok {
+        Ok(())
+    } else {
+        let open = if lo_closed { "[" } else { "(" };
+        Err((
+            field.into(),
+            format!("{x} is out of range; allowed {open}{lo}, {hi}]"),
+        ))
+    }
+}
+
+/// 1-based (line, column) of where `field` is written in `text`: for `arms[i].name`, the i-th
+/// arm's `name:` when every arm writes it, else the first; for a plain field, its first `name:`.
+fn locate_field(text: &str, field: &str) -> Option<(usize, usize)> {
+    let (index, key) = match field.strip_prefix("arms[") {
+        Some(rest) => {
+            let (i, key) = rest.split_once("].")?;
+            (i.parse::<usize>().ok(), key)
+        }
+        None => (None, field),
+    };
+    let hits = key_positions(text, key);
+    let pick = match index {
+        Some(i) if hits.len() > i && count_arms(text) == hits.len() => hits[i],
+        _ => *hits.first()?,
+    };
+    let line = text[..pick].matches('\n').count() + 1;
+    let col = pick - text[..pick].rfind('\n').map_or(0, |p| p + 1) + 1;
+    Some((line, col))
+}
+
+/// Byte offsets of `key` written as a field name (`key` then optional spaces then `:`).
+fn key_positions(text: &str, key: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    text.match_indices(key)
+        .map(|(p, _)| p)
+        .filter(|&p| {
+            let before_ok =
+                p == 0 || !(bytes[p - 1].is_ascii_alphanumeric() || bytes[p - 1] == b'_');
+            let after = text[p + key.len()..].trim_start();
+            before_ok && after.starts_with(':')
+        })
+        .collect()
+}
+
+fn count_arms(text: &str) -> usize {
+    key_positions(text, "optimizer").len()
+}

@@ -1,0 +1,117 @@
+//! The headless command line, run as a user would.
+
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+}
+
+#[test]
+fn run_writes_metrics_summary_and_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["run", "classroom", "--steps", "60", "--quiet", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("gd") && stdout.contains("adam") && stdout.contains("equivariant"));
+    let csv = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("step,arm,loss,loss_rot,orientation_div")
+    );
+    assert_eq!(
+        lines.count(),
+        61 * 2,
+        "one row per step per arm, plus the final state"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["steps"], 60);
+    assert_eq!(summary["arms"][0]["arm"], "gd");
+    assert!(summary["arms"][0]["baseline"][0]["sd"].as_f64().unwrap() > 0.0);
+    assert!(dir.path().join("trace.json").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind");
+}
+
+#[test]
+fn sweep_writes_one_row_per_seed_and_arm() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args([
+            "sweep",
+            "classroom",
+            "--seeds",
+            "3",
+            "--steps",
+            "40",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 3 * 2);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(json["seeds"], serde_json::json!([0, 1, 2]));
+    assert_eq!(json["aggregate"].as_array().unwrap().len(), 2);
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("baseline spread")
+    );
+}
+
+#[test]
+fn a_bad_preset_fails_with_the_field_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("bad.ron");
+    std::fs::write(&preset, "Preset(\n  beta: 7.0,\n)").unwrap();
+    let out = bin()
+        .arg("run")
+        .arg(&preset)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("bad.ron:2:3") && err.contains("`beta`") && err.contains("[0, 2]"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("out").exists(),
+        "nothing written for a bad preset"
+    );
+}
+
+#[test]
+fn presets_lists_the_bundled_files() {
+    let out = bin().arg("presets").output().unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    for name in ["default", "classroom", "dk32"] {
+        assert!(s.contains(name), "{s}");
+    }
+}

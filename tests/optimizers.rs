@@ -1,0 +1,198 @@
+//! The update rules of SPEC §2: closed-form checks and their equivariance class.
+
+use basis_lab::optim::{
+    Adam, Gd, MomentumSgd, Muon, NsScratch, Optimizer, Polar, REGISTRY, RmsProp, ScalarAdam,
+    SignDescent, lookup, newton_schulz, polar_svd,
+};
+use basis_lab::rng::{gaussian_matrix, haar_orthogonal};
+use nalgebra::DMatrix;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+fn one_step(opt: &mut dyn Optimizer, w: &DMatrix<f64>, g: &DMatrix<f64>, lr: f64) -> DMatrix<f64> {
+    let mut p = [w.clone()];
+    opt.step(&mut p, std::slice::from_ref(g), lr);
+    let [p] = p;
+    p
+}
+
+#[test]
+fn adam_first_step_is_sign_descent_at_eps_zero() {
+    let mut r = rng(1);
+    let w = gaussian_matrix(&mut r, 6, 9, 1.0);
+    let mut g = gaussian_matrix(&mut r, 6, 9, 1e-3);
+    g[(2, 3)] = 0.0;
+    let lr = 0.05;
+    let stepped = one_step(&mut Adam::new(0.9, 0.999, 0.0), &w, &g, lr);
+    for i in 0..w.len() {
+        let want = if g[i] == 0.0 {
+            0.0
+        } else {
+            -lr * g[i].signum()
+        };
+        assert!(((stepped[i] - w[i]) - want).abs() < 1e-15, "entry {i}");
+    }
+    let sign = one_step(&mut SignDescent, &w, &g, lr);
+    assert!((&sign - &stepped).amax() < 1e-15);
+    assert_eq!(sign[(2, 3)], w[(2, 3)], "sign(0) = 0");
+}
+
+#[test]
+fn adam_matches_hand_computed_second_step() {
+    let w = DMatrix::from_row_slice(1, 2, &[1.0, -2.0]);
+    let (g1, g2) = (
+        DMatrix::from_row_slice(1, 2, &[0.5, -1.0]),
+        DMatrix::from_row_slice(1, 2, &[0.1, 3.0]),
+    );
+    let (b1, b2, eps, lr) = (0.9, 0.999, 1e-8, 0.1);
+    let mut opt = Adam::new(b1, b2, eps);
+    let mut p = [w.clone()];
+    opt.step(&mut p, std::slice::from_ref(&g1), lr);
+    opt.step(&mut p, std::slice::from_ref(&g2), lr);
+    for j in 0..2 {
+        let mut w_j = w[j];
+        let (mut m, mut v) = (0.0, 0.0);
+        for (t, g) in [(1, g1[j]), (2, g2[j])] {
+            m = b1 * m + (1.0 - b1) * g;
+            v = b2 * v + (1.0 - b2) * g * g;
+            let mh = m / (1.0 - f64::powi(b1, t));
+            let vh = v / (1.0 - f64::powi(b2, t));
+            w_j -= lr * mh / (vh.sqrt() + eps);
+        }
+        assert!((p[0][j] - w_j).abs() < 1e-15, "{} vs {w_j}", p[0][j]);
+    }
+}
+
+#[test]
+fn zero_denominator_gives_zero_update() {
+    let w = DMatrix::from_element(2, 2, 1.0);
+    let g = DMatrix::zeros(2, 2);
+    assert_eq!(one_step(&mut Adam::new(0.9, 0.999, 0.0), &w, &g, 1.0), w);
+    assert_eq!(one_step(&mut RmsProp::new(0.99, 0.0), &w, &g, 1.0), w);
+    assert_eq!(
+        one_step(&mut ScalarAdam::new(0.9, 0.999, 0.0), &w, &g, 1.0),
+        w
+    );
+}
+
+#[test]
+fn momentum_accumulates_like_the_heavy_ball() {
+    let w = DMatrix::from_element(1, 1, 0.0);
+    let g = DMatrix::from_element(1, 1, 1.0);
+    let mut opt = MomentumSgd::new(0.5);
+    let mut p = [w];
+    for _ in 0..3 {
+        opt.step(&mut p, std::slice::from_ref(&g), 1.0);
+    }
+    // B = 1, 1.5, 1.75 → W = −4.25
+    assert_eq!(p[0][0], -4.25);
+}
+
+#[test]
+fn scalar_adam_pools_one_second_moment_over_every_matrix() {
+    let mut opt = ScalarAdam::new(0.0, 0.0, 0.0);
+    let mut p = [DMatrix::zeros(1, 2), DMatrix::zeros(2, 1)];
+    let g = [
+        DMatrix::from_row_slice(1, 2, &[3.0, 0.0]),
+        DMatrix::from_row_slice(2, 1, &[0.0, 4.0]),
+    ];
+    opt.step(&mut p, &g, 1.0);
+    // v = mean(G²) = 25/4, so the step is G/2.5.
+    assert!((p[0][0] + 1.2).abs() < 1e-15, "{}", p[0][0]);
+    assert!((p[1][1] + 1.6).abs() < 1e-15, "{}", p[1][1]);
+    assert_eq!((p[0][1], p[1][0]), (0.0, 0.0));
+}
+
+/// Twin divergence ‖U(QW, QG) − Q·U(W, G)‖ / ‖W‖ after `steps` updates with gradients that
+/// rotate with the weights (G′ = QG), as they do for a rotation-invariant loss.
+fn twin_divergence(info_name: &str, steps: usize) -> f64 {
+    let info = lookup(info_name).unwrap();
+    let spec = basis_lab::optim::OptimizerSpec::new(info_name, 0.01);
+    let (mut a, mut b) = ((info.build)(&spec), (info.build)(&spec));
+    let mut r = rng(42);
+    let q = haar_orthogonal(&mut r, 8);
+    let w0 = gaussian_matrix(&mut r, 8, 12, 1.0);
+    let (mut w, mut w_rot) = ([w0.clone()], [&q * &w0]);
+    for _ in 0..steps {
+        // Gradient of ½‖W − T‖² pulled towards a fixed target, rotated for the twin.
+        let g = &w[0] - DMatrix::from_fn(8, 12, |i, j| ((i * 12 + j) as f64).sin());
+        a.step(&mut w, std::slice::from_ref(&g), 0.01);
+        b.step(&mut w_rot, std::slice::from_ref(&(&q * &g)), 0.01);
+    }
+    (&w_rot[0] - &q * &w[0]).norm() / w[0].norm()
+}
+
+#[test]
+fn equivariant_rules_keep_twins_at_float_noise_and_coordinatewise_rules_do_not() {
+    for info in REGISTRY {
+        let div = twin_divergence(info.name, 200);
+        if info.equivariant {
+            assert!(
+                div < 1e-12,
+                "{} claims equivariance but drifts {div:e}",
+                info.name
+            );
+        } else {
+            assert!(
+                div > 1e-6,
+                "{} should see the basis but drifts only {div:e}",
+                info.name
+            );
+        }
+    }
+}
+
+#[test]
+fn polar_factor_is_left_equivariant_for_both_methods() {
+    let mut r = rng(9);
+    for (rows, cols) in [(6, 6), (4, 9), (9, 4), (16, 32)] {
+        for _ in 0..5 {
+            let m = gaussian_matrix(&mut r, rows, cols, 1.0);
+            let q = haar_orthogonal(&mut r, rows);
+            let qm = &q * &m;
+            let exact = polar_svd(&m);
+            assert!((polar_svd(&qm) - &q * &exact).amax() < 1e-12);
+            let mut s = NsScratch::new(rows, cols);
+            let (mut o, mut o_rot) = (DMatrix::zeros(rows, cols), DMatrix::zeros(rows, cols));
+            newton_schulz(&m, &mut o, &mut s);
+            newton_schulz(&qm, &mut o_rot, &mut s);
+            assert!((&o_rot - &q * &o).amax() < 1e-12, "{rows}x{cols}");
+            // Newton–Schulz only approximates the polar factor: singular values land in about
+            // [0.7, 1.2] (Jordan et al. 2024), while the SVD one is exact.
+            let sv = o.clone().singular_values();
+            assert!(sv.min() > 0.5 && sv.max() < 1.3, "{sv:?}");
+            let small = rows.min(cols);
+            let gram = if rows <= cols {
+                &exact * exact.transpose()
+            } else {
+                exact.transpose() * &exact
+            };
+            assert!((gram - DMatrix::identity(small, small)).amax() < 1e-12);
+        }
+    }
+}
+
+#[test]
+fn muon_svd_and_newton_schulz_steps_point_the_same_way() {
+    let mut r = rng(10);
+    let w = gaussian_matrix(&mut r, 8, 8, 1.0);
+    let g = gaussian_matrix(&mut r, 8, 8, 1.0);
+    let ns = one_step(&mut Muon::new(0.9, Polar::NewtonSchulz), &w, &g, 1.0) - &w;
+    let svd = one_step(&mut Muon::new(0.9, Polar::Svd), &w, &g, 1.0) - &w;
+    let cos = ns.dot(&svd) / (ns.norm() * svd.norm());
+    assert!(cos > 0.95, "cosine {cos}");
+}
+
+#[test]
+fn gd_is_w_minus_lr_g() {
+    let w = DMatrix::from_row_slice(1, 3, &[1.0, 2.0, 3.0]);
+    let g = DMatrix::from_row_slice(1, 3, &[0.5, -1.0, 0.0]);
+    assert_eq!(
+        one_step(&mut Gd, &w, &g, 2.0),
+        DMatrix::from_row_slice(1, 3, &[0.0, 4.0, 3.0])
+    );
+}

@@ -1,0 +1,240 @@
+//! The paired-run harness on the bundled presets (SPEC §3–§5).
+
+use basis_lab::experiment::{ArmStatus, BASE, PairedRun, ROTATED, RunOptions, run_to_dir, sweep};
+use basis_lab::model::{Episode, Workspace};
+use basis_lab::optim::{Optimizer, lookup};
+use basis_lab::preset::Preset;
+use nalgebra::DMatrix;
+
+fn arm_index(run: &PairedRun, name: &str) -> usize {
+    run.arms().iter().position(|a| a.name() == name).unwrap()
+}
+
+#[test]
+fn gd_twin_stays_at_float_noise_and_adam_twin_splits_on_the_default_preset() {
+    let preset = Preset::load("presets/default.ron").unwrap();
+    assert!(preset.steps >= 2000);
+    let mut run = PairedRun::new(&preset).unwrap();
+    let (gd, adam) = (arm_index(&run, "gd"), arm_index(&run, "adam"));
+    let mut adam_at_50 = 0.0;
+    let mut gd_max: f64 = 0.0;
+    for s in 0..2000 {
+        let records = run.step();
+        for r in records {
+            assert!(r.loss[BASE].is_finite() && r.loss[ROTATED].is_finite());
+            if r.arm == gd {
+                gd_max = gd_max.max(r.orientation_div);
+                assert!(
+                    (r.loss[BASE] - r.loss[ROTATED]).abs() < 1e-12,
+                    "GD twins must see the same loss"
+                );
+            }
+            if r.arm == adam && s == 50 {
+                adam_at_50 = r.orientation_div;
+            }
+        }
+    }
+    let last = run.snapshot();
+    let gd_final = last.iter().find(|r| r.arm == gd).unwrap();
+    assert!(
+        gd_final.orientation_div < 1e-13,
+        "GD twin {:e}",
+        gd_final.orientation_div
+    );
+    assert!(
+        gd_final.gram_div < 1e-11,
+        "GD Gram twin {:e}",
+        gd_final.gram_div
+    );
+    assert!(gd_max < 1e-13, "GD twin peaked at {gd_max:e}");
+    assert!(adam_at_50 > 1e-3, "Adam twin at step 50: {adam_at_50:e}");
+    let adam_final = last.iter().find(|r| r.arm == adam).unwrap();
+    assert!(adam_final.orientation_div > 1e-2);
+    // Every arm learned something: held-out accuracy beats the untrained keys.
+    let fresh = PairedRun::new(&preset).unwrap().evaluate_heldout();
+    for (h0, h) in fresh.iter().zip(run.evaluate_heldout()) {
+        let (h0, h) = (h0.unwrap(), h.unwrap());
+        assert!(
+            h.accuracy[BASE] > h0.accuracy[BASE] + 0.05,
+            "{h0:?} → {h:?}"
+        );
+    }
+}
+
+#[test]
+fn step_zero_metrics_describe_the_initial_weights() {
+    let preset = Preset::load("classroom").unwrap();
+    let mut run = PairedRun::new(&preset).unwrap();
+    let w0 = run.w0().clone();
+    let records = run.step().to_vec();
+    for r in &records {
+        assert_eq!(r.step, 0);
+        assert_eq!(r.orientation_div, 0.0, "Q·W0 is stored exactly as computed");
+        assert!(r.gram_div < 1e-14);
+    }
+    let mut k = w0.clone();
+    let mut n = vec![0.0; w0.ncols()];
+    basis_lab::model::normalize_columns(&w0, &mut k, &mut n).unwrap();
+    let a0 = basis_lab::metrics::axis_concentration(&k);
+    assert_eq!(records[0].axis_concentration[BASE], a0);
+    assert_eq!(
+        records[0].mean_column_norm[BASE],
+        n.iter().sum::<f64>() / n.len() as f64
+    );
+}
+
+fn run_csv(preset: &Preset) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    run_to_dir(preset, dir.path(), RunOptions { trace: false }, &|_| {}).unwrap();
+    std::fs::read(dir.path().join("metrics.csv")).unwrap()
+}
+
+#[test]
+fn same_preset_and_seed_give_byte_identical_metrics() {
+    let mut p = Preset::load("classroom").unwrap();
+    p.steps = 300;
+    let (a, b) = (run_csv(&p), run_csv(&p));
+    assert_eq!(a, b);
+    assert!(a.len() > 10_000);
+    p.seed = 1;
+    assert_ne!(run_csv(&p), a, "another seed must change the run");
+}
+
+#[test]
+fn sweep_does_not_depend_on_thread_count() {
+    let mut p = Preset::load("classroom").unwrap();
+    p.steps = 100;
+    p.baseline_rotations = 64;
+    let run_with = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| sweep(&p, 5, &|| {}).unwrap())
+    };
+    let (one, two) = (run_with(1), run_with(2));
+    assert_eq!(
+        serde_json::to_string(&one).unwrap(),
+        serde_json::to_string(&two).unwrap()
+    );
+    assert_eq!(one.seeds, vec![0, 1, 2, 3, 4]);
+    assert_eq!(one.per_seed.len(), 10);
+    let gd = one.aggregate.iter().find(|a| a.arm == "gd").unwrap();
+    assert_eq!(gd.seeds_ok, 5);
+    assert!(gd.orientation_div_mean < 1e-13);
+    let adam = one.aggregate.iter().find(|a| a.arm == "adam").unwrap();
+    assert!(adam.orientation_div_mean > 1e-3);
+    // The sweep's seed 2 equals a single run at seed 2.
+    let single = basis_lab::experiment::sweep::run_seed(&p, 2).unwrap();
+    assert_eq!(
+        serde_json::to_string(&single).unwrap(),
+        serde_json::to_string(&one.per_seed[4..6]).unwrap()
+    );
+}
+
+#[test]
+fn a_diverging_arm_is_marked_and_the_others_finish() {
+    let mut p = Preset::load("classroom").unwrap();
+    p.steps = 60;
+    let mut run = PairedRun::new(&p).unwrap();
+    for _ in 0..20 {
+        run.step();
+    }
+    run.inject_weight(1, f64::INFINITY);
+    let records = run.step().to_vec();
+    assert_eq!(records.len(), 2, "the failing step is still reported");
+    assert!(records[1].loss[BASE].is_nan());
+    assert!(matches!(
+        run.arms()[1].status(),
+        ArmStatus::Diverged { step: 20, .. }
+    ));
+    for _ in 21..p.steps {
+        let records = run.step();
+        assert_eq!(records.len(), 1, "only the healthy arm goes on");
+        assert!(records[0].loss[BASE].is_finite());
+    }
+    assert_eq!(*run.arms()[0].status(), ArmStatus::Running);
+    let held = run.evaluate_heldout();
+    assert!(held[0].is_some() && held[1].is_none());
+    let baselines = run.baselines();
+    assert!(baselines[0].is_some() && baselines[1].is_none());
+    assert_eq!(run.snapshot().len(), 1);
+}
+
+fn matrix(v: &serde_json::Value, rows: usize, cols: usize) -> DMatrix<f64> {
+    let rows_v = v.as_array().unwrap();
+    assert_eq!(rows_v.len(), rows);
+    DMatrix::from_fn(rows, cols, |i, j| {
+        let r = rows_v[i].as_array().unwrap();
+        assert_eq!(r.len(), cols);
+        r[j].as_f64().unwrap()
+    })
+}
+
+#[test]
+fn trace_has_the_spec_schema_and_replays_bit_exactly() {
+    let mut p = Preset::load("classroom").unwrap();
+    p.steps = 40;
+    let dir = tempfile::tempdir().unwrap();
+    run_to_dir(&p, dir.path(), RunOptions { trace: true }, &|_| {}).unwrap();
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("trace.json")).unwrap()).unwrap();
+    let c = &t["config"];
+    for key in [
+        "d_k",
+        "n_keys",
+        "n_values",
+        "pairs_per_episode",
+        "batch",
+        "beta",
+        "gain",
+        "steps",
+        "seed",
+    ] {
+        assert!(!c[key].is_null(), "config.{key} missing");
+    }
+    assert_eq!(c["optimizers"]["adam"]["beta1"], 0.9);
+    assert_eq!(c["optimizers"]["adam"]["eps"], 1e-8);
+    assert_eq!(c["optimizers"]["gd"]["lr"], 1.0);
+    let (d, v) = (p.d_k, p.n_keys);
+    let w0 = matrix(&t["w0"], d, v);
+    let q = matrix(&t["q"], d, d);
+    let episodes: Vec<Vec<Episode>> = serde_json::from_value(t["episodes"].clone()).unwrap();
+    assert_eq!(episodes.len(), p.steps);
+    assert!(episodes.iter().all(|b| b.len() == p.batch));
+    let metrics = t["metrics"].as_array().unwrap();
+    assert_eq!(metrics.len(), (p.steps + 1) * 2 * p.arms.len());
+    for key in [
+        "step",
+        "arm",
+        "loss",
+        "orientation_div",
+        "gram_div",
+        "axis_concentration",
+    ] {
+        assert!(metrics[0].get(key).is_some(), "metrics record lacks {key}");
+    }
+    // Replay both twins of every arm from the trace alone and land on the recorded finals.
+    let final_w = &t["final"];
+    for spec in &p.arms {
+        let info = lookup(&spec.optimizer).unwrap();
+        for (suffix, start) in [("", w0.clone()), ("_rot", &q * &w0)] {
+            let mut opt: Box<dyn Optimizer> = (info.build)(spec);
+            let mut ws = Workspace::new(p.memory());
+            let mut w = [start];
+            let mut g = DMatrix::zeros(d, v);
+            for (s, batch) in episodes.iter().enumerate() {
+                let loss = ws.loss_and_grad(&w[0], batch, &mut g).unwrap();
+                let arm = format!("{}{suffix}", spec.arm_name());
+                let rec = metrics
+                    .iter()
+                    .find(|m| m["step"] == s && m["arm"] == arm.as_str())
+                    .unwrap();
+                assert_eq!(rec["loss"].as_f64().unwrap(), loss, "{arm} step {s}");
+                opt.step(&mut w, std::slice::from_ref(&g), spec.lr);
+            }
+            let recorded = matrix(&final_w[format!("{}{suffix}", spec.arm_name())], d, v);
+            assert_eq!(recorded, w[0], "{}{suffix} final weights", spec.arm_name());
+        }
+    }
+}
