@@ -12,3 +12,4 @@ pub mod model;
 pub mod optim;
 pub mod preset;
 pub mod rng;
+pub mod worker;

@@ -22,6 +22,19 @@ use basis_lab::preset::{BUNDLED, Preset};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Open the app with this preset (a file or a bundled name) instead of the saved settings.
+    #[arg(long, global = false)]
+    preset: Option<String>,
+    /// Screenshot mode: run --run-steps steps at full speed, save a PNG of the window here,
+    /// and exit (for docs and tests).
+    #[arg(long, value_name = "PATH")]
+    screenshot: Option<PathBuf>,
+    /// Steps to run before the screenshot.
+    #[arg(long, default_value_t = 500, requires = "screenshot")]
+    run_steps: usize,
+    /// Use the dark theme (the View menu switches it too).
+    #[arg(long)]
+    dark: bool,
 }
 
 #[derive(Subcommand)]
@@ -87,7 +100,15 @@ fn main() -> ExitCode {
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        None => basis_lab::app::run_gui(),
+        None => {
+            let preset = cli.preset.as_deref().map(Preset::load).transpose()?;
+            basis_lab::app::run_gui(basis_lab::app::GuiOptions {
+                preset,
+                screenshot: cli.screenshot,
+                run_steps: cli.run_steps,
+                dark: cli.dark.then_some(true),
+            })
+        }
         Some(Command::Run {
             preset,
             out,

@@ -229,6 +229,7 @@ impl Preset {
         int_range("eval_every", self.eval_every, 1, 100_000_000)?;
         int_range("n_heldout", self.n_heldout, 1, 100_000)?;
         int_range("baseline_rotations", self.baseline_rotations, 2, 100_000)?;
+        // Per twin workspace; every arm holds two.
         let work = self.n_values * self.d_k * (self.pairs_per_episode + 1);
         if work > 20_000_000 {
             return Err((
@@ -280,13 +281,17 @@ fn validate_arm(i: usize, arm: &OptimizerSpec) -> Result<(), (String, String)> {
     if let Some(label) = &arm.label {
         let ok = !label.is_empty()
             && label.len() <= 32
+            && !label.ends_with("_rot")
             && label
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
         if !ok {
             return Err((
                 field("label"),
-                format!("label `{label}` must be 1..=32 characters of a-z, A-Z, 0-9, _ or -"),
+                format!(
+                    "label `{label}` must be 1..=32 characters of a-z, 0-9, _ or - and must not \
+                     end in `_rot` (the suffix of rotated twins)"
+                ),
             ));
         }
     }

@@ -39,6 +39,8 @@ pub fn gaussian_matrix(rng: &mut ChaCha8Rng, rows: usize, cols: usize, std: f64)
 
 /// A Haar-random `d × d` orthogonal matrix (SPEC §3): QR of a standard Gaussian matrix, with
 /// column j of Q multiplied by sign(R_jj) so the distribution is exactly Haar. det Q = ±1.
+/// (nalgebra's QR already returns R with a non-negative diagonal, so the fix is a safeguard
+/// that keeps the result Haar whatever convention the factorisation follows.)
 pub fn haar_orthogonal(rng: &mut ChaCha8Rng, d: usize) -> DMatrix<f64> {
     let qr = gaussian_matrix(rng, d, d, 1.0).qr();
     let (mut q, r) = (qr.q(), qr.r());

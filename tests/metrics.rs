@@ -64,7 +64,7 @@ fn haar_rotation_is_orthogonal_and_unbiased() {
             negative_det += 1;
         }
     }
-    // E[Q] = 0 for Haar; without the sign fix the diagonal mean is far from 0.
+    // E[Q] = 0 for Haar; a QR whose R diagonal had mixed signs would bias the diagonal.
     assert!(mean.amax() < 0.06, "mean entry {}", mean.amax());
     assert!(
         (1700..2300).contains(&negative_det),

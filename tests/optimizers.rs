@@ -196,3 +196,98 @@ fn gd_is_w_minus_lr_g() {
         DMatrix::from_row_slice(1, 3, &[0.0, 4.0, 3.0])
     );
 }
+
+/// SPEC §2's Newton–Schulz written literally, for comparison with the in-place version.
+fn spec_newton_schulz(b: &DMatrix<f64>) -> DMatrix<f64> {
+    let (a, bb, c) = (3.4445, -4.7750, 2.0315);
+    let transpose = b.nrows() > b.ncols();
+    let mut x = b / (b.norm() + 1e-7);
+    if transpose {
+        x = x.transpose();
+    }
+    for _ in 0..5 {
+        let m = &x * x.transpose();
+        x = a * &x + (bb * &m + c * &m * &m) * &x;
+    }
+    if transpose { x.transpose() } else { x }
+}
+
+#[test]
+fn newton_schulz_is_the_spec_iteration() {
+    let mut r = rng(12);
+    for (rows, cols) in [(6, 6), (4, 9), (9, 4), (1, 5), (16, 32)] {
+        let m = gaussian_matrix(&mut r, rows, cols, 1.0);
+        let mut s = NsScratch::new(rows, cols);
+        let mut o = DMatrix::zeros(rows, cols);
+        newton_schulz(&m, &mut o, &mut s);
+        let want = spec_newton_schulz(&m);
+        assert!(
+            (&o - &want).amax() < 1e-13,
+            "{rows}x{cols}: {:e}",
+            (&o - &want).amax()
+        );
+    }
+}
+
+#[test]
+fn scalar_adam_and_rmsprop_match_hand_computed_steps() {
+    let g1 = DMatrix::from_row_slice(1, 2, &[1.0, -3.0]);
+    let g2 = DMatrix::from_row_slice(1, 2, &[2.0, 0.5]);
+    let (b1, b2, eps, lr) = (0.9, 0.999, 1e-3, 0.1);
+    let mut opt = ScalarAdam::new(b1, b2, eps);
+    let mut p = [DMatrix::zeros(1, 2)];
+    let (mut m, mut v, mut w) = ([0.0f64; 2], 0.0f64, [0.0f64; 2]);
+    for (t, g) in [(1, &g1), (2, &g2)] {
+        opt.step(&mut p, std::slice::from_ref(g), lr);
+        v = b2 * v + (1.0 - b2) * (g[0] * g[0] + g[1] * g[1]) / 2.0;
+        let denom = (v / (1.0 - f64::powi(b2, t))).sqrt() + eps;
+        for j in 0..2 {
+            m[j] = b1 * m[j] + (1.0 - b1) * g[j];
+            w[j] -= lr * (m[j] / (1.0 - f64::powi(b1, t))) / denom;
+        }
+    }
+    for j in 0..2 {
+        assert!(
+            (p[0][j] - w[j]).abs() < 1e-15,
+            "scalar-Adam {j}: {} vs {}",
+            p[0][j],
+            w[j]
+        );
+    }
+    let (alpha, eps) = (0.99, 1e-8);
+    let mut opt = RmsProp::new(alpha, eps);
+    let mut p = [DMatrix::zeros(1, 2)];
+    let (mut v, mut w) = ([0.0f64; 2], [0.0f64; 2]);
+    for g in [&g1, &g2] {
+        opt.step(&mut p, std::slice::from_ref(g), lr);
+        for j in 0..2 {
+            v[j] = alpha * v[j] + (1.0 - alpha) * g[j] * g[j];
+            w[j] -= lr * g[j] / (v[j].sqrt() + eps);
+        }
+    }
+    for j in 0..2 {
+        assert!(
+            (p[0][j] - w[j]).abs() < 1e-15,
+            "RMSProp {j}: {} vs {}",
+            p[0][j],
+            w[j]
+        );
+    }
+}
+
+#[test]
+fn muon_momentum_feeds_the_orthogonaliser() {
+    // Two steps with the SVD polar factor: W2 = W0 − lr·O(G1) − lr·O(μG1 + G2).
+    let mut r = rng(13);
+    let w0 = gaussian_matrix(&mut r, 5, 7, 1.0);
+    let (g1, g2) = (
+        gaussian_matrix(&mut r, 5, 7, 1.0),
+        gaussian_matrix(&mut r, 5, 7, 1.0),
+    );
+    let mut opt = Muon::new(0.9, Polar::Svd);
+    let mut p = [w0.clone()];
+    opt.step(&mut p, std::slice::from_ref(&g1), 0.1);
+    opt.step(&mut p, std::slice::from_ref(&g2), 0.1);
+    let want = &w0 - 0.1 * polar_svd(&g1) - 0.1 * polar_svd(&(0.9 * &g1 + &g2));
+    assert!((&p[0] - &want).amax() < 1e-14);
+}

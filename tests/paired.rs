@@ -199,6 +199,9 @@ fn trace_has_the_spec_schema_and_replays_bit_exactly() {
     let (d, v) = (p.d_k, p.n_keys);
     let w0 = matrix(&t["w0"], d, v);
     let q = matrix(&t["q"], d, d);
+    let w0_rot = matrix(&t["w0_rot"], d, v);
+    assert!((&w0_rot - &q * &w0).amax() < 1e-14);
+    assert_eq!(t["status"]["adam"], "Running");
     let episodes: Vec<Vec<Episode>> = serde_json::from_value(t["episodes"].clone()).unwrap();
     assert_eq!(episodes.len(), p.steps);
     assert!(episodes.iter().all(|b| b.len() == p.batch));
@@ -214,11 +217,14 @@ fn trace_has_the_spec_schema_and_replays_bit_exactly() {
     ] {
         assert!(metrics[0].get(key).is_some(), "metrics record lacks {key}");
     }
-    // Replay both twins of every arm from the trace alone and land on the recorded finals.
+    // Replay both twins of every arm from the trace alone and land on the recorded finals;
+    // every recorded metric is recomputed from the replayed weights.
     let final_w = &t["final"];
+    let mut scratch = DMatrix::zeros(d, v);
     for spec in &p.arms {
         let info = lookup(&spec.optimizer).unwrap();
-        for (suffix, start) in [("", w0.clone()), ("_rot", &q * &w0)] {
+        let mut twins = Vec::new();
+        for (suffix, start) in [("", w0.clone()), ("_rot", w0_rot.clone())] {
             let mut opt: Box<dyn Optimizer> = (info.build)(spec);
             let mut ws = Workspace::new(p.memory());
             let mut w = [start];
@@ -235,6 +241,50 @@ fn trace_has_the_spec_schema_and_replays_bit_exactly() {
             }
             let recorded = matrix(&final_w[format!("{}{suffix}", spec.arm_name())], d, v);
             assert_eq!(recorded, w[0], "{}{suffix} final weights", spec.arm_name());
+            twins.push(w);
+        }
+        let [[a], [b]] = [twins.remove(0), twins.remove(0)];
+        let rec = metrics
+            .iter()
+            .find(|m| m["step"] == p.steps && m["arm"] == spec.arm_name())
+            .unwrap();
+        let od = basis_lab::metrics::orientation_divergence(&b, &q, &a, &mut scratch);
+        assert_eq!(rec["orientation_div"].as_f64().unwrap(), od);
+        let (ka, kb) = (unit(&a), unit(&b));
+        assert_eq!(
+            rec["gram_div"].as_f64().unwrap(),
+            basis_lab::metrics::gram_divergence(&ka, &kb)
+        );
+        assert_eq!(
+            rec["axis_concentration"].as_f64().unwrap(),
+            basis_lab::metrics::axis_concentration(&ka)
+        );
+        assert!(rec["loss"].is_null(), "the final record has no episodes");
+    }
+}
+
+fn unit(w: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut k = w.clone();
+    let mut n = vec![0.0; w.ncols()];
+    basis_lab::model::normalize_columns(w, &mut k, &mut n).unwrap();
+    k
+}
+
+#[test]
+fn heldout_columns_are_filled_every_eval_every_steps_and_at_the_end() {
+    let mut p = Preset::load("classroom").unwrap();
+    p.steps = 120;
+    p.eval_every = 50;
+    let csv = String::from_utf8(run_csv(&p)).unwrap();
+    let mut filled = Vec::new();
+    for line in csv.lines().skip(1) {
+        let cols: Vec<&str> = line.split(',').collect();
+        assert_eq!(cols.len(), 16);
+        if !cols[12].is_empty() {
+            assert!(!cols[13].is_empty() && !cols[14].is_empty() && !cols[15].is_empty());
+            filled.push(cols[0].parse::<usize>().unwrap());
         }
     }
+    filled.dedup();
+    assert_eq!(filled, vec![0, 50, 100, 120]);
 }

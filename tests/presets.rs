@@ -227,3 +227,13 @@ fn loading_never_changes_the_file() {
     assert_eq!((p.d_k, p.steps), (8, 10));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
+
+#[test]
+fn the_readme_example_preset_is_valid() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme.find("```ron").expect("README shows a preset") + "```ron".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let p = Preset::from_ron(&readme[start..end], "README.md").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.arms.len(), 4);
+    assert_eq!(p.arms[2].arm_name(), "adam-eps1e-3");
+}

@@ -8,4 +8,4 @@ pub mod sweep;
 
 pub use paired::{Arm, ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 pub use run::{RunOptions, Summary, run_to_dir};
-pub use sweep::{ArmAggregate, SeedArm, SweepResult, sweep};
+pub use sweep::{ArmAggregate, SeedArm, SweepError, SweepResult, sweep, sweep_until};

@@ -127,6 +127,7 @@ pub struct PairedRun {
     preset: Preset,
     cfg: MemoryConfig,
     w0: DMatrix<f64>,
+    w0_rot: DMatrix<f64>,
     q: DMatrix<f64>,
     sampler: EpisodeSampler,
     batch: Vec<Episode>,
@@ -185,6 +186,7 @@ impl PairedRun {
             step: 0,
             records: Vec::with_capacity(preset.arms.len()),
             w0,
+            w0_rot,
             q,
         })
     }
@@ -196,6 +198,10 @@ impl PairedRun {
     /// Initial weights W0 (`d_k × V`).
     pub fn w0(&self) -> &DMatrix<f64> {
         &self.w0
+    }
+    /// Q·W0 as the rotated twins started (`d_k × V`).
+    pub fn w0_rot(&self) -> &DMatrix<f64> {
+        &self.w0_rot
     }
     /// The gauge rotation Q (`d_k × d_k`).
     pub fn q(&self) -> &DMatrix<f64> {

@@ -96,7 +96,13 @@ pub fn run_to_dir(
     opts: RunOptions,
     progress: &dyn Fn(usize),
 ) -> Result<Summary> {
-    let pairs = preset.steps * preset.batch * preset.pairs_per_episode;
+    preset
+        .validate()
+        .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    let pairs = preset
+        .steps
+        .saturating_mul(preset.batch)
+        .saturating_mul(preset.pairs_per_episode);
     if opts.trace && pairs > MAX_TRACE_PAIRS {
         bail!(
             "a trace of {} steps × {} episodes × {} pairs = {pairs} pairs exceeds {MAX_TRACE_PAIRS}; \
@@ -141,7 +147,6 @@ pub fn run_to_dir(
     }
     csv.flush()?;
     drop(csv);
-    csv_file.commit()?;
     let baselines = run.baselines();
     let summary = Summary {
         preset: preset.clone(),
@@ -166,16 +171,25 @@ pub fn run_to_dir(
             })
             .collect(),
     };
-    let json = serde_json::to_vec_pretty(&summary)?;
-    super::output::write_atomic(&out.join("summary.json"), &json)
-        .with_context(|| format!("cannot write {}", out.join("summary.json").display()))?;
+    // Every file is staged first and renamed only when all are complete, so a failure never
+    // leaves a new metrics.csv beside an old summary.
+    let summary_path = out.join("summary.json");
+    let mut summary_file = AtomicFile::create(&summary_path)
+        .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    serde_json::to_writer_pretty(summary_file.writer(), &summary)?;
+    let mut staged = vec![(csv_path, csv_file), (summary_path, summary_file)];
     if let Some(mut t) = trace {
         t.finish(&run, &finals, &names);
-        let mut f = AtomicFile::create(&out.join("trace.json"))?;
+        let trace_path = out.join("trace.json");
+        let mut f = AtomicFile::create(&trace_path)
+            .with_context(|| format!("cannot write {}", trace_path.display()))?;
         serde_json::to_writer(f.writer(), &t.as_json(preset, &run, &names))?;
         f.writer().write_all(b"\n")?;
-        f.commit()
-            .with_context(|| format!("cannot write {}", out.join("trace.json").display()))?;
+        staged.push((trace_path, f));
+    }
+    for (path, file) in staged {
+        file.commit()
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(summary)
 }
@@ -297,6 +311,12 @@ impl TraceLog {
                 (name.clone(), serde_json::Value::Object(hp))
             })
             .collect();
+        let status = run
+            .arms()
+            .iter()
+            .zip(names)
+            .map(|(a, n)| (n.clone(), a.status().clone()))
+            .collect();
         TraceJson {
             config: TraceConfig {
                 d_k: preset.d_k,
@@ -313,6 +333,8 @@ impl TraceLog {
             },
             w0: Rows(run.w0()),
             q: Rows(run.q()),
+            w0_rot: Rows(run.w0_rot()),
+            status,
             episodes: &self.episodes,
             final_weights: self
                 .finals
@@ -344,6 +366,11 @@ struct TraceJson<'a> {
     config: TraceConfig,
     w0: Rows<'a>,
     q: Rows<'a>,
+    /// Q·W0 exactly as the rotated twins started (a product recomputed elsewhere may round
+    /// differently).
+    w0_rot: Rows<'a>,
+    /// Per arm: "Running", or {"Diverged": {step, reason}} (diverged arms have no `final`).
+    status: BTreeMap<String, ArmStatus>,
     episodes: &'a [Vec<Episode>],
     #[serde(rename = "final")]
     final_weights: BTreeMap<&'a str, Rows<'a>>,

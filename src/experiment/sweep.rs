@@ -1,6 +1,8 @@
 //! Seed sweeps (SPEC §4): the same preset over seeds s0 … s0+N−1, run in parallel with rayon;
 //! results are collected in seed order, so they never depend on thread count or scheduling.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -79,13 +81,54 @@ pub struct SweepResult {
     pub aggregate: Vec<ArmAggregate>,
 }
 
+/// Why a sweep did not produce a result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SweepError {
+    /// The preset is invalid: `(field, message)`.
+    Invalid(String, String),
+    /// The cancel flag was raised.
+    Cancelled,
+}
+
+impl From<(String, String)> for SweepError {
+    fn from((field, message): (String, String)) -> Self {
+        SweepError::Invalid(field, message)
+    }
+}
+
+impl std::fmt::Display for SweepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SweepError::Invalid(field, message) => write!(f, "field `{field}`: {message}"),
+            SweepError::Cancelled => write!(f, "cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for SweepError {}
+
 /// Runs `preset` at `seed` for `preset.steps` steps and returns each arm's final results.
 /// Errors: an invalid preset, as `(field, message)`.
 pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, (String, String)> {
+    run_seed_until(preset, seed, &AtomicBool::new(false)).map_err(|e| match e {
+        SweepError::Invalid(f, m) => (f, m),
+        SweepError::Cancelled => unreachable!("nothing raises this flag"),
+    })
+}
+
+/// [`run_seed`] that gives up with [`SweepError::Cancelled`] soon after `cancel` is raised.
+pub fn run_seed_until(
+    preset: &Preset,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<Vec<SeedArm>, SweepError> {
     let mut p = preset.clone();
     p.seed = seed;
     let mut run = PairedRun::new(&p)?;
-    for _ in 0..p.steps {
+    for s in 0..p.steps {
+        if s % 64 == 0 && cancel.load(Ordering::Relaxed) {
+            return Err(SweepError::Cancelled);
+        }
         run.step();
     }
     let finals = run.snapshot();
@@ -117,6 +160,19 @@ pub fn sweep(
     n_seeds: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<SweepResult, (String, String)> {
+    sweep_until(preset, n_seeds, progress, &AtomicBool::new(false)).map_err(|e| match e {
+        SweepError::Invalid(f, m) => (f, m),
+        SweepError::Cancelled => unreachable!("nothing raises this flag"),
+    })
+}
+
+/// [`sweep`] that stops early with [`SweepError::Cancelled`] once `cancel` is raised.
+pub fn sweep_until(
+    preset: &Preset,
+    n_seeds: usize,
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<SweepResult, SweepError> {
     preset.validate()?;
     let seeds: Vec<u64> = (0..n_seeds as u64)
         .map(|i| preset.seed.wrapping_add(i))
@@ -124,7 +180,7 @@ pub fn sweep(
     let per_seed: Vec<Vec<SeedArm>> = seeds
         .par_iter()
         .map(|&s| {
-            let r = run_seed(preset, s);
+            let r = run_seed_until(preset, s, cancel);
             progress();
             r
         })

@@ -83,8 +83,12 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
 }
 
 /// The `p`-th percentile (p in [0, 100]) of `sorted` (ascending) by linear interpolation between
-/// closest ranks (numpy's default). NaN for an empty slice.
+/// closest ranks (numpy's default). NaN for an empty slice. Panics if p is outside [0, 100].
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    assert!(
+        (0.0..=100.0).contains(&p),
+        "percentile {p} outside [0, 100]"
+    );
     if sorted.is_empty() {
         return f64::NAN;
     }

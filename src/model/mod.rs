@@ -96,7 +96,7 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// Buffers for `cfg`. Allocates `(k + 3)·V_b·d_k + 3·d_k·V` numbers.
+    /// Buffers for `cfg`: about `(k + 2)·V_b·d_k + 2·d_k·V` numbers.
     pub fn new(cfg: MemoryConfig) -> Self {
         let (d, v, vb, k) = (cfg.d_k, cfg.n_keys, cfg.n_values, cfg.pairs_per_episode);
         Self {
@@ -121,7 +121,8 @@ impl Workspace {
     /// query cross-entropy, at `w` (`d_k × V`). Writes `∂L/∂W_K` into `grad` (`d_k × V`);
     /// columns of key classes not drawn in `episodes` get exactly 0. Allocation-free.
     ///
-    /// Errors: a degenerate column of `w`. Panics on shape mismatch or an empty batch.
+    /// Errors: a degenerate column of `w`. Panics on shape mismatch, an empty batch, or an
+    /// episode whose length is not `pairs_per_episode`.
     pub fn loss_and_grad(
         &mut self,
         w: &DMatrix<f64>,
@@ -130,6 +131,7 @@ impl Workspace {
     ) -> Result<f64, ModelError> {
         assert!(!episodes.is_empty(), "a step needs at least one episode");
         assert_eq!(grad.shape(), w.shape(), "grad must have the shape of W_K");
+        self.check_episodes(episodes);
         normalize_columns(w, &mut self.keys, &mut self.norms)?;
         self.d_keys.fill(0.0);
         self.used.fill(false);
@@ -142,13 +144,15 @@ impl Workspace {
         Ok(total * scale)
     }
 
-    /// Held-out evaluation at `w`: returns (mean query loss, fraction of queries whose argmax
-    /// read, first index on ties, equals the stored value). Errors: a degenerate column.
+    /// Held-out evaluation at `w` (`d_k × V`): returns (mean query loss, fraction of queries
+    /// whose argmax read, first index on ties, equals the stored value); NaN for no episodes.
+    /// Errors: a degenerate column. Panics like [`Workspace::loss_and_grad`].
     pub fn evaluate(
         &mut self,
         w: &DMatrix<f64>,
         episodes: &[Episode],
     ) -> Result<(f64, f64), ModelError> {
+        self.check_episodes(episodes);
         normalize_columns(w, &mut self.keys, &mut self.norms)?;
         let (mut loss, mut correct, mut count) = (0.0, 0usize, 0usize);
         for ep in episodes {
@@ -165,6 +169,16 @@ impl Workspace {
             }
         }
         Ok((loss / count as f64, correct as f64 / count as f64))
+    }
+
+    fn check_episodes(&self, episodes: &[Episode]) {
+        let k = self.cfg.pairs_per_episode;
+        for ep in episodes {
+            assert!(
+                ep.keys.len() == k && ep.values.len() == k && ep.query_order.len() == k,
+                "an episode must have exactly pairs_per_episode = {k} pairs"
+            );
+        }
     }
 
     fn final_memory_offset(&self) -> usize {
@@ -331,8 +345,8 @@ impl Workspace {
     }
 }
 
-/// Index of the largest entry, the first one on ties (SPEC §1's accuracy rule). A NaN never
-/// wins. Panics on an empty slice.
+/// Index of the largest entry, the first one on ties (SPEC §1's accuracy rule). A NaN after the
+/// first entry never wins. Panics on an empty slice.
 pub fn argmax_first(xs: &[f64]) -> usize {
     let mut best = 0;
     for (i, &x) in xs.iter().enumerate().skip(1) {

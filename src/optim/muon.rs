@@ -27,6 +27,10 @@ pub struct NsScratch {
 }
 
 impl NsScratch {
+    fn fits(&self, rows: usize, cols: usize) -> bool {
+        self.y.shape() == (rows.max(cols), rows.min(cols))
+    }
+
     /// Buffers for an `rows × cols` input.
     pub fn new(rows: usize, cols: usize) -> Self {
         let (tall, small) = (rows.max(cols), rows.min(cols));
@@ -44,6 +48,7 @@ impl NsScratch {
 /// Computed in the transposed (tall) form `Y = Xᵀ`, `Y ← aY + Y(bA + cA²)` with `A = YᵀY`,
 /// which is the same iteration. Writes `out` (`m × n`); allocation-free with `scratch` from
 /// [`NsScratch::new`]`(m, n)`. Left-equivariant: NS(QB) = Q·NS(B) for orthogonal Q, up to rounding.
+/// Panics if `out` is not `m × n` or `scratch` was made for another shape.
 pub fn newton_schulz(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) {
     let (a_c, b_c, c_c) = NS_COEFFS;
     let tall = b.nrows() > b.ncols();
@@ -116,7 +121,13 @@ impl Optimizer for Muon {
         check_shapes(params, grads);
         ensure_like(&mut self.buf, params);
         ensure_like(&mut self.ortho, params);
-        if self.scratch.len() != params.len() {
+        let fits = self.scratch.len() == params.len()
+            && self
+                .scratch
+                .iter()
+                .zip(params.iter())
+                .all(|(s, p)| s.fits(p.nrows(), p.ncols()));
+        if !fits {
             self.scratch = params
                 .iter()
                 .map(|p| NsScratch::new(p.nrows(), p.ncols()))

@@ -1,0 +1,367 @@
+//! What the UI keeps of a run: bounded, decimated series built from the worker's updates.
+//!
+//! Each series keeps at most [`BUCKETS`] min/max buckets, doubling the steps per bucket when
+//! full, so a 10⁶-step run costs the same memory as a 10⁴-step one and a one-step spike still
+//! shows (as a bucket's max). Non-finite values are never stored.
+
+use egui_plot::PlotPoint;
+
+use crate::experiment::{ArmStatus, HeldOut, StepRecord};
+use crate::metrics::RotationBaseline;
+use crate::preset::Preset;
+use crate::worker::{ArmLabel, Snapshot, Update};
+
+/// Buckets per series before neighbours are merged.
+pub const BUCKETS: usize = 2048;
+/// Values at or below this are drawn at this level on log axes (exact zeros occur: the twins
+/// start identical).
+pub const LOG_FLOOR: f64 = 1e-18;
+
+/// How a series maps values for plotting.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    /// As is.
+    Linear,
+    /// log10, with values ≤ [`LOG_FLOOR`] drawn at the floor.
+    Log,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    index: u64,
+    min: [f64; 2],
+    max: [f64; 2],
+}
+
+/// A min/max-decimated time series of (step, value).
+#[derive(Clone, Debug)]
+pub struct MinMaxSeries {
+    scale: Scale,
+    steps_per_bucket: u64,
+    buckets: Vec<Bucket>,
+    last: Option<[f64; 2]>,
+    cache: Vec<PlotPoint>,
+    dirty: bool,
+}
+
+impl MinMaxSeries {
+    /// An empty series plotted on `scale`.
+    pub fn new(scale: Scale) -> Self {
+        Self {
+            scale,
+            steps_per_bucket: 1,
+            buckets: Vec::new(),
+            last: None,
+            cache: Vec::new(),
+            dirty: false,
+        }
+    }
+
+    /// Adds `value` at `step`; non-finite values are skipped. Steps must not decrease.
+    pub fn push(&mut self, step: usize, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        let x = step as f64;
+        self.last = Some([x, value]);
+        self.dirty = true;
+        let index = step as u64 / self.steps_per_bucket;
+        match self.buckets.last_mut() {
+            Some(b) if b.index == index => {
+                if value < b.min[1] {
+                    b.min = [x, value];
+                }
+                if value > b.max[1] {
+                    b.max = [x, value];
+                }
+            }
+            _ => self.buckets.push(Bucket {
+                index,
+                min: [x, value],
+                max: [x, value],
+            }),
+        }
+        if self.buckets.len() > BUCKETS {
+            self.compact();
+        }
+    }
+
+    fn compact(&mut self) {
+        self.steps_per_bucket *= 2;
+        let mut merged: Vec<Bucket> = Vec::with_capacity(BUCKETS / 2 + 1);
+        for b in self.buckets.drain(..) {
+            let index = b.index / 2;
+            match merged.last_mut() {
+                Some(m) if m.index == index => {
+                    if b.min[1] < m.min[1] {
+                        m.min = b.min;
+                    }
+                    if b.max[1] > m.max[1] {
+                        m.max = b.max;
+                    }
+                }
+                _ => merged.push(Bucket { index, ..b }),
+            }
+        }
+        self.buckets = merged;
+    }
+
+    /// The latest (step, value) pushed.
+    pub fn last(&self) -> Option<[f64; 2]> {
+        self.last
+    }
+
+    /// Number of stored buckets (each drawn as one or two points).
+    pub fn len(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Whether nothing has been stored.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// Points to draw, scaled: each bucket's min and max in step order.
+    pub fn points(&mut self) -> &[PlotPoint] {
+        if self.dirty {
+            self.cache.clear();
+            let scale = self.scale;
+            let map = |p: [f64; 2]| match scale {
+                Scale::Linear => PlotPoint::new(p[0], p[1]),
+                Scale::Log => PlotPoint::new(p[0], p[1].max(LOG_FLOOR).log10()),
+            };
+            for b in &self.buckets {
+                let (a, c) = if b.min[0] <= b.max[0] {
+                    (b.min, b.max)
+                } else {
+                    (b.max, b.min)
+                };
+                self.cache.push(map(a));
+                if c != a {
+                    self.cache.push(map(c));
+                }
+            }
+            self.dirty = false;
+        }
+        &self.cache
+    }
+
+    /// Raw (unscaled) bucket extremes as (step, value), for CSV export.
+    pub fn raw_points(&self) -> Vec<[f64; 2]> {
+        let mut out = Vec::with_capacity(self.buckets.len() * 2);
+        for b in &self.buckets {
+            out.push(b.min);
+            if b.max != b.min {
+                out.push(b.max);
+            }
+        }
+        out.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        out
+    }
+}
+
+/// The random-rotation baseline band of one arm over time: (step, p5, mean, p95).
+#[derive(Clone, Debug, Default)]
+pub struct BandSeries {
+    points: Vec<[f64; 4]>,
+}
+
+impl BandSeries {
+    /// Adds the band at `step`; keeps at most [`BUCKETS`] entries by dropping every other one.
+    pub fn push(&mut self, step: usize, b: &RotationBaseline) {
+        if self.points.last().is_some_and(|p| p[0] == step as f64) {
+            self.points.pop();
+        }
+        self.points.push([step as f64, b.p5, b.mean, b.p95]);
+        if self.points.len() > BUCKETS {
+            let mut i = 0;
+            self.points.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+        }
+    }
+
+    /// The stored (step, p5, mean, p95) rows.
+    pub fn points(&self) -> &[[f64; 4]] {
+        &self.points
+    }
+}
+
+/// Everything drawn for one arm.
+#[derive(Clone, Debug)]
+pub struct ArmHistory {
+    /// Name and class.
+    pub label: ArmLabel,
+    /// Running or diverged.
+    pub status: ArmStatus,
+    /// Twin orientation divergence (log scale).
+    pub orientation_div: MinMaxSeries,
+    /// Twin Gram divergence (log scale).
+    pub gram_div: MinMaxSeries,
+    /// A(K) of [base, rotated] twins.
+    pub axis_concentration: [MinMaxSeries; 2],
+    /// Training loss of [base, rotated].
+    pub loss: [MinMaxSeries; 2],
+    /// Held-out loss of [base, rotated].
+    pub heldout_loss: [MinMaxSeries; 2],
+    /// Mean raw column norm of [base, rotated].
+    pub column_norm: [MinMaxSeries; 2],
+    /// Baseline band of the base twin.
+    pub band: BandSeries,
+    /// The latest step record.
+    pub latest: Option<StepRecord>,
+    /// The latest held-out result and its step.
+    pub heldout: Option<(usize, HeldOut)>,
+    /// The latest baseline of both twins.
+    pub baseline: Option<[RotationBaseline; 2]>,
+}
+
+impl ArmHistory {
+    fn new(label: ArmLabel) -> Self {
+        let pair = |s| [MinMaxSeries::new(s), MinMaxSeries::new(s)];
+        Self {
+            label,
+            status: ArmStatus::Running,
+            orientation_div: MinMaxSeries::new(Scale::Log),
+            gram_div: MinMaxSeries::new(Scale::Log),
+            axis_concentration: pair(Scale::Linear),
+            loss: pair(Scale::Linear),
+            heldout_loss: pair(Scale::Linear),
+            column_norm: pair(Scale::Linear),
+            band: BandSeries::default(),
+            latest: None,
+            heldout: None,
+            baseline: None,
+        }
+    }
+
+    fn push(&mut self, r: &StepRecord) {
+        self.orientation_div.push(r.step, r.orientation_div);
+        self.gram_div.push(r.step, r.gram_div);
+        for t in 0..2 {
+            self.axis_concentration[t].push(r.step, r.axis_concentration[t]);
+            self.loss[t].push(r.step, r.loss[t]);
+            self.column_norm[t].push(r.step, r.mean_column_norm[t]);
+        }
+        self.latest = Some(*r);
+    }
+}
+
+/// The UI's copy of the current run.
+#[derive(Clone, Debug, Default)]
+pub struct RunHistory {
+    /// The settings of the run shown.
+    pub preset: Option<Preset>,
+    /// One entry per arm.
+    pub arms: Vec<ArmHistory>,
+    /// Steps taken.
+    pub step: usize,
+    /// Whether the worker is stepping.
+    pub running: bool,
+    /// Measured speed.
+    pub steps_per_sec: f64,
+    /// The latest keys and baselines.
+    pub snapshot: Option<Snapshot>,
+    /// Why the run last paused by itself.
+    pub stopped: Option<String>,
+    /// Step records received since the run started (for tests and the status bar).
+    pub records_received: usize,
+}
+
+impl RunHistory {
+    /// Folds one worker update into the history. `Rejected` and `Crashed` are the caller's.
+    pub fn apply(&mut self, update: Update) {
+        match update {
+            Update::Started { preset, arms } => {
+                *self = RunHistory {
+                    preset: Some(*preset),
+                    arms: arms.into_iter().map(ArmHistory::new).collect(),
+                    ..RunHistory::default()
+                };
+            }
+            Update::Steps(records) => {
+                self.records_received += records.len();
+                for r in &records {
+                    if let Some(a) = self.arms.get_mut(r.arm) {
+                        a.push(r);
+                    }
+                }
+            }
+            Update::HeldOut { step, values } => {
+                for (a, v) in self.arms.iter_mut().zip(values) {
+                    if let Some(h) = v {
+                        a.heldout_loss[0].push(step, h.loss[0]);
+                        a.heldout_loss[1].push(step, h.loss[1]);
+                        a.heldout = Some((step, h));
+                    }
+                }
+            }
+            Update::Snapshot(snap) => {
+                for (a, b) in self.arms.iter_mut().zip(&snap.baselines) {
+                    if let Some(b) = b {
+                        a.band.push(snap.step, &b[0]);
+                        a.baseline = Some(b.clone());
+                    }
+                }
+                self.snapshot = Some(*snap);
+            }
+            Update::Status {
+                step,
+                running,
+                steps_per_sec,
+                arms,
+            } => {
+                self.step = step;
+                self.running = running;
+                self.steps_per_sec = steps_per_sec;
+                if running {
+                    self.stopped = None;
+                }
+                for (a, s) in self.arms.iter_mut().zip(arms) {
+                    a.status = s;
+                }
+            }
+            Update::Stopped(reason) => self.stopped = Some(reason),
+            Update::Rejected(_) | Update::Crashed(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_million_steps_stay_bounded_and_keep_the_spike() {
+        let mut s = MinMaxSeries::new(Scale::Linear);
+        for step in 0..1_000_000usize {
+            let v = if step == 654_321 {
+                50.0
+            } else {
+                (step as f64).sin()
+            };
+            s.push(step, v);
+        }
+        assert!(s.len() <= BUCKETS);
+        assert!(s.len() > BUCKETS / 2);
+        let pts = s.points();
+        assert!(pts.iter().any(|p| p.y == 50.0 && p.x == 654_321.0));
+        assert!(
+            pts.windows(2).all(|w| w[0].x <= w[1].x),
+            "points in step order"
+        );
+        assert_eq!(s.last(), Some([999_999.0, (999_999f64).sin()]));
+    }
+
+    #[test]
+    fn log_series_floor_zeros_and_skip_nan() {
+        let mut s = MinMaxSeries::new(Scale::Log);
+        s.push(0, 0.0);
+        s.push(1, f64::NAN);
+        s.push(2, 1e-3);
+        let pts: Vec<[f64; 2]> = s.points().iter().map(|p| [p.x, p.y]).collect();
+        assert_eq!(pts, vec![[0.0, LOG_FLOOR.log10()], [2.0, 1e-3f64.log10()]]);
+        assert!(pts.iter().all(|p| p[1].is_finite()));
+    }
+}

@@ -1,0 +1,659 @@
+//! §5 The controlled test: GD, Adam and friends trained from W0 and Q·W0 on one episode stream,
+//! live (the explainer's Demo 4), and the seed sweep that keeps one lucky run from fooling you.
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{
+    ColorConflictHandling, FilledArea, HLine, Legend, Line, LineStyle, PlotPoints, Points, VLine,
+};
+
+use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries};
+use crate::app::state::{AppState, LiveTab};
+use crate::app::widgets::colors::{faded, optimizer_color};
+use crate::app::widgets::heatmap::{color_bar, key_heatmap};
+use crate::app::widgets::plots::{linear_plot, log_plot};
+use crate::experiment::ArmStatus;
+use crate::experiment::output::write_atomic;
+use crate::metrics::isotropic_axis_concentration;
+use crate::worker::Command;
+
+/// Draws the panel.
+pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.heading("5 · The controlled test");
+        ui.label(
+            RichText::new("every arm trained twice — from W0 and from Q·W0 — on the same episodes")
+                .weak(),
+        );
+    });
+    banners(state, ui);
+    toolbar(state, ui);
+    ui.separator();
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut state.settings.tab, LiveTab::Live, "Live run");
+        ui.selectable_value(&mut state.settings.tab, LiveTab::Sweep, "Seed sweep");
+    });
+    match state.settings.tab {
+        LiveTab::Live => live(state, ui),
+        LiveTab::Sweep => sweep(state, ui),
+    }
+}
+
+fn banners(state: &mut AppState, ui: &mut egui::Ui) {
+    if let Some(msg) = state.crashed.clone() {
+        egui::Frame::new()
+            .fill(Color32::from_rgb(150, 20, 20))
+            .inner_margin(8.0)
+            .corner_radius(4.0)
+            .show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    ui.label(
+                        RichText::new(format!("The training worker crashed: {msg}"))
+                            .color(Color32::WHITE)
+                            .strong(),
+                    );
+                    if ui.button("Restart worker").clicked() {
+                        state.restart_worker();
+                    }
+                });
+            });
+    }
+    if let Some(n) = state.notice.clone() {
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(&n.text).color(state.notice_color(n.error)));
+            if ui.small_button("dismiss").clicked() {
+                state.notice = None;
+            }
+        });
+    }
+}
+
+fn toolbar(state: &mut AppState, ui: &mut egui::Ui) {
+    let h = &state.history;
+    let running = h.running;
+    let budget = state
+        .settings
+        .stop
+        .at_step
+        .unwrap_or(state.settings.preset.steps);
+    ui.horizontal_wrapped(|ui| {
+        let play = if running { "❚❚ Pause" } else { "▶ Play" };
+        if ui
+            .button(RichText::new(play).strong())
+            .on_hover_text("Space")
+            .clicked()
+        {
+            state.toggle_play();
+        }
+        if ui.button("Step").on_hover_text("Period (.)").clicked() {
+            state.send(Command::Step(1));
+        }
+        let label = format!("Step {}", state.settings.step_n);
+        if ui.button(label).clicked() {
+            state.send(Command::Step(state.settings.step_n));
+        }
+        let n_label = ui.label("N");
+        ui.add(egui::DragValue::new(&mut state.settings.step_n).range(1..=1_000_000))
+            .labelled_by(n_label.id);
+        if ui
+            .button("⟲ Reset")
+            .on_hover_text("R — back to step 0 with the same W0, Q and episodes")
+            .clicked()
+        {
+            state.send(Command::Reset);
+        }
+        if ui
+            .button("New seed")
+            .on_hover_text("New W0, Q and episodes (seed + 1); restarts")
+            .clicked()
+        {
+            let mut p = state.settings.preset.clone();
+            p.seed = p.seed.wrapping_add(1);
+            state.apply_preset(p);
+        }
+        ui.separator();
+        let h = &state.history;
+        ui.label(
+            RichText::new(format!("step {} / {budget}", h.step))
+                .monospace()
+                .strong(),
+        );
+        if running {
+            ui.label(RichText::new(format!("{:.0} steps/s", h.steps_per_sec)).weak());
+        } else if let Some(why) = &h.stopped {
+            ui.label(RichText::new(format!("paused: {why}")).weak());
+        } else {
+            ui.label(RichText::new("paused").weak());
+        }
+        ui.label(RichText::new(format!("seed {}", state.settings.preset.seed)).weak());
+    });
+}
+
+fn live(state: &mut AppState, ui: &mut egui::Ui) {
+    let Some(preset) = state.history.preset.clone() else {
+        ui.label("Starting…");
+        return;
+    };
+    let hover = state.hover;
+    let avail = ui.available_size();
+    let table_h = 44.0 + 24.0 * state.history.arms.len() as f32;
+    let plot_h = ((avail.y - table_h - 40.0) / 2.0).clamp(180.0, 560.0);
+    let col_w = (avail.x - 16.0) / 2.0;
+    let mut export = None;
+    egui::Grid::new("plots")
+        .num_columns(2)
+        .spacing([12.0, 6.0])
+        .show(ui, |ui| {
+            plot_cell(ui, col_w, plot_h, "(a) Twin orientation divergence ‖W′ − QW‖F / ‖W‖F", &mut export, Export::Orientation, |ui, w, h| {
+                orientation_plot(&mut state.history.arms, ui, w, h, hover)
+            });
+            plot_cell(ui, col_w, plot_h, "(b) Axis concentration A(K): thick from W0, thin from Q·W0", &mut export, Export::Axis, |ui, w, h| {
+                axis_plot(&mut state.history.arms, preset.d_k, ui, w, h, hover)
+            });
+            ui.end_row();
+            plot_cell(ui, col_w, plot_h, "(c) Loss of the runs from W0: training (thin) and held-out (thick)", &mut export, Export::Loss, |ui, w, h| {
+                loss_plot(&mut state.history.arms, ui, w, h, hover)
+            });
+            ui.vertical(|ui| {
+                ui.set_width(col_w);
+                ui.label(RichText::new("(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate").strong());
+                heatmaps(state, ui, col_w, plot_h - 10.0);
+            });
+            ui.end_row();
+        });
+    ui.add_space(4.0);
+    table(state, ui);
+    if let Some(kind) = export {
+        export_csv(state, kind);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Export {
+    Orientation,
+    Axis,
+    Loss,
+}
+
+fn plot_cell(
+    ui: &mut egui::Ui,
+    w: f32,
+    h: f32,
+    title: &str,
+    export: &mut Option<Export>,
+    kind: Export,
+    draw: impl FnOnce(&mut egui::Ui, f32, f32),
+) {
+    ui.vertical(|ui| {
+        ui.set_width(w);
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(title).strong());
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui
+                    .small_button("Export CSV")
+                    .on_hover_text("Save this plot's data (min/max per bucket) as CSV")
+                    .clicked()
+                {
+                    *export = Some(kind);
+                }
+            });
+        });
+        draw(ui, w, h - 24.0);
+    });
+}
+
+/// A legend in `corner` whose entries take the colour of the last item of each name (the
+/// full-colour line drawn over its faded companion).
+fn legend(corner: egui_plot::Corner) -> Legend {
+    Legend::default()
+        .position(corner)
+        .color_conflict_handling(ColorConflictHandling::PickLast)
+}
+
+fn arm_name(a: &ArmHistory) -> String {
+    match &a.status {
+        ArmStatus::Running => a.label.name.clone(),
+        ArmStatus::Diverged { step, .. } => format!("{} (diverged at {step})", a.label.name),
+    }
+}
+
+fn line<'a>(name: String, series: &'a mut MinMaxSeries, color: Color32, width: f32) -> Line<'a> {
+    Line::new(name, PlotPoints::Borrowed(series.points()))
+        .color(color)
+        .width(width)
+}
+
+fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let floor = LOG_FLOOR.log10();
+    log_plot("orientation", "‖W′ − QW‖F / ‖W‖F (log scale)")
+        .width(w)
+        .height(h)
+        .legend(legend(egui_plot::Corner::RightBottom))
+        .include_y(floor)
+        .include_y(0.0)
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            plot.hline(
+                HLine::new(format!("floor: exact 0 drawn at {LOG_FLOOR:.0e}"), floor)
+                    .color(Color32::GRAY)
+                    .style(LineStyle::dotted_loose()),
+            );
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let name = format!("{} twins", arm_name(a));
+                plot.line(line(name, &mut a.orientation_div, c, 2.5));
+                if let ArmStatus::Diverged { step, .. } = a.status {
+                    plot.vline(
+                        VLine::new(format!("{} diverged", a.label.name), step as f64)
+                            .color(c)
+                            .style(LineStyle::dashed_dense()),
+                    );
+                }
+            }
+        });
+}
+
+fn axis_plot(arms: &mut [ArmHistory], d_k: usize, ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    linear_plot("axis", "A(K) = (1/V) Σ k⁴")
+        .width(w)
+        .height(h)
+        .legend(legend(egui_plot::Corner::RightTop))
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            for a in arms.iter() {
+                let band = a.band.points();
+                if band.len() >= 2 {
+                    let xs: Vec<f64> = band.iter().map(|p| p[0]).collect();
+                    let lo: Vec<f64> = band.iter().map(|p| p[1]).collect();
+                    let hi: Vec<f64> = band.iter().map(|p| p[3]).collect();
+                    plot.add(
+                        FilledArea::new("rotation baseline 5–95%", &xs, &lo, &hi)
+                            .fill_color(Color32::from_rgba_unmultiplied(128, 128, 128, 12)),
+                    );
+                }
+            }
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let name = arm_name(a);
+                let [base, rot] = &mut a.axis_concentration;
+                plot.line(line(name.clone(), rot, faded(c, 150), 1.0));
+                plot.line(line(name, base, c, 2.5));
+            }
+            plot.hline(
+                HLine::new(
+                    format!("3/(d_k+2) = {:.4}", isotropic_axis_concentration(d_k)),
+                    isotropic_axis_concentration(d_k),
+                )
+                .color(Color32::GRAY)
+                .style(LineStyle::dashed_loose()),
+            );
+        });
+}
+
+fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    linear_plot("loss", "cross-entropy per query (nats)")
+        .width(w)
+        .height(h)
+        .legend(legend(egui_plot::Corner::RightTop))
+        .include_y(0.0)
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let name = arm_name(a);
+                plot.line(line(name.clone(), &mut a.loss[0], faded(c, 110), 1.0));
+                plot.line(line(name, &mut a.heldout_loss[0], c, 3.0));
+            }
+        });
+}
+
+fn heatmaps(state: &AppState, ui: &mut egui::Ui, w: f32, h: f32) {
+    let Some(snap) = &state.history.snapshot else {
+        ui.label("Waiting for the first snapshot…");
+        return;
+    };
+    let arms = &state.history.arms;
+    let n = arms.len().max(1);
+    let cols = if n <= 2 { n } else { 2 };
+    let rows = n.div_ceil(cols);
+    let bar_w = 70.0;
+    let cell_w = (w - bar_w - 12.0 * cols as f32) / cols as f32;
+    let cell_h = (h - 30.0 * rows as f32) / rows as f32 - 6.0;
+    ui.horizontal_top(|ui| {
+        egui::Grid::new("heatmaps")
+            .num_columns(cols)
+            .spacing([12.0, 4.0])
+            .show(ui, |ui| {
+                for (i, a) in arms.iter().enumerate() {
+                    ui.vertical(|ui| {
+                        let c = optimizer_color(&a.label.optimizer, i);
+                        ui.label(
+                            RichText::new(format!("{} · step {}", arm_name(a), snap.step))
+                                .color(c)
+                                .strong(),
+                        );
+                        match snap.keys.get(i).and_then(|k| k.as_ref()) {
+                            Some([k, _]) => {
+                                key_heatmap(
+                                    ui,
+                                    k,
+                                    egui::vec2(cell_w, cell_h.max(40.0)),
+                                    state.hover,
+                                );
+                            }
+                            None => {
+                                ui.label("diverged — no keys");
+                            }
+                        }
+                    });
+                    if (i + 1) % cols == 0 {
+                        ui.end_row();
+                    }
+                }
+            });
+        color_bar(ui, (h - 60.0).max(60.0), "|k|");
+    });
+}
+
+fn sci(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2e}")
+    } else {
+        "—".into()
+    }
+}
+
+fn table(state: &AppState, ui: &mut egui::Ui) {
+    ui.label(RichText::new("(e) Per arm, latest step (pair metrics compare the run from W0 with the run from Q·W0)").strong());
+    egui::Grid::new("arm table")
+        .striped(true)
+        .spacing([18.0, 4.0])
+        .show(ui, |ui| {
+            for head in [
+                "arm",
+                "class",
+                "twin orientation div",
+                "Gram div",
+                "held-out acc",
+                "held-out loss",
+                "mean ‖w‖",
+                "A(K)",
+                "baseline mean ± sd",
+                "excess",
+                "z",
+            ] {
+                ui.label(RichText::new(head).strong());
+            }
+            ui.end_row();
+            for (i, a) in state.history.arms.iter().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                ui.label(RichText::new(arm_name(a)).color(c).strong());
+                ui.label(if a.label.equivariant {
+                    "equivariant"
+                } else {
+                    "coordinate-wise"
+                });
+                match a.latest {
+                    Some(r) => {
+                        let div = RichText::new(sci(r.orientation_div)).monospace();
+                        let fault = a.label.equivariant && r.orientation_div > 1e-10;
+                        ui.label(if fault {
+                            div.color(Color32::RED)
+                        } else {
+                            div
+                        })
+                        .on_hover_text(if fault {
+                            "An equivariant arm's twins should stay at rounding noise: this is a harness fault."
+                        } else {
+                            "‖W′ − QW‖F / ‖W‖F"
+                        });
+                        ui.label(RichText::new(sci(r.gram_div)).monospace());
+                    }
+                    None => {
+                        ui.label("—");
+                        ui.label("—");
+                    }
+                }
+                match a.heldout {
+                    Some((_, h)) => {
+                        ui.label(RichText::new(format!("{:.3}", h.accuracy[0])).monospace());
+                        ui.label(RichText::new(format!("{:.4}", h.loss[0])).monospace());
+                    }
+                    None => {
+                        ui.label("—");
+                        ui.label("—");
+                    }
+                }
+                match a.latest {
+                    Some(r) => {
+                        ui.label(RichText::new(format!("{:.3}", r.mean_column_norm[0])).monospace());
+                    }
+                    None => {
+                        ui.label("—");
+                    }
+                }
+                match &a.baseline {
+                    Some([b, _]) => {
+                        ui.label(RichText::new(format!("{:.4}", b.axis_concentration)).monospace());
+                        ui.label(RichText::new(format!("{:.4} ± {:.4}", b.mean, b.sd)).monospace());
+                        ui.label(RichText::new(format!("{:+.2e}", b.excess)).monospace());
+                        ui.label(RichText::new(format!("{:+.2}", b.z)).monospace());
+                    }
+                    None => {
+                        for _ in 0..4 {
+                            ui.label("—");
+                        }
+                    }
+                }
+                ui.end_row();
+            }
+        });
+}
+
+fn export_csv(state: &mut AppState, kind: Export) {
+    let mut csv = String::from("series,step,value\n");
+    for a in &state.history.arms {
+        let name = &a.label.name;
+        let series: Vec<(String, &MinMaxSeries)> = match kind {
+            Export::Orientation => vec![(format!("{name}_orientation_div"), &a.orientation_div)],
+            Export::Axis => vec![
+                (
+                    format!("{name}_axis_concentration"),
+                    &a.axis_concentration[0],
+                ),
+                (
+                    format!("{name}_rot_axis_concentration"),
+                    &a.axis_concentration[1],
+                ),
+            ],
+            Export::Loss => vec![
+                (format!("{name}_train_loss"), &a.loss[0]),
+                (format!("{name}_heldout_loss"), &a.heldout_loss[0]),
+            ],
+        };
+        for (label, s) in series {
+            for [x, y] in s.raw_points() {
+                csv.push_str(&format!("{label},{x},{y}\n"));
+            }
+        }
+        if kind == Export::Axis {
+            for p in a.band.points() {
+                csv.push_str(&format!("{name}_baseline_p5,{},{}\n", p[0], p[1]));
+                csv.push_str(&format!("{name}_baseline_mean,{},{}\n", p[0], p[2]));
+                csv.push_str(&format!("{name}_baseline_p95,{},{}\n", p[0], p[3]));
+            }
+        }
+    }
+    let default = match kind {
+        Export::Orientation => "orientation_divergence.csv",
+        Export::Axis => "axis_concentration.csv",
+        Export::Loss => "loss.csv",
+    };
+    if let Some(path) = rfd::FileDialog::new()
+        .add_filter("CSV", &["csv"])
+        .set_file_name(default)
+        .save_file()
+    {
+        state.notice = Some(match write_atomic(&path, csv.as_bytes()) {
+            Ok(()) => crate::app::state::Notice {
+                text: format!("Saved {}.", path.display()),
+                error: false,
+            },
+            Err(e) => crate::app::state::Notice {
+                text: format!("Could not save {}: {e}", path.display()),
+                error: true,
+            },
+        });
+    }
+}
+
+fn sweep(state: &mut AppState, ui: &mut egui::Ui) {
+    ui.add_space(4.0);
+    ui.label(
+        "One seed proves nothing about A(K). The sweep repeats the current settings over several \
+         seeds (in parallel) and compares each arm's final excess A(K) − baseline mean with the \
+         spread that random rotations of the same keys produce.",
+    );
+    ui.horizontal(|ui| {
+        let l = ui.label("seeds");
+        ui.add(egui::DragValue::new(&mut state.settings.sweep_seeds).range(2..=256))
+            .labelled_by(l.id);
+        ui.label(
+            RichText::new(format!(
+                "starting at seed {}, {} steps each",
+                state.settings.preset.seed, state.settings.preset.steps
+            ))
+            .weak(),
+        );
+        match &state.sweep {
+            None => {
+                if ui.button(RichText::new("Run sweep").strong()).clicked() {
+                    state.start_sweep();
+                }
+            }
+            Some(job) => {
+                let frac = job.done() as f32 / job.total.max(1) as f32;
+                ui.add(
+                    egui::ProgressBar::new(frac)
+                        .desired_width(240.0)
+                        .text(format!("{} / {} seeds", job.done(), job.total)),
+                );
+                if job.is_cancelling() {
+                    ui.label("cancelling…");
+                } else if ui.button("Cancel").clicked() {
+                    job.cancel();
+                }
+            }
+        }
+    });
+    let Some(result) = &state.sweep_result else {
+        ui.label(RichText::new("No sweep yet.").weak());
+        return;
+    };
+    let hover = state.hover;
+    let n_arms = result.aggregate.len();
+    linear_plot("sweep", "excess A(K) − baseline mean")
+        .x_axis_label("arm")
+        .height((ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(200.0))
+        .legend(legend(egui_plot::Corner::RightTop))
+        .x_axis_formatter({
+            let names: Vec<String> = result.aggregate.iter().map(|a| a.arm.clone()).collect();
+            move |mark, _| {
+                let i = mark.value.round();
+                if (mark.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+                    names[i as usize].clone()
+                } else {
+                    String::new()
+                }
+            }
+        })
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            plot.hline(HLine::new("zero excess", 0.0).color(Color32::GRAY));
+            for (i, agg) in result.aggregate.iter().enumerate() {
+                let optimizer = result
+                    .preset
+                    .arms
+                    .get(i)
+                    .map_or(agg.arm.as_str(), |a| a.optimizer.as_str());
+                let c = optimizer_color(optimizer, i);
+                let x = i as f64;
+                let sd = agg.baseline_sd_mean;
+                plot.add(
+                    FilledArea::new(
+                        format!("{} ± baseline sd", agg.arm),
+                        &[x - 0.35, x + 0.35],
+                        &[-sd, -sd],
+                        &[sd, sd],
+                    )
+                    .fill_color(faded(c, 35)),
+                );
+                let dots: Vec<[f64; 2]> = result
+                    .per_seed
+                    .iter()
+                    .filter(|s| s.arm == agg.arm)
+                    .enumerate()
+                    .filter_map(|(k, s)| {
+                        let b = s.baseline.as_ref()?;
+                        let jitter = (k as f64 / result.seeds.len().max(1) as f64 - 0.5) * 0.4;
+                        Some([x + jitter, b[0].excess])
+                    })
+                    .collect();
+                plot.points(
+                    Points::new(format!("{} per seed", agg.arm), dots)
+                        .color(c)
+                        .radius(4.0)
+                        .filled(true),
+                );
+                if agg.excess_mean.is_finite() {
+                    let (m, s) = (agg.excess_mean, agg.excess_sd);
+                    plot.line(
+                        Line::new(
+                            format!("{} mean ± sd", agg.arm),
+                            vec![[x, m - s], [x, m + s]],
+                        )
+                        .color(c)
+                        .width(3.0),
+                    );
+                    plot.line(
+                        Line::new(
+                            format!("{} mean ± sd", agg.arm),
+                            vec![[x - 0.25, m], [x + 0.25, m]],
+                        )
+                        .color(c)
+                        .width(3.0),
+                    );
+                }
+            }
+        });
+    ui.add_space(4.0);
+    for (i, a) in result.aggregate.iter().enumerate() {
+        let optimizer = result
+            .preset
+            .arms
+            .get(i)
+            .map_or(a.arm.as_str(), |s| s.optimizer.as_str());
+        let verdict = if a.excess_is_outside_baseline() {
+            "outside the baseline spread: the orientation is special"
+        } else {
+            "within the baseline spread: no more axis-aligned than chance"
+        };
+        ui.label(
+            RichText::new(format!(
+                "{}: mean excess {:+.2e} ± {:.2e} over {} seeds; baseline sd {:.2e}; {} of {} seeds outside the 5–95% band; twin divergence {:.1e} → {verdict}",
+                a.arm,
+                a.excess_mean,
+                a.excess_sd,
+                a.seeds_ok,
+                a.baseline_sd_mean,
+                a.outside_band,
+                a.seeds_ok,
+                a.orientation_div_mean,
+            ))
+            .color(optimizer_color(optimizer, i)),
+        );
+    }
+}

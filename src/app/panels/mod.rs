@@ -1,0 +1,5 @@
+//! One module per view; each draws from [`crate::app::state::AppState`] and sends commands.
+
+pub mod controlled_test;
+pub mod sections;
+pub mod settings;

@@ -1,0 +1,347 @@
+//! The settings column of the controlled test: every preset field, each marked with whether
+//! changing it restarts the run.
+
+use eframe::egui::{self, RichText};
+
+use crate::app::state::AppState;
+use crate::app::widgets::colors::optimizer_color;
+use crate::optim::{Hyper, OptimizerSpec, Polar, REGISTRY};
+use crate::worker::Command;
+
+/// Marker shown beside controls that restart the run.
+pub const RESTARTS: &str = "↻";
+/// Marker shown beside controls that apply live.
+pub const LIVE: &str = "●";
+
+/// Draws the settings column; a changed numerics field restarts the run at once.
+pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        ui.add_space(6.0);
+        ui.heading("Settings");
+        ui.label(
+            RichText::new(format!(
+                "{RESTARTS} restarts the run from step 0    {LIVE} applies without restarting"
+            ))
+            .small()
+            .weak(),
+        );
+        ui.add_space(4.0);
+        let mut p = state.settings.preset.clone();
+        egui::CollapsingHeader::new("Memory task")
+            .default_open(true)
+            .show(ui, |ui| {
+                int(ui, "d_k (key dimension)", &mut p.d_k, 1, 256);
+                int(ui, "keys V", &mut p.n_keys, 1, 1024);
+                int(ui, "value classes", &mut p.n_values, 1, 1024);
+                let k_max = p.n_keys;
+                int(
+                    ui,
+                    "pairs per episode k",
+                    &mut p.pairs_per_episode,
+                    1,
+                    k_max,
+                );
+                real(ui, "write strength β", &mut p.beta, 0.0..=2.0, false);
+                real(ui, "softmax gain g", &mut p.gain, 0.01..=1000.0, true);
+            });
+        egui::CollapsingHeader::new("Training")
+            .default_open(true)
+            .show(ui, |ui| {
+                int(ui, "batch (episodes/step)", &mut p.batch, 1, 4096);
+                int(ui, "steps (budget)", &mut p.steps, 0, 100_000_000);
+                seed(ui, &mut p.seed);
+                init_std(ui, &mut p.init_std, p.d_k);
+                int(ui, "held-out every", &mut p.eval_every, 1, 100_000_000);
+                int(ui, "held-out episodes", &mut p.n_heldout, 1, 100_000);
+                int(
+                    ui,
+                    "baseline rotations",
+                    &mut p.baseline_rotations,
+                    2,
+                    100_000,
+                );
+            });
+        egui::CollapsingHeader::new("Arms")
+            .default_open(true)
+            .show(ui, |ui| arms(ui, &mut p.arms));
+        if p != state.settings.preset {
+            state.apply_preset(p);
+        }
+        egui::CollapsingHeader::new("Run control")
+            .default_open(true)
+            .show(ui, |ui| run_control(state, ui));
+    });
+}
+
+fn row<R>(
+    ui: &mut egui::Ui,
+    marker: &str,
+    text: &str,
+    add: impl FnOnce(&mut egui::Ui, egui::Id) -> R,
+) -> R {
+    ui.horizontal(|ui| {
+        let tip = if marker == RESTARTS {
+            "Changing this restarts the run from step 0."
+        } else {
+            "Applies to the running experiment without restarting it."
+        };
+        ui.label(RichText::new(marker).weak()).on_hover_text(tip);
+        let label = ui.label(text);
+        add(ui, label.id)
+    })
+    .inner
+}
+
+fn int(ui: &mut egui::Ui, text: &str, value: &mut usize, lo: usize, hi: usize) {
+    row(ui, RESTARTS, text, |ui, id| {
+        ui.add(
+            egui::DragValue::new(value)
+                .range(lo..=hi.max(lo))
+                .speed(0.2),
+        )
+        .labelled_by(id)
+    });
+}
+
+fn real(
+    ui: &mut egui::Ui,
+    text: &str,
+    value: &mut f64,
+    range: std::ops::RangeInclusive<f64>,
+    log: bool,
+) {
+    row(ui, RESTARTS, text, |ui, id| {
+        ui.add(
+            egui::Slider::new(value, range)
+                .logarithmic(log)
+                .clamping(egui::SliderClamping::Edits),
+        )
+        .labelled_by(id)
+    });
+}
+
+fn seed(ui: &mut egui::Ui, seed: &mut u64) {
+    row(ui, RESTARTS, "seed", |ui, id| {
+        ui.add(egui::DragValue::new(seed).speed(0.2))
+            .labelled_by(id);
+        if ui
+            .button("New seed")
+            .on_hover_text("Draw new W0, Q and episodes (seed + 1).")
+            .clicked()
+        {
+            *seed = seed.wrapping_add(1);
+        }
+    });
+}
+
+fn init_std(ui: &mut egui::Ui, init_std: &mut Option<f64>, d_k: usize) {
+    row(ui, RESTARTS, "init std", |ui, id| {
+        let mut auto = init_std.is_none();
+        if ui
+            .checkbox(&mut auto, "1/√d_k")
+            .on_hover_text("Unit expected column norm.")
+            .changed()
+        {
+            *init_std = if auto {
+                None
+            } else {
+                Some(1.0 / (d_k as f64).sqrt())
+            };
+        }
+        if let Some(s) = init_std {
+            ui.add(
+                egui::Slider::new(s, 1e-3..=100.0)
+                    .logarithmic(true)
+                    .clamping(egui::SliderClamping::Edits),
+            )
+            .labelled_by(id);
+        }
+    });
+}
+
+fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
+    let mut remove = None;
+    let n = arms.len();
+    for (i, arm) in arms.iter_mut().enumerate() {
+        let info = arm.info().expect("validated preset");
+        ui.push_id(i, |ui| {
+            ui.horizontal(|ui| {
+                let (rect, _) =
+                    ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+                ui.painter()
+                    .rect_filled(rect, 3.0, optimizer_color(&arm.optimizer, i));
+                ui.label(RichText::new(arm.arm_name()).strong());
+                let class = if info.equivariant {
+                    "equivariant"
+                } else {
+                    "coordinate-wise"
+                };
+                ui.label(RichText::new(class).small().weak());
+                if n > 1
+                    && ui
+                        .small_button("✖")
+                        .on_hover_text("Remove this arm")
+                        .clicked()
+                {
+                    remove = Some(i);
+                }
+            });
+            row(ui, RESTARTS, "optimizer", |ui, id| {
+                egui::ComboBox::from_id_salt("optimizer")
+                    .selected_text(info.title)
+                    .show_ui(ui, |ui| {
+                        for r in REGISTRY {
+                            ui.selectable_value(&mut arm.optimizer, r.name.to_string(), r.title);
+                        }
+                    })
+                    .response
+                    .labelled_by(id);
+            });
+            row(ui, RESTARTS, "learning rate", |ui, id| {
+                ui.add(
+                    egui::Slider::new(&mut arm.lr, 1e-5..=10.0)
+                        .logarithmic(true)
+                        .clamping(egui::SliderClamping::Edits)
+                        .custom_formatter(|v, _| format!("{v:.3e}")),
+                )
+                .labelled_by(id)
+            });
+            for &h in info.hypers {
+                match h {
+                    Hyper::Polar => {
+                        row(ui, RESTARTS, "polar factor", |ui, id| {
+                            egui::ComboBox::from_id_salt("polar")
+                                .selected_text(match arm.polar {
+                                    Polar::NewtonSchulz => "Newton–Schulz (5 steps)",
+                                    Polar::Svd => "exact (SVD)",
+                                })
+                                .show_ui(ui, |ui| {
+                                    ui.selectable_value(
+                                        &mut arm.polar,
+                                        Polar::NewtonSchulz,
+                                        "Newton–Schulz (5 steps)",
+                                    );
+                                    ui.selectable_value(&mut arm.polar, Polar::Svd, "exact (SVD)");
+                                })
+                                .response
+                                .labelled_by(id);
+                        });
+                    }
+                    Hyper::Eps => {
+                        row(ui, RESTARTS, "ε", |ui, id| {
+                            ui.add(
+                                egui::Slider::new(&mut arm.eps, 0.0..=1.0)
+                                    .logarithmic(true)
+                                    .smallest_positive(1e-16)
+                                    .clamping(egui::SliderClamping::Edits)
+                                    .custom_formatter(|v, _| format!("{v:.1e}")),
+                            )
+                            .labelled_by(id)
+                        });
+                    }
+                    other => {
+                        let v = match other {
+                            Hyper::Beta1 => &mut arm.beta1,
+                            Hyper::Beta2 => &mut arm.beta2,
+                            Hyper::Momentum => &mut arm.momentum,
+                            _ => &mut arm.alpha,
+                        };
+                        let name = match other {
+                            Hyper::Beta1 => "β1",
+                            Hyper::Beta2 => "β2",
+                            Hyper::Momentum => "momentum μ",
+                            _ => "decay α",
+                        };
+                        row(ui, RESTARTS, name, |ui, id| {
+                            ui.add(
+                                egui::Slider::new(v, 0.0..=0.9999)
+                                    .clamping(egui::SliderClamping::Edits),
+                            )
+                            .labelled_by(id)
+                        });
+                    }
+                }
+            }
+            ui.add_space(6.0);
+        });
+    }
+    if let Some(i) = remove {
+        arms.remove(i);
+    }
+    if arms.len() < 16 {
+        ui.menu_button("Add arm", |ui| {
+            for r in REGISTRY {
+                if ui.button(r.title).clicked() {
+                    let taken = |name: &str| arms.iter().any(|a| a.arm_name() == name);
+                    let mut spec = OptimizerSpec::new(r.name, default_lr(r.name));
+                    let mut k = 2;
+                    while taken(spec.arm_name()) {
+                        spec.label = Some(format!("{}_{k}", r.name));
+                        k += 1;
+                    }
+                    arms.push(spec);
+                    ui.close();
+                }
+            }
+        });
+    }
+}
+
+/// A learning rate that trains reasonably on the default task, for a newly added arm.
+fn default_lr(name: &str) -> f64 {
+    match name {
+        "gd" => 1.0,
+        "momentum" => 0.1,
+        "sign" => 0.002,
+        "muon" => 0.02,
+        _ => 0.01,
+    }
+}
+
+fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
+    let before = (state.settings.speed, state.settings.stop);
+    row(ui, LIVE, "speed", |ui, id| {
+        let text = |s: Option<f64>| match s {
+            None => "as fast as possible".to_string(),
+            Some(v) => format!("{v} steps/s"),
+        };
+        egui::ComboBox::from_id_salt("speed")
+            .selected_text(text(state.settings.speed))
+            .show_ui(ui, |ui| {
+                for s in [Some(5.0), Some(20.0), Some(200.0), Some(2000.0), None] {
+                    ui.selectable_value(&mut state.settings.speed, s, text(s));
+                }
+            })
+            .response
+            .labelled_by(id);
+    });
+    let budget = state.settings.preset.steps;
+    row(ui, LIVE, "stop at step", |ui, id| {
+        let mut custom = state.settings.stop.at_step.is_some();
+        if ui
+            .checkbox(&mut custom, "custom")
+            .on_hover_text(format!("Otherwise the preset's budget of {budget} steps."))
+            .changed()
+        {
+            state.settings.stop.at_step = custom.then_some(budget);
+        }
+        if let Some(s) = &mut state.settings.stop.at_step {
+            ui.add(egui::DragValue::new(s).range(1..=100_000_000).speed(1.0))
+                .labelled_by(id);
+        }
+    });
+    row(ui, LIVE, "stop at held-out loss", |ui, id| {
+        let mut on = state.settings.stop.heldout_loss_below.is_some();
+        if ui.checkbox(&mut on, "below").changed() {
+            state.settings.stop.heldout_loss_below = on.then_some(0.3);
+        }
+        if let Some(l) = &mut state.settings.stop.heldout_loss_below {
+            ui.add(egui::DragValue::new(l).range(1e-6..=100.0).speed(0.005))
+                .labelled_by(id);
+        }
+    });
+    if (state.settings.speed, state.settings.stop) != before {
+        state.send(Command::SetSpeed(state.settings.speed));
+        state.send(Command::SetStop(state.settings.stop));
+    }
+}

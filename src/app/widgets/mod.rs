@@ -1,0 +1,5 @@
+//! Shared drawing helpers: optimizer colours, log-axis plots, heatmaps.
+
+pub mod colors;
+pub mod heatmap;
+pub mod plots;

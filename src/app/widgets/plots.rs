@@ -1,0 +1,96 @@
+//! Plot helpers: a log10 y axis (egui_plot has none), hover labels that show raw values, and
+//! guards that keep non-finite numbers out of egui_plot.
+
+use std::ops::RangeInclusive;
+
+use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotPoint};
+
+use crate::app::history::LOG_FLOOR;
+
+/// Grid marks for a log10 axis: a mark per decade, with 2…9 minor marks when few decades are
+/// visible. Bails out on non-finite or absurd ranges instead of looping.
+pub fn log_grid(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 400.0 || hi < lo {
+        return Vec::new();
+    }
+    let decades = hi - lo;
+    let step = if decades > 12.0 { 2.0 } else { 1.0 };
+    let mut out = Vec::new();
+    let mut e = (lo / step).floor() * step;
+    while e <= hi + 1.0 {
+        out.push(GridMark {
+            value: e,
+            step_size: step,
+        });
+        if decades < 6.0 {
+            for m in 2..10 {
+                let v = e + (m as f64).log10();
+                if v >= lo && v <= hi {
+                    out.push(GridMark {
+                        value: v,
+                        step_size: step / 10.0,
+                    });
+                }
+            }
+        }
+        e += step;
+    }
+    out
+}
+
+/// Tick label for a log10 axis value: `1e-12`; minor marks stay unlabelled.
+pub fn log_tick(mark: GridMark, _range: &RangeInclusive<f64>) -> String {
+    if mark.step_size < 1.0 {
+        return String::new();
+    }
+    format!("1e{}", mark.value.round() as i64)
+}
+
+/// A plot with a log10 y axis labelled in powers of ten; hovering shows step and raw value.
+pub fn log_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
+    Plot::new(id)
+        .y_grid_spacer(log_grid)
+        .y_axis_formatter(log_tick)
+        .x_axis_label("training step")
+        .y_axis_label(y_label)
+        .label_formatter(|pos| {
+            let (name, p) = hovered(pos);
+            let raw = 10f64.powf(p.y);
+            let value = if raw <= LOG_FLOOR * 1.0001 {
+                format!("≤ {LOG_FLOOR:.0e} (floor)")
+            } else {
+                format!("{raw:.3e}")
+            };
+            Some(match name {
+                Some(name) => format!("{name}\nstep {:.0}\n{value}", p.x),
+                None => format!("step {:.0}\n{value}", p.x),
+            })
+        })
+}
+
+/// A plot with a linear y axis; hovering shows step and value.
+pub fn linear_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
+    Plot::new(id)
+        .x_axis_label("training step")
+        .y_axis_label(y_label)
+        .label_formatter(|pos| {
+            let (name, p) = hovered(pos);
+            Some(match name {
+                Some(name) => format!("{name}\nstep {:.0}\n{:.5}", p.x, p.y),
+                None => format!("step {:.0}\n{:.5}", p.x, p.y),
+            })
+        })
+}
+
+/// The hovered item's name (if over a named item) and position.
+fn hovered<'a>(pos: &HoverPosition<'a>) -> (Option<&'a str>, PlotPoint) {
+    match *pos {
+        HoverPosition::NearDataPoint {
+            plot_name,
+            position,
+            ..
+        } => ((!plot_name.is_empty()).then_some(plot_name), position),
+        HoverPosition::Elsewhere { position } => (None, position),
+    }
+}

@@ -1,0 +1,470 @@
+//! The training worker: owns the [`PairedRun`] on its own thread, obeys [`Command`]s from the
+//! UI and streams [`Update`]s back. Headless (no GUI types): the UI passes a repaint callback.
+//!
+//! One-way data flow: UI → `Command` → worker → `Update` → UI history → plots. The UI never
+//! blocks on the worker; the worker never waits for the UI.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, unbounded};
+use nalgebra::DMatrix;
+
+use crate::experiment::{ArmStatus, HeldOut, PairedRun, StepRecord};
+use crate::metrics::RotationBaseline;
+use crate::preset::Preset;
+
+/// How often, at most, the worker sends a batch of step records while running.
+const SEND_EVERY: Duration = Duration::from_millis(30);
+/// How often, at most, the worker sends keys and their rotation baseline while running.
+const SNAPSHOT_EVERY: Duration = Duration::from_millis(400);
+
+/// When a run pauses by itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct StopRule {
+    /// Pause once this many steps have been taken (the preset's `steps` by default).
+    pub at_step: Option<usize>,
+    /// Pause once every running arm's held-out loss (run from W0) is below this.
+    pub heldout_loss_below: Option<f64>,
+}
+
+/// What the UI asks of the worker.
+#[derive(Debug)]
+pub enum Command {
+    /// Replace the settings and start over from step 0 (paused).
+    Apply(Box<Preset>),
+    /// Run continuously.
+    Play,
+    /// Stop running after the current step.
+    Pause,
+    /// Take this many steps, then pause.
+    Step(usize),
+    /// Start over from the same W0, Q and episodes (paused).
+    Reset,
+    /// Target speed in steps per second; `None` runs as fast as possible.
+    SetSpeed(Option<f64>),
+    /// When to pause by itself.
+    SetStop(StopRule),
+    /// Make the worker thread panic: a test hook for the crash banner and restart.
+    InjectPanic,
+    /// End the thread.
+    Shutdown,
+}
+
+/// Names and classes of the arms of a (re)started run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmLabel {
+    /// Arm name (label or optimizer name).
+    pub name: String,
+    /// Registry name of the optimizer.
+    pub optimizer: String,
+    /// Equivariant under W → QW.
+    pub equivariant: bool,
+}
+
+/// Keys and baselines of every arm at one step.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The step whose weights W_s these describe.
+    pub step: usize,
+    /// Unit keys of both twins per arm (`d_k × V`); `None` for a diverged arm.
+    pub keys: Vec<Option<[DMatrix<f64>; 2]>>,
+    /// Random-rotation baselines of both twins per arm.
+    pub baselines: Vec<Option<[RotationBaseline; 2]>>,
+}
+
+/// What the worker reports.
+#[derive(Clone, Debug)]
+pub enum Update {
+    /// A run (re)started at step 0: forget all history.
+    Started {
+        /// The settings now running.
+        preset: Box<Preset>,
+        /// The arms, in preset order.
+        arms: Vec<ArmLabel>,
+    },
+    /// Step records since the last batch, in step order.
+    Steps(Vec<StepRecord>),
+    /// Held-out results at a step (evaluated at W_step).
+    HeldOut {
+        /// The step.
+        step: usize,
+        /// Per arm; `None` if diverged.
+        values: Vec<Option<HeldOut>>,
+    },
+    /// Keys and baselines.
+    Snapshot(Box<Snapshot>),
+    /// Progress and play state.
+    Status {
+        /// Steps taken (the index of the next step).
+        step: usize,
+        /// Whether the worker is running continuously or working off a step request.
+        running: bool,
+        /// Measured speed over the last batch, steps per second.
+        steps_per_sec: f64,
+        /// Per-arm status.
+        arms: Vec<ArmStatus>,
+    },
+    /// The run paused itself; says why.
+    Stopped(String),
+    /// The preset could not be applied; nothing changed.
+    Rejected(String),
+    /// The worker thread panicked and has ended; the message says where.
+    Crashed(String),
+}
+
+/// A running worker thread; dropping it stops the thread and joins it.
+pub struct Worker {
+    tx: Sender<Command>,
+    rx: Receiver<Update>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts a worker on `preset` (paused at step 0). `repaint` is called after every message
+    /// so the UI wakes up. Errors: an invalid preset, as `(field, message)`.
+    pub fn spawn(
+        preset: Preset,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Result<Self, (String, String)> {
+        let run = PairedRun::new(&preset)?;
+        let (tx, cmd_rx) = unbounded();
+        let (up_tx, rx) = unbounded();
+        let handle = std::thread::Builder::new()
+            .name("basis-lab worker".into())
+            .spawn(move || {
+                let notify = repaint.clone();
+                let crash_tx = up_tx.clone();
+                let outcome = catch_unwind(AssertUnwindSafe(move || {
+                    Loop::new(run, cmd_rx, up_tx, repaint).run()
+                }));
+                if let Err(payload) = outcome {
+                    let msg = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    let _ = crash_tx.send(Update::Crashed(msg));
+                    notify();
+                }
+            })
+            .expect("spawn worker thread");
+        Ok(Self {
+            tx,
+            rx,
+            handle: Some(handle),
+        })
+    }
+
+    /// Sends a command; silently dropped if the worker has ended (the UI learns that from
+    /// [`Update::Crashed`]).
+    pub fn send(&self, cmd: Command) {
+        let _ = self.tx.send(cmd);
+    }
+
+    /// Every update that has arrived, without blocking.
+    pub fn drain(&self) -> impl Iterator<Item = Update> + '_ {
+        self.rx.try_iter()
+    }
+
+    /// Whether the thread has ended (after a crash or shutdown).
+    pub fn is_finished(&self) -> bool {
+        self.handle.as_ref().is_none_or(|h| h.is_finished())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Command::Shutdown);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+struct Loop {
+    run: PairedRun,
+    rx: Receiver<Command>,
+    tx: Sender<Update>,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+    running: bool,
+    pending: usize,
+    speed: Option<f64>,
+    stop: StopRule,
+    records: Vec<StepRecord>,
+    paced_since: Instant,
+    paced_steps: usize,
+    last_send: Instant,
+    last_snapshot: Instant,
+    snapshot_step: Option<usize>,
+    rate_window: (Instant, usize),
+    steps_per_sec: f64,
+    last_heldout: Vec<Option<HeldOut>>,
+    quit: bool,
+}
+
+impl Loop {
+    fn new(
+        run: PairedRun,
+        rx: Receiver<Command>,
+        tx: Sender<Update>,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let now = Instant::now();
+        Self {
+            run,
+            rx,
+            tx,
+            repaint,
+            running: false,
+            pending: 0,
+            speed: None,
+            stop: StopRule::default(),
+            records: Vec::new(),
+            paced_since: now,
+            paced_steps: 0,
+            last_send: now,
+            last_snapshot: now,
+            snapshot_step: None,
+            rate_window: (now, 0),
+            steps_per_sec: 0.0,
+            last_heldout: Vec::new(),
+            quit: false,
+        }
+    }
+
+    fn send(&self, u: Update) {
+        let _ = self.tx.send(u);
+    }
+
+    fn run(mut self) {
+        self.restart(None);
+        loop {
+            let busy = self.running || self.pending > 0;
+            let cmd = if busy {
+                match self.rx.try_recv() {
+                    Ok(c) => Some(c),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            } else {
+                match self.rx.recv() {
+                    Ok(c) => Some(c),
+                    Err(_) => return,
+                }
+            };
+            if let Some(cmd) = cmd {
+                if !self.handle(cmd) {
+                    return;
+                }
+                continue;
+            }
+            self.work_slice();
+            if self.quit {
+                return;
+            }
+        }
+    }
+
+    /// Applies one command; false means shut down.
+    fn handle(&mut self, cmd: Command) -> bool {
+        match cmd {
+            Command::Apply(preset) => match PairedRun::new(&preset) {
+                Ok(run) => self.restart(Some(run)),
+                Err((f, m)) => self.send(Update::Rejected(format!("field `{f}`: {m}"))),
+            },
+            Command::Reset => self.restart(None),
+            Command::Play => {
+                self.running = true;
+                self.reset_pacing();
+            }
+            Command::Pause => {
+                self.running = false;
+                self.pending = 0;
+            }
+            Command::Step(n) => {
+                self.pending = self.pending.saturating_add(n);
+                self.reset_pacing();
+            }
+            Command::SetSpeed(s) => {
+                self.speed = s.filter(|v| v.is_finite() && *v > 0.0);
+                self.reset_pacing();
+            }
+            Command::SetStop(rule) => self.stop = rule,
+            Command::InjectPanic => panic!("worker panic injected by a test"),
+            Command::Shutdown => return false,
+        }
+        if !(self.running || self.pending > 0) {
+            self.flush(true);
+        }
+        true
+    }
+
+    fn reset_pacing(&mut self) {
+        self.paced_since = Instant::now();
+        self.paced_steps = 0;
+    }
+
+    /// Starts over with `run`, or rebuilds the current run from its preset.
+    fn restart(&mut self, run: Option<PairedRun>) {
+        self.run = run.unwrap_or_else(|| PairedRun::new(self.run.preset()).expect("was valid"));
+        self.running = false;
+        self.pending = 0;
+        self.records.clear();
+        self.snapshot_step = None;
+        self.last_heldout.clear();
+        let arms = self
+            .run
+            .arms()
+            .iter()
+            .map(|a| ArmLabel {
+                name: a.name().into(),
+                optimizer: a.info().name.into(),
+                equivariant: a.info().equivariant,
+            })
+            .collect();
+        self.send(Update::Started {
+            preset: Box::new(self.run.preset().clone()),
+            arms,
+        });
+        self.evaluate_heldout();
+        self.flush(true);
+    }
+
+    /// Runs steps for up to ~10 ms (fewer when paced), then reports.
+    fn work_slice(&mut self) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(10) && (self.running || self.pending > 0) {
+            if let Some(rate) = self.speed {
+                let due = (self.paced_since.elapsed().as_secs_f64() * rate) as usize;
+                if self.paced_steps >= due {
+                    let wait = Duration::from_secs_f64(
+                        ((self.paced_steps + 1) as f64 / rate
+                            - self.paced_since.elapsed().as_secs_f64())
+                        .clamp(0.0, 0.05),
+                    );
+                    self.flush(false);
+                    match self.rx.recv_timeout(wait) {
+                        Ok(cmd) => {
+                            self.quit = !self.handle(cmd);
+                            return;
+                        }
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => {
+                            self.quit = true;
+                            return;
+                        }
+                    }
+                }
+            }
+            if let Some(reason) = self.stop_reason() {
+                self.running = false;
+                self.pending = 0;
+                self.send(Update::Stopped(reason));
+                break;
+            }
+            self.one_step();
+        }
+        self.flush(!(self.running || self.pending > 0));
+    }
+
+    fn one_step(&mut self) {
+        let records = self.run.step();
+        self.records.extend_from_slice(records);
+        self.paced_steps += 1;
+        self.pending = self.pending.saturating_sub(1);
+        let s = self.run.step_index();
+        if s.is_multiple_of(self.run.preset().eval_every) {
+            self.evaluate_heldout();
+        }
+    }
+
+    fn evaluate_heldout(&mut self) {
+        let values = self.run.evaluate_heldout();
+        self.last_heldout = values.clone();
+        self.send(Update::HeldOut {
+            step: self.run.step_index(),
+            values,
+        });
+    }
+
+    fn stop_reason(&self) -> Option<String> {
+        let s = self.run.step_index();
+        let budget = self.stop.at_step.unwrap_or(self.run.preset().steps);
+        if self.running && s >= budget {
+            return Some(format!("reached the step budget of {budget}"));
+        }
+        if let Some(target) = self.stop.heldout_loss_below {
+            let losses: Vec<f64> = self
+                .last_heldout
+                .iter()
+                .flatten()
+                .map(|h| h.loss[0])
+                .collect();
+            if self.running && !losses.is_empty() && losses.iter().all(|&l| l < target) {
+                return Some(format!("every arm's held-out loss is below {target}"));
+            }
+        }
+        None
+    }
+
+    /// Sends pending records and status; with `force` (or when due) also a snapshot.
+    fn flush(&mut self, force: bool) {
+        if !force && self.last_send.elapsed() < SEND_EVERY {
+            return;
+        }
+        let (t0, s0) = self.rate_window;
+        let s = self.run.step_index();
+        let dt = t0.elapsed().as_secs_f64();
+        if dt > 0.25 || force {
+            self.steps_per_sec = if dt > 0.0 && s >= s0 {
+                (s - s0) as f64 / dt
+            } else {
+                0.0
+            };
+            self.rate_window = (Instant::now(), s);
+        }
+        if !self.records.is_empty() {
+            let records = std::mem::take(&mut self.records);
+            self.send(Update::Steps(records));
+        }
+        let snapshot_due = self.last_snapshot.elapsed() >= SNAPSHOT_EVERY;
+        if (force || snapshot_due) && self.snapshot_step != Some(s) {
+            self.send_snapshot();
+        }
+        self.send(Update::Status {
+            step: s,
+            running: self.running || self.pending > 0,
+            steps_per_sec: if self.running || self.pending > 0 {
+                self.steps_per_sec
+            } else {
+                0.0
+            },
+            arms: self.run.arms().iter().map(|a| a.status().clone()).collect(),
+        });
+        self.last_send = Instant::now();
+        (self.repaint)();
+    }
+
+    fn send_snapshot(&mut self) {
+        let step = self.run.step_index();
+        let baselines = self.run.baselines();
+        let keys = self
+            .run
+            .arms()
+            .iter()
+            .zip(&baselines)
+            .map(|(a, b)| b.as_ref().map(|_| [a.keys(0).clone(), a.keys(1).clone()]))
+            .collect();
+        self.send(Update::Snapshot(Box::new(Snapshot {
+            step,
+            keys,
+            baselines,
+        })));
+        self.snapshot_step = Some(step);
+        self.last_snapshot = Instant::now();
+    }
+}

@@ -1,0 +1,214 @@
+//! The desktop UI driven as a user would (egui_kittest: no display needed): play, step,
+//! reset, a bad preset, a crashed worker, a sweep, and saving and reopening a preset.
+
+use std::time::Duration;
+
+use basis_lab::app::state::{AppState, LiveTab, Settings};
+use basis_lab::preset::Preset;
+use basis_lab::worker::Command;
+use eframe::egui;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+type State = Option<AppState>;
+
+fn settings(preset: &str) -> Settings {
+    Settings {
+        preset: Preset::load(preset).unwrap(),
+        speed: None,
+        ..Settings::default()
+    }
+}
+
+fn harness(s: Settings) -> Harness<'static, State> {
+    Harness::builder()
+        .with_size(egui::vec2(1920.0, 1200.0))
+        .build_ui_state(
+            move |ui, state: &mut State| {
+                state
+                    .get_or_insert_with(|| AppState::new(ui.ctx(), s.clone()))
+                    .ui(ui)
+            },
+            None,
+        )
+}
+
+fn app<'a>(h: &'a Harness<'static, State>) -> &'a AppState {
+    h.state().as_ref().expect("first frame ran")
+}
+
+/// Steps frames until `cond` holds; fails after ~20 s.
+fn wait_for(h: &mut Harness<'static, State>, what: &str, cond: impl Fn(&AppState) -> bool) {
+    for _ in 0..2000 {
+        h.step();
+        if h.state().as_ref().is_some_and(&cond) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let a = h.state().as_ref();
+    panic!(
+        "timed out waiting for: {what} (step {:?}, running {:?}, crashed {:?})",
+        a.map(|a| a.history.step),
+        a.map(|a| a.history.running),
+        a.map(|a| a.crashed.clone())
+    );
+}
+
+#[test]
+fn play_runs_steps_and_fills_the_plots_then_reset_returns_to_zero() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    assert_eq!(app(&h).history.step, 0);
+    h.get_by_label("▶ Play").click();
+    wait_for(&mut h, "200 steps", |a| a.history.step >= 200);
+    let a = app(&h);
+    assert!(
+        a.history.records_received >= 2 * 200,
+        "two arms report every step"
+    );
+    for arm in &a.history.arms {
+        assert!(arm.orientation_div.len() > 50, "plot data grows");
+        assert!(arm.heldout.is_some());
+    }
+    let gd = &a.history.arms[0];
+    assert!(
+        gd.latest.unwrap().orientation_div < 1e-13,
+        "GD twins at float noise"
+    );
+    let adam = &a.history.arms[1];
+    assert!(
+        adam.latest.unwrap().orientation_div > 1e-3,
+        "Adam twins drift"
+    );
+    // The classroom budget is 600 steps: the run pauses there by itself.
+    wait_for(&mut h, "the step budget", |a| {
+        !a.history.running && a.history.step == 600
+    });
+    assert!(
+        app(&h)
+            .history
+            .stopped
+            .as_deref()
+            .unwrap()
+            .contains("budget")
+    );
+    h.get_by_label_contains("step 600 / 600");
+    h.get_by_label("⟲ Reset").click();
+    wait_for(&mut h, "reset to step 0", |a| {
+        a.history.step == 0 && a.history.records_received == 0
+    });
+    assert!(app(&h).history.arms[0].orientation_div.is_empty());
+}
+
+#[test]
+fn keyboard_steps_and_plays() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.key_press(egui::Key::Period);
+    wait_for(&mut h, "one step", |a| a.history.step == 1);
+    h.key_press(egui::Key::Space);
+    wait_for(&mut h, "running", |a| a.history.step > 20);
+    h.key_press(egui::Key::Space);
+    wait_for(&mut h, "paused", |a| !a.history.running);
+    let paused_at = app(&h).history.step;
+    for _ in 0..20 {
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(app(&h).history.step, paused_at, "a paused run stays put");
+    h.key_press(egui::Key::R);
+    wait_for(&mut h, "reset", |a| a.history.step == 0);
+}
+
+#[test]
+fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    let before = app(&h).settings.preset.clone();
+    h.get_by_label("File").click();
+    h.run_steps(3);
+    h.get_by_label("Paste preset…").click();
+    h.run_steps(2);
+    h.get_by_label("Preset text").focus();
+    h.step();
+    h.get_by_label("Preset text")
+        .type_text("Preset(\n  beta: 9.0,\n)");
+    h.step();
+    h.get_by_label("Load").click();
+    h.step();
+    h.step();
+    let notice = app(&h).notice.clone().expect("an error notice");
+    assert!(notice.error);
+    assert!(
+        notice.text.contains("pasted text:2:3") && notice.text.contains("`beta`"),
+        "{}",
+        notice.text
+    );
+    h.get_by_label_contains("Preset not loaded");
+    assert_eq!(app(&h).settings.preset, before);
+    assert!(
+        app(&h).paste_text.is_some(),
+        "the window stays open to fix the text"
+    );
+}
+
+#[test]
+fn a_crashed_worker_is_reported_and_can_be_restarted() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    app(&h).send(Command::InjectPanic);
+    wait_for(&mut h, "the crash banner", |a| a.crashed.is_some());
+    h.get_by_label_contains("The training worker crashed");
+    h.get_by_label("Restart worker").click();
+    wait_for(&mut h, "a fresh worker", |a| a.crashed.is_none());
+    h.run_steps(2);
+    h.get_by_label("Step").click();
+    wait_for(&mut h, "a step after restart", |a| a.history.step == 1);
+}
+
+#[test]
+fn a_sweep_runs_in_the_background_and_reports_every_arm() {
+    let mut s = settings("classroom");
+    s.preset.steps = 80;
+    s.preset.baseline_rotations = 32;
+    s.sweep_seeds = 4;
+    s.tab = LiveTab::Sweep;
+    let mut h = harness(s);
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.get_by_label("Run sweep").click();
+    wait_for(&mut h, "the sweep result", |a| a.sweep_result.is_some());
+    let r = app(&h).sweep_result.clone().unwrap();
+    assert_eq!(r.seeds, vec![0, 1, 2, 3]);
+    assert_eq!(r.aggregate.len(), 2);
+    assert!(r.aggregate.iter().all(|a| a.seeds_ok == 4));
+    h.step();
+    h.get_by_label_contains("gd: mean excess");
+    h.get_by_label_contains("adam: mean excess");
+}
+
+#[test]
+fn a_saved_preset_reopens_identically_and_edits_restart_the_run() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.ron");
+    let mut edited = app(&h).settings.preset.clone();
+    edited.beta = 0.75;
+    edited.arms[1].eps = 1e-3;
+    let a = h.state_mut().as_mut().unwrap();
+    assert!(a.apply_preset(edited.clone()));
+    assert!(a.save_preset_file(&path));
+    wait_for(&mut h, "the edited run", |a| {
+        a.history.preset.as_ref().is_some_and(|p| p.beta == 0.75)
+    });
+    let a = h.state_mut().as_mut().unwrap();
+    assert!(a.load_preset_text(basis_lab::preset::BUNDLED[1].1, "bundled"));
+    assert!(a.load_preset_file(&path));
+    assert_eq!(a.settings.preset, edited);
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(&bad, "Preset(d_k: 0)").unwrap();
+    assert!(!a.load_preset_file(&bad));
+    assert_eq!(a.settings.preset, edited, "a bad file changes nothing");
+    assert!(a.notice.as_ref().unwrap().text.contains("`d_k`"));
+}
