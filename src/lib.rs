@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod experiment;
+pub mod explainer;
 pub mod metrics;
 pub mod model;
 pub mod optim;

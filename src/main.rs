@@ -35,6 +35,19 @@ struct Cli {
     /// Use the dark theme (the View menu switches it too).
     #[arg(long)]
     dark: bool,
+    /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
+    #[arg(long, value_parser = parse_section)]
+    panel: Option<basis_lab::app::state::Section>,
+}
+
+fn parse_section(name: &str) -> Result<basis_lab::app::state::Section, String> {
+    basis_lab::app::state::Section::from_cli_name(name).ok_or_else(|| {
+        let names: Vec<&str> = basis_lab::app::state::Section::ALL
+            .iter()
+            .map(|s| s.cli_name())
+            .collect();
+        format!("unknown panel `{name}`; one of: {}", names.join(", "))
+    })
 }
 
 #[derive(Subcommand)]
@@ -107,6 +120,7 @@ fn real_main() -> Result<()> {
                 screenshot: cli.screenshot,
                 run_steps: cli.run_steps,
                 dark: cli.dark.then_some(true),
+                section: cli.panel,
             })
         }
         Some(Command::Run {
@@ -180,7 +194,7 @@ fn progress_bar(quiet: bool, len: u64, unit: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(len);
-    let template = format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{per_sec}}  eta {{eta}}");
+    let template = format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}} elapsed, eta {{eta}}");
     bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
     bar
 }
@@ -193,13 +207,29 @@ fn sci(x: f64) -> String {
     }
 }
 
+/// `z` for the table: two decimals, or a dash when the baseline has no spread.
+fn z_text(z: f64) -> String {
+    if z.is_finite() {
+        format!("{z:.2}")
+    } else {
+        "—".into()
+    }
+}
+
 fn print_summary(s: &Summary) {
     println!(
         "{} steps, d_k {}, {} keys; isotropic A = 3/(d_k+2) = {:.4}",
         s.steps, s.preset.d_k, s.preset.n_keys, s.isotropic_axis_concentration
     );
+    let w = s
+        .arms
+        .iter()
+        .map(|a| a.arm.chars().count())
+        .max()
+        .unwrap_or(3)
+        .max(12);
     println!(
-        "{:<12} {:<13} {:>10} {:>10} {:>8} {:>17} {:>10} {:>7} {:>9} {:>9}",
+        "{:<w$} {:<14} {:>10} {:>10} {:>8} {:>17} {:>10} {:>7} {:>9} {:>9}",
         "arm",
         "class",
         "twin div",
@@ -219,7 +249,7 @@ fn print_summary(s: &Summary) {
         };
         match (&a.final_metrics, &a.heldout, &a.baseline) {
             (Some(f), Some(h), Some(b)) => println!(
-                "{:<12} {:<13} {:>10} {:>10} {:>8.4} {:>8.4} ± {:<6.4} {:>10} {:>7.2} {:>9.3} {:>9.4}",
+                "{:<w$} {:<14} {:>10} {:>10} {:>8.4} {:>8.4} ± {:<6.4} {:>10} {:>7} {:>9.3} {:>9.4}",
                 a.arm,
                 class,
                 sci(f.orientation_div),
@@ -228,11 +258,11 @@ fn print_summary(s: &Summary) {
                 b[0].mean,
                 b[0].sd,
                 sci(b[0].excess),
-                b[0].z,
+                z_text(b[0].z),
                 h.accuracy[0],
                 h.loss[0]
             ),
-            _ => println!("{:<12} {:<13} diverged: {:?}", a.arm, class, a.status),
+            _ => println!("{:<w$} {:<14} diverged: {:?}", a.arm, class, a.status),
         }
     }
 }
@@ -297,18 +327,27 @@ fn print_sweep(r: &SweepResult) {
         r.preset.steps,
         r.preset.baseline_rotations
     );
+    let w = r
+        .aggregate
+        .iter()
+        .map(|a| a.arm.chars().count())
+        .max()
+        .unwrap_or(3)
+        .max(12);
     println!(
-        "{:<12} {:>4} {:>22} {:>11} {:>9} {:>10} {:>10}  verdict",
+        "{:<w$} {:>4} {:>22} {:>11} {:>9} {:>10} {:>10}  verdict",
         "arm", "ok", "excess mean ± sd", "baseline sd", "outside", "twin div", "held acc"
     );
     for a in &r.aggregate {
-        let verdict = if a.excess_is_outside_baseline() {
+        let verdict = if a.seeds_ok < 2 {
+            "too few seeds for a verdict"
+        } else if a.excess_is_outside_baseline() {
             "outside the baseline spread"
         } else {
             "within the baseline spread"
         };
         println!(
-            "{:<12} {:>4} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>10.3}  {verdict}",
+            "{:<w$} {:>4} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>10.3}  {verdict}",
             a.arm,
             a.seeds_ok,
             sci(a.excess_mean),

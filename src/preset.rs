@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::explainer::DemoSettings;
 use crate::model::MemoryConfig;
 use crate::optim::{OptimizerSpec, REGISTRY};
 
@@ -56,6 +57,9 @@ pub struct Preset {
     pub baseline_rotations: usize,
     /// The arms, 1..=16 optimizers with distinct names; each is trained from W0 and from Q·W0.
     pub arms: Vec<OptimizerSpec>,
+    /// The explainer demos' state (key directions, β, angles). Changing it never restarts the
+    /// paired run.
+    pub demos: DemoSettings,
 }
 
 impl Default for Preset {
@@ -82,6 +86,7 @@ impl Default for Preset {
                 OptimizerSpec::new("sign", 0.002),
                 OptimizerSpec::new("muon", 0.02),
             ],
+            demos: DemoSettings::default(),
         }
     }
 }
@@ -130,14 +135,29 @@ impl Preset {
                 ),
             });
         }
+        // IMPLICIT_SOME lets `init_std: 0.1` stand for `Some(0.1)`.
         let preset: Preset = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
             .from_str(text)
-            .map_err(|e| PresetError {
-                file: file.into(),
-                line: Some(e.span.start.line),
-                column: Some(e.span.start.col),
-                field: None,
-                message: e.code.to_string(),
+            .map_err(|e| {
+                let message = e
+                    .code
+                    .to_string()
+                    .replace("`OptimizerSpec`", "an arm")
+                    .replace("`DemoSettings`", "`demos`")
+                    .replace("struct `Preset`", "the preset");
+                // Name the field only for errors about a value, not about the structure.
+                let structural = ["field named", "comma", "closing", "opening", "end of"]
+                    .iter()
+                    .any(|w| message.contains(w));
+                let offset = byte_offset(text, e.span.start.line, e.span.start.col);
+                PresetError {
+                    file: file.into(),
+                    line: Some(e.span.start.line),
+                    column: Some(e.span.start.col),
+                    field: (!structural).then(|| field_before(text, offset)).flatten(),
+                    message,
+                }
             })?;
         preset.validate().map_err(|(field, message)| {
             let (line, column) = locate_field(text, &field).unzip();
@@ -157,10 +177,21 @@ impl Preset {
     /// unreadable and over-long files.
     pub fn load(path_or_name: &str) -> Result<Self, PresetError> {
         let path = Path::new(path_or_name);
-        if !path.exists()
-            && let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == path_or_name)
-        {
-            return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
+        if !path.exists() {
+            if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == path_or_name) {
+                return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
+            }
+            let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
+            return Err(PresetError {
+                file: path_or_name.into(),
+                line: None,
+                column: None,
+                field: None,
+                message: format!(
+                    "no such file, and no bundled preset of that name (bundled: {})",
+                    names.join(", ")
+                ),
+            });
         }
         let io_err = |e: std::io::Error| PresetError {
             file: path_or_name.into(),
@@ -208,6 +239,17 @@ impl Preset {
         }
     }
 
+    /// Whether `other` runs the same experiment (everything but the demos' state is equal).
+    pub fn same_experiment(&self, other: &Preset) -> bool {
+        Preset {
+            demos: DemoSettings::default(),
+            ..self.clone()
+        } == Preset {
+            demos: DemoSettings::default(),
+            ..other.clone()
+        }
+    }
+
     /// Standard deviation of W0's entries: `init_std`, or 1/√d_k.
     pub fn init_std(&self) -> f64 {
         self.init_std.unwrap_or(1.0 / (self.d_k as f64).sqrt())
@@ -246,6 +288,7 @@ impl Preset {
                 format!("{} arms given; allowed 1..=16", self.arms.len()),
             ));
         }
+        self.demos.validate()?;
         for (i, arm) in self.arms.iter().enumerate() {
             validate_arm(i, arm)?;
             if self.arms[..i]
@@ -350,6 +393,12 @@ fn real_range(
 /// 1-based (line, column) of where `field` is written in `text`: for `arms[i].name`, the i-th
 /// arm's `name:` when every arm writes it, else the first; for a plain field, its first `name:`.
 fn locate_field(text: &str, field: &str) -> Option<(usize, usize)> {
+    if let Some(key) = field.strip_prefix("demos.") {
+        let key = key.split('[').next().unwrap_or(key);
+        let start = *key_positions(text, "demos").first()?;
+        let pick = start + *key_positions(&text[start..], key).first()?;
+        return Some(line_col(text, pick));
+    }
     let (index, key) = match field.strip_prefix("arms[") {
         Some(rest) => {
             let (i, key) = rest.split_once("].")?;
@@ -357,14 +406,57 @@ fn locate_field(text: &str, field: &str) -> Option<(usize, usize)> {
         }
         None => (None, field),
     };
-    let hits = key_positions(text, key);
+    let mut hits = key_positions(text, key);
+    if hits.is_empty() && index.is_some() {
+        // A field left at its default (say an arm without `label`): point at the arm itself.
+        hits = key_positions(text, "optimizer");
+    } else if index.is_some() && count_arms(text) != hits.len() {
+        hits.truncate(1);
+    }
     let pick = match index {
-        Some(i) if hits.len() > i && count_arms(text) == hits.len() => hits[i],
+        Some(i) if hits.len() > i => hits[i],
         _ => *hits.first()?,
     };
-    let line = text[..pick].matches('\n').count() + 1;
-    let col = pick - text[..pick].rfind('\n').map_or(0, |p| p + 1) + 1;
-    Some((line, col))
+    Some(line_col(text, pick))
+}
+
+/// Byte offset of 1-based (line, column), clamped to the text.
+fn byte_offset(text: &str, line: usize, col: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let rest = &text[start.min(text.len())..];
+    start
+        + rest
+            .char_indices()
+            .nth(col.saturating_sub(1))
+            .map_or(rest.len(), |(i, _)| i)
+}
+
+/// The name of the field whose value starts nearest before byte `pos` (`name:` on the same
+/// line or earlier), for parse errors that only give a position.
+fn field_before(text: &str, pos: usize) -> Option<String> {
+    let head = &text[..pos.min(text.len())];
+    let colon = head.rfind(':')?;
+    let name: String = head[..colon]
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+}
+
+/// 1-based (line, column) of byte offset `pos`.
+fn line_col(text: &str, pos: usize) -> (usize, usize) {
+    let line = text[..pos].matches('\n').count() + 1;
+    let col = pos - text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
+    (line, col)
 }
 
 /// Byte offsets of `key` written as a field name (`key` then optional spaces then `:`).

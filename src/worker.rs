@@ -6,6 +6,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -70,10 +71,12 @@ pub struct ArmLabel {
 pub struct Snapshot {
     /// The step whose weights W_s these describe.
     pub step: usize,
-    /// Unit keys of both twins per arm (`d_k × V`); `None` for a diverged arm.
-    pub keys: Vec<Option<[DMatrix<f64>; 2]>>,
+    /// Unit keys of each arm's run from W0 (`d_k × V`); `None` for a diverged arm.
+    pub keys: Vec<Option<DMatrix<f64>>>,
     /// Random-rotation baselines of both twins per arm.
     pub baselines: Vec<Option<[RotationBaseline; 2]>>,
+    /// Pair metrics of W_step (loss NaN), so the table shows the same step as the keys.
+    pub records: Vec<StepRecord>,
 }
 
 /// What the worker reports.
@@ -121,6 +124,9 @@ pub struct Worker {
     tx: Sender<Command>,
     rx: Receiver<Update>,
     handle: Option<JoinHandle<()>>,
+    /// Set while a periodic snapshot waits unread, so a UI that is not drawing (a minimised
+    /// window) is not buried in copies of the keys.
+    snapshot_unread: Arc<AtomicBool>,
 }
 
 impl Worker {
@@ -130,7 +136,9 @@ impl Worker {
         preset: Preset,
         repaint: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Self, (String, String)> {
-        let run = PairedRun::new(&preset)?;
+        preset.validate()?;
+        let snapshot_unread = Arc::new(AtomicBool::new(false));
+        let unread = snapshot_unread.clone();
         let (tx, cmd_rx) = unbounded();
         let (up_tx, rx) = unbounded();
         let handle = std::thread::Builder::new()
@@ -139,7 +147,8 @@ impl Worker {
                 let notify = repaint.clone();
                 let crash_tx = up_tx.clone();
                 let outcome = catch_unwind(AssertUnwindSafe(move || {
-                    Loop::new(run, cmd_rx, up_tx, repaint).run()
+                    let run = PairedRun::new(&preset).expect("validated before spawning");
+                    Loop::new(run, cmd_rx, up_tx, repaint, unread).run()
                 }));
                 if let Err(payload) = outcome {
                     let msg = payload
@@ -156,6 +165,7 @@ impl Worker {
             tx,
             rx,
             handle: Some(handle),
+            snapshot_unread,
         })
     }
 
@@ -167,7 +177,11 @@ impl Worker {
 
     /// Every update that has arrived, without blocking.
     pub fn drain(&self) -> impl Iterator<Item = Update> + '_ {
-        self.rx.try_iter()
+        self.rx.try_iter().inspect(|u| {
+            if matches!(u, Update::Snapshot(_)) {
+                self.snapshot_unread.store(false, Ordering::Relaxed);
+            }
+        })
     }
 
     /// Whether the thread has ended (after a crash or shutdown).
@@ -177,10 +191,19 @@ impl Worker {
 }
 
 impl Drop for Worker {
+    /// Asks the thread to stop and waits up to two seconds for it (a step or a baseline in
+    /// progress finishes first); a thread still busy after that is left to end on its own, so
+    /// closing the window never hangs.
     fn drop(&mut self) {
         let _ = self.tx.send(Command::Shutdown);
         if let Some(h) = self.handle.take() {
-            let _ = h.join();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !h.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
         }
     }
 }
@@ -199,7 +222,9 @@ struct Loop {
     paced_steps: usize,
     last_send: Instant,
     last_snapshot: Instant,
+    snapshot_gap: Duration,
     snapshot_step: Option<usize>,
+    snapshot_unread: Arc<AtomicBool>,
     rate_window: (Instant, usize),
     steps_per_sec: f64,
     last_heldout: Vec<Option<HeldOut>>,
@@ -212,6 +237,7 @@ impl Loop {
         rx: Receiver<Command>,
         tx: Sender<Update>,
         repaint: Arc<dyn Fn() + Send + Sync>,
+        snapshot_unread: Arc<AtomicBool>,
     ) -> Self {
         let now = Instant::now();
         Self {
@@ -228,7 +254,9 @@ impl Loop {
             paced_steps: 0,
             last_send: now,
             last_snapshot: now,
+            snapshot_gap: SNAPSHOT_EVERY,
             snapshot_step: None,
+            snapshot_unread,
             rate_window: (now, 0),
             steps_per_sec: 0.0,
             last_heldout: Vec::new(),
@@ -244,20 +272,22 @@ impl Loop {
         self.restart(None);
         loop {
             let busy = self.running || self.pending > 0;
-            let cmd = if busy {
-                match self.rx.try_recv() {
-                    Ok(c) => Some(c),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => return,
-                }
-            } else {
+            let mut batch = Vec::new();
+            if !busy {
                 match self.rx.recv() {
-                    Ok(c) => Some(c),
+                    Ok(c) => batch.push(c),
                     Err(_) => return,
                 }
-            };
-            if let Some(cmd) = cmd {
-                if !self.handle(cmd) {
+            }
+            loop {
+                match self.rx.try_recv() {
+                    Ok(c) => batch.push(c),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
+            if !batch.is_empty() {
+                if !self.handle_batch(batch) {
                     return;
                 }
                 continue;
@@ -269,11 +299,36 @@ impl Loop {
         }
     }
 
+    /// Applies commands in order, except that a restart (Apply or Reset) followed by another
+    /// restart in the same batch is skipped, and Shutdown wins at once. False means shut down.
+    fn handle_batch(&mut self, batch: Vec<Command>) -> bool {
+        if batch.iter().any(|c| matches!(c, Command::Shutdown)) {
+            return false;
+        }
+        let is_restart = |c: &Command| matches!(c, Command::Apply(_) | Command::Reset);
+        let last_restart = batch.iter().rposition(is_restart);
+        for (i, cmd) in batch.into_iter().enumerate() {
+            if is_restart(&cmd) && Some(i) != last_restart {
+                continue;
+            }
+            if !self.handle(cmd) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Applies one command; false means shut down.
     fn handle(&mut self, cmd: Command) -> bool {
         match cmd {
             Command::Apply(preset) => match PairedRun::new(&preset) {
-                Ok(run) => self.restart(Some(run)),
+                Ok(run) => {
+                    // A settings change restarts from step 0 but keeps playing if it was.
+                    let was_running = self.running;
+                    self.restart(Some(run));
+                    self.running = was_running;
+                    self.reset_pacing();
+                }
                 Err((f, m)) => self.send(Update::Rejected(format!("field `{f}`: {m}"))),
             },
             Command::Reset => self.restart(None),
@@ -304,8 +359,10 @@ impl Loop {
     }
 
     fn reset_pacing(&mut self) {
-        self.paced_since = Instant::now();
+        let now = Instant::now();
+        self.paced_since = now;
         self.paced_steps = 0;
+        self.rate_window = (now, self.run.step_index());
     }
 
     /// Starts over with `run`, or rebuilds the current run from its preset.
@@ -340,6 +397,8 @@ impl Loop {
         while start.elapsed() < Duration::from_millis(10) && (self.running || self.pending > 0) {
             if let Some(rate) = self.speed {
                 let due = (self.paced_since.elapsed().as_secs_f64() * rate) as usize;
+                // After a stall (a slow snapshot, say) resume the pace instead of catching up.
+                self.paced_steps = self.paced_steps.max(due.saturating_sub(1));
                 if self.paced_steps >= due {
                     let wait = Duration::from_secs_f64(
                         ((self.paced_steps + 1) as f64 / rate
@@ -431,7 +490,8 @@ impl Loop {
             let records = std::mem::take(&mut self.records);
             self.send(Update::Steps(records));
         }
-        let snapshot_due = self.last_snapshot.elapsed() >= SNAPSHOT_EVERY;
+        let snapshot_due = self.last_snapshot.elapsed() >= self.snapshot_gap
+            && !self.snapshot_unread.load(Ordering::Relaxed);
         if (force || snapshot_due) && self.snapshot_step != Some(s) {
             self.send_snapshot();
         }
@@ -450,21 +510,27 @@ impl Loop {
     }
 
     fn send_snapshot(&mut self) {
+        let started = Instant::now();
         let step = self.run.step_index();
+        let records = self.run.snapshot();
         let baselines = self.run.baselines();
         let keys = self
             .run
             .arms()
             .iter()
             .zip(&baselines)
-            .map(|(a, b)| b.as_ref().map(|_| [a.keys(0).clone(), a.keys(1).clone()]))
+            .map(|(a, b)| b.as_ref().map(|_| a.keys(0).clone()))
             .collect();
+        self.snapshot_unread.store(true, Ordering::Relaxed);
         self.send(Update::Snapshot(Box::new(Snapshot {
             step,
             keys,
             baselines,
+            records,
         })));
         self.snapshot_step = Some(step);
         self.last_snapshot = Instant::now();
+        // Baselines of big presets are costly: keep them under a fifth of the worker's time.
+        self.snapshot_gap = SNAPSHOT_EVERY.max(started.elapsed() * 5);
     }
 }

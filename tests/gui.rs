@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use basis_lab::app::state::{AppState, LiveTab, Settings};
+use basis_lab::app::state::{AppState, LiveTab, Section, Settings};
 use basis_lab::preset::Preset;
 use basis_lab::worker::Command;
 use eframe::egui;
@@ -98,12 +98,15 @@ fn play_runs_steps_and_fills_the_plots_then_reset_returns_to_zero() {
     wait_for(&mut h, "reset to step 0", |a| {
         a.history.step == 0 && a.history.records_received == 0
     });
-    assert!(app(&h).history.arms[0].orientation_div.is_empty());
+    // Only the snapshot of the fresh W0 remains.
+    assert!(app(&h).history.arms[0].orientation_div.len() <= 1);
 }
 
 #[test]
 fn keyboard_steps_and_plays() {
-    let mut h = harness(settings("classroom"));
+    let mut s = settings("classroom");
+    s.speed = Some(100.0);
+    let mut h = harness(s);
     wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
     h.key_press(egui::Key::Period);
     wait_for(&mut h, "one step", |a| a.history.step == 1);
@@ -112,6 +115,8 @@ fn keyboard_steps_and_plays() {
     h.key_press(egui::Key::Space);
     wait_for(&mut h, "paused", |a| !a.history.running);
     let paused_at = app(&h).history.step;
+    assert!(paused_at < 600, "paused by the key, not by the budget");
+    assert!(app(&h).history.stopped.is_none());
     for _ in 0..20 {
         h.step();
         std::thread::sleep(Duration::from_millis(5));
@@ -157,11 +162,15 @@ fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
 fn a_crashed_worker_is_reported_and_can_be_restarted() {
     let mut h = harness(settings("classroom"));
     wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.get_by_label("Step").click();
+    wait_for(&mut h, "one step", |a| a.history.step == 1);
     app(&h).send(Command::InjectPanic);
     wait_for(&mut h, "the crash banner", |a| a.crashed.is_some());
     h.get_by_label_contains("The training worker crashed");
     h.get_by_label("Restart worker").click();
-    wait_for(&mut h, "a fresh worker", |a| a.crashed.is_none());
+    wait_for(&mut h, "a fresh worker at step 0", |a| {
+        a.crashed.is_none() && a.history.step == 0 && a.history.preset.is_some()
+    });
     h.run_steps(2);
     h.get_by_label("Step").click();
     wait_for(&mut h, "a step after restart", |a| a.history.step == 1);
@@ -211,4 +220,72 @@ fn a_saved_preset_reopens_identically_and_edits_restart_the_run() {
     assert!(!a.load_preset_file(&bad));
     assert_eq!(a.settings.preset, edited, "a bad file changes nothing");
     assert!(a.notice.as_ref().unwrap().text.contains("`d_k`"));
+}
+
+#[test]
+fn opening_each_bundled_preset_changes_nothing_by_itself() {
+    for (name, _) in basis_lab::preset::BUNDLED {
+        let s = settings(name);
+        let original = s.preset.clone();
+        let mut h = harness(s);
+        wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+        for section in Section::ALL {
+            h.state_mut().as_mut().unwrap().settings.section = section;
+            for _ in 0..4 {
+                h.step();
+            }
+        }
+        h.state_mut().as_mut().unwrap().settings.section = Section::ControlledTest;
+        for _ in 0..20 {
+            h.step();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let a = app(&h);
+        assert_eq!(
+            a.settings.preset, original,
+            "{name}: a widget rewrote the preset"
+        );
+        assert_eq!(
+            a.snapshot_serial, 1,
+            "{name}: the run restarted without being asked"
+        );
+        assert_eq!(a.history.step, 0);
+    }
+}
+
+#[test]
+fn dragging_a_key_moves_it_and_beta_changes_without_restarting_the_run() {
+    let mut s = settings("classroom");
+    s.section = Section::Model;
+    let mut h = harness(s);
+    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    h.run_steps(2);
+    let angles = app(&h).settings.preset.demos.key_angles_deg.clone();
+    assert_eq!(angles, vec![15.0, 105.0, 230.0]);
+    let from = h.get_by_label("K1 tip").rect().center();
+    let to = h.get_by_label("K2 tip").rect().center();
+    h.drag_at(from);
+    h.step();
+    h.hover_at(from + (to - from) * 0.5);
+    h.step();
+    h.hover_at(to);
+    h.step();
+    h.drop_at(to);
+    h.run_steps(2);
+    let moved = app(&h).settings.preset.demos.key_angles_deg[0];
+    assert!((moved - 105.0).abs() < 3.0, "K1 now at {moved}°");
+    h.get_by_role_and_label(egui::Role::Slider, "write strength β")
+        .set_value_accesskit(0.5);
+    h.run_steps(2);
+    let a = app(&h);
+    assert_eq!(a.settings.preset.demos.beta, 0.5);
+    assert_eq!(
+        a.snapshot_serial, 1,
+        "demo edits must not restart the paired run"
+    );
+    let p = Preset::from_ron(&a.settings.preset.to_ron(), "saved").unwrap();
+    assert_eq!(
+        p.demos, a.settings.preset.demos,
+        "the demo state is part of the preset"
+    );
 }

@@ -39,6 +39,30 @@ fn missing_fields_take_defaults() {
 }
 
 #[test]
+fn options_may_be_written_without_some() {
+    let p = Preset::from_ron("Preset(init_std: 0.25)", "t").unwrap();
+    assert_eq!(p.init_std, Some(0.25));
+    let p = Preset::from_ron("Preset(init_std: Some(0.25))", "t").unwrap();
+    assert_eq!(p.init_std, Some(0.25));
+}
+
+#[test]
+fn demo_state_round_trips_and_does_not_change_the_experiment() {
+    let mut p = Preset::default();
+    p.demos.key_angles_deg = vec![30.0, 200.0];
+    p.demos.beta = 1.0;
+    p.demos.later_adam = true;
+    let back = Preset::from_ron(&p.to_ron(), "t").unwrap();
+    assert_eq!(back, p);
+    assert!(back.same_experiment(&Preset::default()));
+    let other = Preset {
+        beta: 0.5,
+        ..Preset::default()
+    };
+    assert!(!other.same_experiment(&p));
+}
+
+#[test]
 fn awkward_floats_round_trip_bit_exactly() {
     let mut p = Preset {
         beta: 0.1 + 0.2,
@@ -65,8 +89,18 @@ fn bad_cases() -> Vec<(String, &'static str, Option<&'static str>, Option<usize>
     vec![
         ("Preset(d_k: 16".into(), "", None, Some(1)),
         ("Preset(\n  d_kk: 3,\n)".into(), "d_kk", None, Some(2)),
-        ("Preset(d_k: \"16\")".into(), "", None, Some(1)),
-        ("Preset(d_k: -1)".into(), "", None, Some(1)),
+        (
+            "Preset(d_k: \"16\")".into(),
+            "Expected integer",
+            Some("d_k"),
+            Some(1),
+        ),
+        (
+            "Preset(d_k: -1)".into(),
+            "out of bounds",
+            Some("d_k"),
+            Some(1),
+        ),
         ("Preset(d_k: 0)".into(), "1..=256", Some("d_k"), Some(1)),
         (
             "Preset(\n\n  d_k: 100000)".into(),
@@ -125,15 +159,15 @@ fn bad_cases() -> Vec<(String, &'static str, Option<&'static str>, Option<usize>
         ("[1, 2, 3]".into(), "", None, Some(1)),
         (
             "Preset(steps: 99999999999999999999999999)".into(),
-            "",
-            None,
+            "out of bounds",
+            Some("steps"),
             Some(1),
         ),
         ("Preset(batch: 1.5)".into(), "", None, Some(1)),
         (
             "Preset(arms: [(optimizer: \"muon\", polar: Qr)])".into(),
-            "Qr",
-            None,
+            "NewtonSchulz",
+            Some("polar"),
             Some(1),
         ),
         (
@@ -166,7 +200,31 @@ fn bad_cases() -> Vec<(String, &'static str, Option<&'static str>, Option<usize>
             Some("baseline_rotations"),
             None,
         ),
-        ("Preset(seed: -5)".into(), "", None, Some(1)),
+        ("Preset(seed: -5)".into(), "", Some("seed"), Some(1)),
+        (
+            "Preset(demos: (beta: 3.0))".into(),
+            "[0, 2]",
+            Some("demos.beta"),
+            Some(1),
+        ),
+        (
+            "Preset(demos: (key_angles_deg: [10.0]))".into(),
+            "2..=6",
+            Some("demos.key_angles_deg"),
+            Some(1),
+        ),
+        (
+            "Preset(arms: [(optimizer: \"gd\", label: Some(\"gd_rot\"))])".into(),
+            "_rot",
+            Some("arms[0].label"),
+            Some(1),
+        ),
+        (
+            "Preset(arms: [(optimizer: \"gd\"), (optimizer: \"gd\")])".into(),
+            "used twice",
+            Some("arms[1].label"),
+            Some(1),
+        ),
     ]
 }
 
@@ -206,7 +264,12 @@ fn oversized_and_unreadable_files_are_errors() {
     assert!(e.message.contains("at most"), "{e}");
     let missing = dir.path().join("nope.ron");
     let e = Preset::load(missing.to_str().unwrap()).unwrap_err();
-    assert!(e.message.contains("cannot read"), "{e}");
+    assert!(e.message.contains("no such file"), "{e}");
+    let e = Preset::load("classroooom").unwrap_err();
+    assert!(
+        e.message.contains("bundled: default, classroom, dk32"),
+        "{e}"
+    );
     let binary = dir.path().join("bin.ron");
     std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
     assert!(

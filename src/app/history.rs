@@ -203,6 +203,9 @@ pub struct ArmHistory {
     pub axis_concentration: [MinMaxSeries; 2],
     /// Training loss of [base, rotated].
     pub loss: [MinMaxSeries; 2],
+    /// Exponential moving average (about 50 steps) of the base twin's training loss.
+    pub loss_average: MinMaxSeries,
+    loss_ema: Option<f64>,
     /// Held-out loss of [base, rotated].
     pub heldout_loss: [MinMaxSeries; 2],
     /// Mean raw column norm of [base, rotated].
@@ -227,6 +230,8 @@ impl ArmHistory {
             gram_div: MinMaxSeries::new(Scale::Log),
             axis_concentration: pair(Scale::Linear),
             loss: pair(Scale::Linear),
+            loss_average: MinMaxSeries::new(Scale::Linear),
+            loss_ema: None,
             heldout_loss: pair(Scale::Linear),
             column_norm: pair(Scale::Linear),
             band: BandSeries::default(),
@@ -244,9 +249,19 @@ impl ArmHistory {
             self.loss[t].push(r.step, r.loss[t]);
             self.column_norm[t].push(r.step, r.mean_column_norm[t]);
         }
+        if r.loss[0].is_finite() {
+            let ema = self
+                .loss_ema
+                .map_or(r.loss[0], |m| m + (r.loss[0] - m) / LOSS_AVERAGE_STEPS);
+            self.loss_ema = Some(ema);
+            self.loss_average.push(r.step, ema);
+        }
         self.latest = Some(*r);
     }
 }
+
+/// Steps in the training-loss moving average.
+pub const LOSS_AVERAGE_STEPS: f64 = 50.0;
 
 /// The UI's copy of the current run.
 #[derive(Clone, Debug, Default)]
@@ -298,6 +313,11 @@ impl RunHistory {
                 }
             }
             Update::Snapshot(snap) => {
+                for r in &snap.records {
+                    if let Some(a) = self.arms.get_mut(r.arm) {
+                        a.push(r);
+                    }
+                }
                 for (a, b) in self.arms.iter_mut().zip(&snap.baselines) {
                     if let Some(b) = b {
                         a.band.push(snap.step, &b[0]);

@@ -28,6 +28,8 @@ pub struct GuiOptions {
     pub run_steps: usize,
     /// Force the dark (`Some(true)`) or light (`Some(false)`) theme.
     pub dark: Option<bool>,
+    /// Open this section (in screenshot mode: photograph it).
+    pub section: Option<state::Section>,
 }
 
 /// Longest a screenshot run may take before it gives up.
@@ -118,8 +120,11 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             if let Some(dark) = opts.dark {
                 settings.dark = dark;
             }
+            if let Some(section) = opts.section {
+                settings.section = section;
+            }
             let shot = opts.screenshot.clone().map(|path| {
-                settings.section = state::Section::ControlledTest;
+                settings.section = opts.section.unwrap_or(state::Section::ControlledTest);
                 settings.tab = state::LiveTab::Live;
                 ShotPlan {
                     path,
@@ -161,6 +166,15 @@ struct BasisLabApp {
 }
 
 impl eframe::App for BasisLabApp {
+    /// Runs every frame, also while the window is hidden or minimised (when `ui` is not called),
+    /// so worker updates never pile up and screenshot mode always reaches its timeout.
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        self.state.poll();
+        if let Some(plan) = &mut self.shot {
+            plan.drive(&mut self.state, ctx);
+        }
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         if self.theme != Some(self.state.settings.dark) {
             self.theme = Some(self.state.settings.dark);
@@ -171,9 +185,6 @@ impl eframe::App for BasisLabApp {
             });
         }
         self.state.ui(ui);
-        if let Some(plan) = &mut self.shot {
-            plan.drive(&mut self.state, ui.ctx());
-        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
@@ -199,15 +210,14 @@ impl ShotPlan {
         ctx.request_repaint();
         if !self.armed {
             self.armed = true;
-            state.send(Command::SetSpeed(None));
-            state.send(Command::SetStop(StopRule {
+            state.settings.speed = None;
+            state.settings.stop = StopRule {
                 at_step: Some(self.steps),
                 heldout_loss_below: None,
-            }));
+            };
+            state.send(Command::SetSpeed(None));
+            state.send(Command::SetStop(state.settings.stop));
             state.send(Command::Play);
-            return;
-        }
-        if self.requested {
             return;
         }
         if self.started.elapsed() > SHOT_TIMEOUT || state.crashed.is_some() {
@@ -215,14 +225,18 @@ impl ShotPlan {
                 .crashed
                 .clone()
                 .unwrap_or_else(|| format!("run did not reach {} steps in time", self.steps));
-            *self.outcome.lock().expect("lock") = Some(Err(why));
+            self.outcome.lock().expect("lock").get_or_insert(Err(why));
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             return;
         }
+        if self.requested {
+            return;
+        }
         let h = &state.history;
-        let done = h.step >= self.steps
-            && !h.running
-            && h.snapshot.as_ref().is_some_and(|s| s.step == h.step);
+        let done = state.settings.section != state::Section::ControlledTest
+            || (h.step >= self.steps
+                && !h.running
+                && h.snapshot.as_ref().is_some_and(|s| s.step == h.step));
         if !done {
             return;
         }
@@ -233,10 +247,12 @@ impl ShotPlan {
         self.requested = true;
         let (path, outcome, ctx2) = (self.path.clone(), self.outcome.clone(), ctx.clone());
         ctx.request_screenshot(move |img| {
-            let r = state::save_png(&img, &path).map(|()| path.clone());
-            *outcome.lock().expect("lock") = Some(r);
-            ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
-            ctx2.request_repaint();
+            std::thread::spawn(move || {
+                let r = state::save_png(&img, &path).map(|()| path.clone());
+                *outcome.lock().expect("lock") = Some(r);
+                ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
+                ctx2.request_repaint();
+            });
         });
     }
 }

@@ -50,6 +50,25 @@ impl Section {
         Section::GaugeLab,
     ];
 
+    /// Short name used on the command line (`--panel`).
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            Section::Model => "model",
+            Section::NoFavouriteAxes => "axes",
+            Section::Step => "step",
+            Section::WhyAxes => "why",
+            Section::ControlledTest => "test",
+            Section::Reading => "reading",
+            Section::BlindSpots => "blind-spots",
+            Section::GaugeLab => "gauge",
+        }
+    }
+
+    /// The section called `name` on the command line.
+    pub fn from_cli_name(name: &str) -> Option<Section> {
+        Section::ALL.into_iter().find(|s| s.cli_name() == name)
+    }
+
     /// The navigation label.
     pub fn title(self) -> &'static str {
         match self {
@@ -95,6 +114,8 @@ pub struct Settings {
     pub step_n: usize,
     /// Seeds in a sweep.
     pub sweep_seeds: usize,
+    /// Arm whose random-rotation baseline band is shaded in the A(K) plot.
+    pub band_arm: usize,
 }
 
 impl Default for Settings {
@@ -108,6 +129,7 @@ impl Default for Settings {
             stop: StopRule::default(),
             step_n: 100,
             sweep_seeds: 8,
+            band_arm: 1,
         }
     }
 }
@@ -141,6 +163,12 @@ pub struct AppState {
     pub hover: bool,
     /// Where Ctrl+S screenshots go.
     pub screenshot_dir: PathBuf,
+    /// |K| heatmap textures of the latest snapshot, per arm.
+    pub heatmap_textures: Vec<Option<egui::TextureHandle>>,
+    /// (snapshot serial number, dark theme) the textures were made for.
+    pub heatmap_stamp: Option<(u64, bool)>,
+    /// Snapshots received since start; identifies the one on screen.
+    pub snapshot_serial: u64,
     screenshot_outcome: Arc<Mutex<Option<Result<PathBuf, String>>>>,
     worker: Option<Worker>,
     repaint: Arc<dyn Fn() + Send + Sync>,
@@ -174,6 +202,9 @@ impl AppState {
             hover: true,
             screenshot_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             screenshot_outcome: Arc::new(Mutex::new(None)),
+            heatmap_textures: Vec::new(),
+            heatmap_stamp: None,
+            snapshot_serial: 0,
             worker: None,
             repaint,
         };
@@ -201,13 +232,19 @@ impl AppState {
         }
     }
 
-    /// Replaces the experiment: validates, then restarts the run. A bad preset changes nothing
-    /// and leaves an error notice.
+    /// Replaces the experiment: validates, then restarts the run (unless only the demos' state
+    /// changed). A bad preset changes nothing and leaves an error notice.
     pub fn apply_preset(&mut self, preset: Preset) -> bool {
         match preset.validate() {
             Ok(()) => {
+                let restart = !preset.same_experiment(&self.settings.preset);
+                if self.notice.as_ref().is_some_and(|n| n.error) {
+                    self.notice = None;
+                }
                 self.settings.preset = preset.clone();
-                self.send(Command::Apply(Box::new(preset)));
+                if restart {
+                    self.send(Command::Apply(Box::new(preset)));
+                }
                 true
             }
             Err((field, msg)) => {
@@ -300,7 +337,12 @@ impl AppState {
                     })
                 }
                 Update::Crashed(msg) => self.crashed = Some(msg),
-                other => self.history.apply(other),
+                other => {
+                    if matches!(other, Update::Snapshot(_)) {
+                        self.snapshot_serial += 1;
+                    }
+                    self.history.apply(other)
+                }
             }
         }
         if self.crashed.is_none() && self.worker.as_ref().is_some_and(|w| w.is_finished()) {
@@ -360,9 +402,12 @@ impl AppState {
         let outcome = self.screenshot_outcome.clone();
         let ctx2 = ctx.clone();
         ctx.request_screenshot(move |img| {
-            let r = save_png(&img, &path).map(|()| path.clone());
-            *outcome.lock().expect("lock") = Some(r);
-            ctx2.request_repaint();
+            // Encoding a full-window PNG takes a while: keep it off the UI thread.
+            std::thread::spawn(move || {
+                let r = save_png(&img, &path).map(|()| path.clone());
+                *outcome.lock().expect("lock") = Some(r);
+                ctx2.request_repaint();
+            });
         });
     }
 
@@ -383,7 +428,7 @@ impl AppState {
         }
         egui::CentralPanel::default().show(ui, |ui| match self.settings.section {
             Section::ControlledTest => panels::controlled_test::ui(self, ui),
-            s => panels::sections::ui(s, ui),
+            s => panels::demos::ui(self, s, ui),
         });
         self.paste_window(ui);
     }

@@ -23,7 +23,8 @@ pub const ROTATED: usize = 1;
 pub struct StepRecord {
     /// Step index s (0 before any update).
     pub step: usize,
-    /// Index of the arm in the preset.
+    /// Index of the arm in the preset (not written to files, where the arm is named).
+    #[serde(skip)]
     pub arm: usize,
     /// Step loss of step s's episodes at W_s (NaN for the final snapshot, which has no episodes).
     pub loss: [f64; 2],

@@ -2,14 +2,12 @@
 //! live (the explainer's Demo 4), and the seed sweep that keeps one lucky run from fooling you.
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{
-    ColorConflictHandling, FilledArea, HLine, Legend, Line, LineStyle, PlotPoints, Points, VLine,
-};
+use egui_plot::{FilledArea, HLine, Legend, Line, LineStyle, PlotPoints, Points, VLine};
 
 use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries};
 use crate::app::state::{AppState, LiveTab};
 use crate::app::widgets::colors::{faded, optimizer_color};
-use crate::app::widgets::heatmap::{color_bar, key_heatmap};
+use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{linear_plot, log_plot};
 use crate::experiment::ArmStatus;
 use crate::experiment::output::write_atomic;
@@ -25,6 +23,12 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                 .weak(),
         );
     });
+    egui::CollapsingHeader::new("What am I looking at?")
+        .id_salt("about the test")
+        .show(ui, |ui| {
+            ui.set_max_width(1000.0);
+            super::demos::text(ui, crate::app::state::Section::ControlledTest);
+        });
     banners(state, ui);
     toolbar(state, ui);
     ui.separator();
@@ -135,8 +139,8 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
     };
     let hover = state.hover;
     let avail = ui.available_size();
-    let table_h = 44.0 + 24.0 * state.history.arms.len() as f32;
-    let plot_h = ((avail.y - table_h - 40.0) / 2.0).clamp(180.0, 560.0);
+    let table_h = 48.0 + 25.0 * state.history.arms.len() as f32;
+    let plot_h = ((avail.y - table_h - 60.0) / 2.0).clamp(180.0, 560.0);
     let col_w = (avail.x - 16.0) / 2.0;
     let mut export = None;
     egui::Grid::new("plots")
@@ -147,10 +151,10 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
                 orientation_plot(&mut state.history.arms, ui, w, h, hover)
             });
             plot_cell(ui, col_w, plot_h, "(b) Axis concentration A(K): thick from W0, thin from Q·W0", &mut export, Export::Axis, |ui, w, h| {
-                axis_plot(&mut state.history.arms, preset.d_k, ui, w, h, hover)
+                axis_plot(state, preset.d_k, ui, w, h)
             });
             ui.end_row();
-            plot_cell(ui, col_w, plot_h, "(c) Loss of the runs from W0: training (thin) and held-out (thick)", &mut export, Export::Loss, |ui, w, h| {
+            plot_cell(ui, col_w, plot_h, "(c) Loss of the runs from W0", &mut export, Export::Loss, |ui, w, h| {
                 loss_plot(&mut state.history.arms, ui, w, h, hover)
             });
             ui.vertical(|ui| {
@@ -201,12 +205,54 @@ fn plot_cell(
     });
 }
 
-/// A legend in `corner` whose entries take the colour of the last item of each name (the
-/// full-colour line drawn over its faded companion).
-fn legend(corner: egui_plot::Corner) -> Legend {
-    Legend::default()
-        .position(corner)
-        .color_conflict_handling(ColorConflictHandling::PickLast)
+/// How a legend entry's swatch is drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Swatch {
+    Thick,
+    Thin,
+    Dashed,
+    Dotted,
+    Dot,
+}
+
+/// A legend drawn above the plot (never over the data), one entry per line style in use.
+fn legend_row(ui: &mut egui::Ui, items: &[(Color32, String, Swatch)]) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 6.0;
+        for (color, label, swatch) in items {
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(26.0, 14.0), egui::Sense::hover());
+            let p = ui.painter();
+            let (l, r, y) = (rect.left(), rect.right(), rect.center().y);
+            let seg = |w: f32| {
+                p.line_segment(
+                    [egui::pos2(l, y), egui::pos2(r, y)],
+                    egui::Stroke::new(w, *color),
+                )
+            };
+            match swatch {
+                Swatch::Thick => {
+                    seg(3.0);
+                }
+                Swatch::Thin => {
+                    seg(1.2);
+                }
+                Swatch::Dashed | Swatch::Dotted => {
+                    let dash = if *swatch == Swatch::Dashed { 6.0 } else { 2.0 };
+                    p.extend(egui::Shape::dashed_line(
+                        &[egui::pos2(l, y), egui::pos2(r, y)],
+                        egui::Stroke::new(1.5, *color),
+                        dash,
+                        3.0,
+                    ));
+                }
+                Swatch::Dot => {
+                    p.circle_filled(rect.center(), 4.0, *color);
+                }
+            }
+            ui.label(RichText::new(label).small());
+            ui.add_space(6.0);
+        }
+    });
 }
 
 fn arm_name(a: &ArmHistory) -> String {
@@ -224,17 +270,33 @@ fn line<'a>(name: String, series: &'a mut MinMaxSeries, color: Color32, width: f
 
 fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
     let floor = LOG_FLOOR.log10();
+    let mut items: Vec<(Color32, String, Swatch)> = arms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            (
+                optimizer_color(&a.label.optimizer, i),
+                format!("{} twins", arm_name(a)),
+                Swatch::Thick,
+            )
+        })
+        .collect();
+    items.push((
+        Color32::GRAY,
+        format!("exact 0, drawn at {LOG_FLOOR:.0e}"),
+        Swatch::Dotted,
+    ));
+    legend_row(ui, &items);
     log_plot("orientation", "‖W′ − QW‖F / ‖W‖F (log scale)")
         .width(w)
-        .height(h)
-        .legend(legend(egui_plot::Corner::RightBottom))
+        .height(h - 24.0)
         .include_y(floor)
         .include_y(0.0)
         .show_x(hover)
         .show_y(hover)
         .show(ui, |plot| {
             plot.hline(
-                HLine::new(format!("floor: exact 0 drawn at {LOG_FLOOR:.0e}"), floor)
+                HLine::new("floor", floor)
                     .color(Color32::GRAY)
                     .style(LineStyle::dotted_loose()),
             );
@@ -253,23 +315,63 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
         });
 }
 
-fn axis_plot(arms: &mut [ArmHistory], d_k: usize, ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32) {
+    let hover = state.hover;
+    let dark = state.settings.dark;
+    let arms = &mut state.history.arms;
+    let band_arm = state.settings.band_arm.min(arms.len().saturating_sub(1));
+    let mut items: Vec<(Color32, String, Swatch)> = Vec::new();
+    for (i, a) in arms.iter().enumerate() {
+        let c = optimizer_color(&a.label.optimizer, i);
+        items.push((c, arm_name(a), Swatch::Thick));
+    }
+    items.push((
+        Color32::GRAY,
+        "3/(d_k+2), random directions".into(),
+        Swatch::Dashed,
+    ));
+    ui.horizontal(|ui| {
+        legend_row(ui, &items);
+    });
+    ui.horizontal(|ui| {
+        let l = ui.label(
+            RichText::new("shaded: 5–95% of A over random rotations of the keys of").small(),
+        );
+        egui::ComboBox::from_id_salt("band arm")
+            .selected_text(
+                arms.get(band_arm)
+                    .map_or(String::new(), |a| a.label.name.clone()),
+            )
+            .show_ui(ui, |ui| {
+                for (i, a) in arms.iter().enumerate() {
+                    ui.selectable_value(&mut state.settings.band_arm, i, &a.label.name);
+                }
+            })
+            .response
+            .labelled_by(l.id);
+    });
     linear_plot("axis", "A(K) = (1/V) Σ k⁴")
         .width(w)
-        .height(h)
-        .legend(legend(egui_plot::Corner::RightTop))
+        .height(h - 52.0)
         .show_x(hover)
         .show_y(hover)
         .show(ui, |plot| {
-            for a in arms.iter() {
+            if let Some(a) = arms.get(band_arm) {
+                let c = optimizer_color(&a.label.optimizer, band_arm);
                 let band = a.band.points();
                 if band.len() >= 2 {
                     let xs: Vec<f64> = band.iter().map(|p| p[0]).collect();
                     let lo: Vec<f64> = band.iter().map(|p| p[1]).collect();
                     let hi: Vec<f64> = band.iter().map(|p| p[3]).collect();
+                    let alpha = if dark { 70 } else { 45 };
                     plot.add(
-                        FilledArea::new("rotation baseline 5–95%", &xs, &lo, &hi)
-                            .fill_color(Color32::from_rgba_unmultiplied(128, 128, 128, 12)),
+                        FilledArea::new(
+                            format!("{} rotation baseline 5–95%", a.label.name),
+                            &xs,
+                            &lo,
+                            &hi,
+                        )
+                        .fill_color(faded(c, alpha)),
                     );
                 }
             }
@@ -277,25 +379,36 @@ fn axis_plot(arms: &mut [ArmHistory], d_k: usize, ui: &mut egui::Ui, w: f32, h: 
                 let c = optimizer_color(&a.label.optimizer, i);
                 let name = arm_name(a);
                 let [base, rot] = &mut a.axis_concentration;
-                plot.line(line(name.clone(), rot, faded(c, 150), 1.0));
-                plot.line(line(name, base, c, 2.5));
+                plot.line(line(format!("{name} from Q·W0"), rot, faded(c, 150), 1.0));
+                plot.line(line(format!("{name} from W0"), base, c, 2.5));
             }
             plot.hline(
-                HLine::new(
-                    format!("3/(d_k+2) = {:.4}", isotropic_axis_concentration(d_k)),
-                    isotropic_axis_concentration(d_k),
-                )
-                .color(Color32::GRAY)
-                .style(LineStyle::dashed_loose()),
+                HLine::new("3/(d_k+2)", isotropic_axis_concentration(d_k))
+                    .color(Color32::GRAY)
+                    .style(LineStyle::dashed_loose()),
             );
         });
 }
 
 fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let mut items: Vec<(Color32, String, Swatch)> = Vec::new();
+    for (i, a) in arms.iter().enumerate() {
+        items.push((
+            optimizer_color(&a.label.optimizer, i),
+            arm_name(a),
+            Swatch::Thick,
+        ));
+    }
+    items.push((Color32::GRAY, "held-out".into(), Swatch::Dot));
+    items.push((
+        Color32::GRAY,
+        "training (50-step average)".into(),
+        Swatch::Thin,
+    ));
+    legend_row(ui, &items);
     linear_plot("loss", "cross-entropy per query (nats)")
         .width(w)
-        .height(h)
-        .legend(legend(egui_plot::Corner::RightTop))
+        .height(h - 24.0)
         .include_y(0.0)
         .show_x(hover)
         .show_y(hover)
@@ -303,17 +416,57 @@ fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: 
             for (i, a) in arms.iter_mut().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
                 let name = arm_name(a);
-                plot.line(line(name.clone(), &mut a.loss[0], faded(c, 110), 1.0));
-                plot.line(line(name, &mut a.heldout_loss[0], c, 3.0));
+                let dots: Vec<[f64; 2]> = a.heldout_loss[0]
+                    .points()
+                    .iter()
+                    .map(|p| [p.x, p.y])
+                    .collect();
+                plot.points(
+                    Points::new(format!("{name} held-out"), dots)
+                        .color(c)
+                        .radius(3.5)
+                        .filled(true),
+                );
+                plot.line(line(
+                    format!("{name} training (average)"),
+                    &mut a.loss_average,
+                    faded(c, 170),
+                    1.2,
+                ));
+                plot.line(line(
+                    format!("{name} held-out"),
+                    &mut a.heldout_loss[0],
+                    c,
+                    2.5,
+                ));
             }
         });
 }
 
-fn heatmaps(state: &AppState, ui: &mut egui::Ui, w: f32, h: f32) {
+fn heatmaps(state: &mut AppState, ui: &mut egui::Ui, w: f32, h: f32) {
     let Some(snap) = &state.history.snapshot else {
         ui.label("Waiting for the first snapshot…");
         return;
     };
+    let dark = state.settings.dark;
+    let stamp = (state.snapshot_serial, dark);
+    if state.heatmap_stamp != Some(stamp) {
+        state.heatmap_textures = snap
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                k.as_ref().map(|k| {
+                    ui.ctx().load_texture(
+                        format!("keys {i}"),
+                        key_image(k, dark),
+                        egui::TextureOptions::NEAREST,
+                    )
+                })
+            })
+            .collect();
+        state.heatmap_stamp = Some(stamp);
+    }
     let arms = &state.history.arms;
     let n = arms.len().max(1);
     let cols = if n <= 2 { n } else { 2 };
@@ -334,16 +487,19 @@ fn heatmaps(state: &AppState, ui: &mut egui::Ui, w: f32, h: f32) {
                                 .color(c)
                                 .strong(),
                         );
-                        match snap.keys.get(i).and_then(|k| k.as_ref()) {
-                            Some([k, _]) => {
+                        let keys = snap.keys.get(i).and_then(|k| k.as_ref());
+                        let tex = state.heatmap_textures.get(i).and_then(|t| t.as_ref());
+                        match (keys, tex) {
+                            (Some(k), Some(t)) => {
                                 key_heatmap(
                                     ui,
                                     k,
+                                    t,
                                     egui::vec2(cell_w, cell_h.max(40.0)),
                                     state.hover,
                                 );
                             }
-                            None => {
+                            _ => {
                                 ui.label("diverged — no keys");
                             }
                         }
@@ -353,7 +509,7 @@ fn heatmaps(state: &AppState, ui: &mut egui::Ui, w: f32, h: f32) {
                     }
                 }
             });
-        color_bar(ui, (h - 60.0).max(60.0), "|k|");
+        color_bar(ui, (h - 60.0).max(60.0), "|k|", dark);
     });
 }
 
@@ -439,7 +595,12 @@ fn table(state: &AppState, ui: &mut egui::Ui) {
                         ui.label(RichText::new(format!("{:.4}", b.axis_concentration)).monospace());
                         ui.label(RichText::new(format!("{:.4} ± {:.4}", b.mean, b.sd)).monospace());
                         ui.label(RichText::new(format!("{:+.2e}", b.excess)).monospace());
-                        ui.label(RichText::new(format!("{:+.2}", b.z)).monospace());
+                        let z = if b.z.is_finite() {
+                            format!("{:+.2}", b.z)
+                        } else {
+                            "—".into()
+                        };
+                        ui.label(RichText::new(z).monospace());
                     }
                     None => {
                         for _ in 0..4 {
@@ -557,7 +718,7 @@ fn sweep(state: &mut AppState, ui: &mut egui::Ui) {
     linear_plot("sweep", "excess A(K) − baseline mean")
         .x_axis_label("arm")
         .height((ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(200.0))
-        .legend(legend(egui_plot::Corner::RightTop))
+        .legend(Legend::default().position(egui_plot::Corner::RightTop))
         .x_axis_formatter({
             let names: Vec<String> = result.aggregate.iter().map(|a| a.arm.clone()).collect();
             move |mark, _| {
@@ -582,6 +743,9 @@ fn sweep(state: &mut AppState, ui: &mut egui::Ui) {
                 let c = optimizer_color(optimizer, i);
                 let x = i as f64;
                 let sd = agg.baseline_sd_mean;
+                if !(sd.is_finite() && agg.excess_mean.is_finite()) {
+                    continue;
+                }
                 plot.add(
                     FilledArea::new(
                         format!("{} ± baseline sd", agg.arm),
@@ -636,6 +800,18 @@ fn sweep(state: &mut AppState, ui: &mut egui::Ui) {
             .arms
             .get(i)
             .map_or(a.arm.as_str(), |s| s.optimizer.as_str());
+        if a.seeds_ok < 2 {
+            ui.label(
+                RichText::new(format!(
+                    "{}: only {} of {} seeds finished without diverging — too few for a verdict",
+                    a.arm,
+                    a.seeds_ok,
+                    result.seeds.len()
+                ))
+                .color(optimizer_color(optimizer, i)),
+            );
+            continue;
+        }
         let verdict = if a.excess_is_outside_baseline() {
             "outside the baseline spread: the orientation is special"
         } else {

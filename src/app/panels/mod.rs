@@ -1,5 +1,6 @@
 //! One module per view; each draws from [`crate::app::state::AppState`] and sends commands.
 
 pub mod controlled_test;
-pub mod sections;
+pub mod demos;
+pub mod explainer_text;
 pub mod settings;

@@ -15,62 +15,64 @@ pub const LIVE: &str = "●";
 
 /// Draws the settings column; a changed numerics field restarts the run at once.
 pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
-    egui::ScrollArea::vertical().show(ui, |ui| {
-        ui.add_space(6.0);
-        ui.heading("Settings");
-        ui.label(
-            RichText::new(format!(
-                "{RESTARTS} restarts the run from step 0    {LIVE} applies without restarting"
-            ))
-            .small()
-            .weak(),
-        );
-        ui.add_space(4.0);
-        let mut p = state.settings.preset.clone();
-        egui::CollapsingHeader::new("Memory task")
-            .default_open(true)
-            .show(ui, |ui| {
-                int(ui, "d_k (key dimension)", &mut p.d_k, 1, 256);
-                int(ui, "keys V", &mut p.n_keys, 1, 1024);
-                int(ui, "value classes", &mut p.n_values, 1, 1024);
-                let k_max = p.n_keys;
-                int(
-                    ui,
-                    "pairs per episode k",
-                    &mut p.pairs_per_episode,
-                    1,
-                    k_max,
-                );
-                real(ui, "write strength β", &mut p.beta, 0.0..=2.0, false);
-                real(ui, "softmax gain g", &mut p.gain, 0.01..=1000.0, true);
-            });
-        egui::CollapsingHeader::new("Training")
-            .default_open(true)
-            .show(ui, |ui| {
-                int(ui, "batch (episodes/step)", &mut p.batch, 1, 4096);
-                int(ui, "steps (budget)", &mut p.steps, 0, 100_000_000);
-                seed(ui, &mut p.seed);
-                init_std(ui, &mut p.init_std, p.d_k);
-                int(ui, "held-out every", &mut p.eval_every, 1, 100_000_000);
-                int(ui, "held-out episodes", &mut p.n_heldout, 1, 100_000);
-                int(
-                    ui,
-                    "baseline rotations",
-                    &mut p.baseline_rotations,
-                    2,
-                    100_000,
-                );
-            });
-        egui::CollapsingHeader::new("Arms")
-            .default_open(true)
-            .show(ui, |ui| arms(ui, &mut p.arms));
-        if p != state.settings.preset {
-            state.apply_preset(p);
-        }
-        egui::CollapsingHeader::new("Run control")
-            .default_open(true)
-            .show(ui, |ui| run_control(state, ui));
-    });
+    egui::ScrollArea::vertical()
+        .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
+        .show(ui, |ui| {
+            ui.add_space(6.0);
+            ui.heading("Settings");
+            ui.label(
+                RichText::new(format!(
+                    "{RESTARTS} restarts the run from step 0    {LIVE} applies without restarting"
+                ))
+                .small()
+                .weak(),
+            );
+            ui.add_space(4.0);
+            egui::CollapsingHeader::new("Run control")
+                .default_open(true)
+                .show(ui, |ui| run_control(state, ui));
+            let mut p = state.settings.preset.clone();
+            egui::CollapsingHeader::new("Memory task")
+                .default_open(true)
+                .show(ui, |ui| {
+                    int(ui, "d_k (key dimension)", &mut p.d_k, 1, 256);
+                    int(ui, "keys V", &mut p.n_keys, 1, 1024);
+                    int(ui, "value classes", &mut p.n_values, 1, 1024);
+                    let k_max = p.n_keys;
+                    int(
+                        ui,
+                        "pairs per episode k",
+                        &mut p.pairs_per_episode,
+                        1,
+                        k_max,
+                    );
+                    real(ui, "write strength β", &mut p.beta, 0.0..=2.0, false);
+                    real(ui, "softmax gain g", &mut p.gain, 0.01..=1000.0, true);
+                });
+            egui::CollapsingHeader::new("Training")
+                .default_open(true)
+                .show(ui, |ui| {
+                    int(ui, "batch (episodes/step)", &mut p.batch, 1, 4096);
+                    int(ui, "steps (budget)", &mut p.steps, 0, 100_000_000);
+                    seed(ui, &mut p.seed);
+                    init_std(ui, &mut p.init_std, p.d_k);
+                    int(ui, "held-out every", &mut p.eval_every, 1, 100_000_000);
+                    int(ui, "held-out episodes", &mut p.n_heldout, 1, 100_000);
+                    int(
+                        ui,
+                        "baseline rotations",
+                        &mut p.baseline_rotations,
+                        2,
+                        100_000,
+                    );
+                });
+            egui::CollapsingHeader::new("Arms")
+                .default_open(true)
+                .show(ui, |ui| arms(ui, &mut p.arms));
+            if p != state.settings.preset {
+                state.apply_preset(p);
+            }
+        });
 }
 
 fn row<R>(
@@ -114,7 +116,8 @@ fn real(
         ui.add(
             egui::Slider::new(value, range)
                 .logarithmic(log)
-                .clamping(egui::SliderClamping::Edits),
+                .clamping(egui::SliderClamping::Edits)
+                .update_while_editing(false),
         )
         .labelled_by(id)
     });
@@ -152,7 +155,8 @@ fn init_std(ui: &mut egui::Ui, init_std: &mut Option<f64>, d_k: usize) {
             ui.add(
                 egui::Slider::new(s, 1e-3..=100.0)
                     .logarithmic(true)
-                    .clamping(egui::SliderClamping::Edits),
+                    .clamping(egui::SliderClamping::Edits)
+                    .update_while_editing(false),
             )
             .labelled_by(id);
         }
@@ -202,6 +206,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                     egui::Slider::new(&mut arm.lr, 1e-5..=10.0)
                         .logarithmic(true)
                         .clamping(egui::SliderClamping::Edits)
+                        .update_while_editing(false)
                         .custom_formatter(|v, _| format!("{v:.3e}")),
                 )
                 .labelled_by(id)
@@ -234,6 +239,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                                     .logarithmic(true)
                                     .smallest_positive(1e-16)
                                     .clamping(egui::SliderClamping::Edits)
+                                    .update_while_editing(false)
                                     .custom_formatter(|v, _| format!("{v:.1e}")),
                             )
                             .labelled_by(id)
@@ -255,7 +261,8 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                         row(ui, RESTARTS, name, |ui, id| {
                             ui.add(
                                 egui::Slider::new(v, 0.0..=0.9999)
-                                    .clamping(egui::SliderClamping::Edits),
+                                    .clamping(egui::SliderClamping::Edits)
+                                    .update_while_editing(false),
                             )
                             .labelled_by(id)
                         });

@@ -15,24 +15,47 @@ const BLUES: [[u8; 3]; 6] = [
     [8, 29, 88],
 ];
 
-/// Colour of `v` in [0, 1] (clamped; NaN is drawn grey).
-pub fn blues(v: f64) -> Color32 {
+/// Anchors for dark backgrounds: 0 → near the background, 1 → bright.
+const BLUES_DARK: [[u8; 3]; 6] = [
+    [22, 28, 40],
+    [24, 55, 100],
+    [33, 100, 170],
+    [70, 150, 215],
+    [150, 200, 240],
+    [235, 245, 255],
+];
+
+/// Colour of `v` in [0, 1] (clamped; NaN is drawn grey): pale to dark blue, or on a dark
+/// background dark to bright, so a larger |k| always stands out more.
+pub fn blues(v: f64, dark: bool) -> Color32 {
     if !v.is_finite() {
         return Color32::GRAY;
     }
-    let x = v.clamp(0.0, 1.0) * (BLUES.len() - 1) as f64;
-    let i = (x.floor() as usize).min(BLUES.len() - 2);
+    let map = if dark { &BLUES_DARK } else { &BLUES };
+    let x = v.clamp(0.0, 1.0) * (map.len() - 1) as f64;
+    let i = (x.floor() as usize).min(map.len() - 2);
     let t = x - i as f64;
-    let (a, b) = (BLUES[i], BLUES[i + 1]);
+    let (a, b) = (map[i], map[i + 1]);
     let mix = |k: usize| (a[k] as f64 + t * (b[k] as f64 - a[k] as f64)).round() as u8;
     Color32::from_rgb(mix(0), mix(1), mix(2))
 }
 
-/// Paints |`keys`| (`d_k × V`) into a `size` rectangle; with `hover`, pointing at a cell names
-/// key, coordinate and value. Returns the response of the whole map.
+/// |`keys`| (`d_k × V`) as an image: one pixel per entry (x = key, y = coordinate).
+pub fn key_image(keys: &DMatrix<f64>, dark: bool) -> egui::ColorImage {
+    let (rows, cols) = keys.shape();
+    let pixels = (0..rows)
+        .flat_map(|j| (0..cols).map(move |a| blues(keys[(j, a)].abs(), dark)))
+        .collect();
+    egui::ColorImage::new([cols, rows], pixels)
+}
+
+/// Draws `texture` (made by [`key_image`] from `keys`) into a `size` rectangle, one texture
+/// per snapshot rather than one shape per cell; with `hover`, pointing at a cell names key,
+/// coordinate and value.
 pub fn key_heatmap(
     ui: &mut egui::Ui,
     keys: &DMatrix<f64>,
+    texture: &egui::TextureHandle,
     size: Vec2,
     hover: bool,
 ) -> egui::Response {
@@ -41,27 +64,17 @@ pub fn key_heatmap(
     if rows == 0 || cols == 0 {
         return response;
     }
-    let cell = Vec2::new(rect.width() / cols as f32, rect.height() / rows as f32);
-    let painter = ui.painter_at(rect);
-    for a in 0..cols {
-        for j in 0..rows {
-            let min = rect.min + Vec2::new(a as f32 * cell.x, j as f32 * cell.y);
-            painter.rect_filled(
-                Rect::from_min_size(min, cell),
-                0.0,
-                blues(keys[(j, a)].abs()),
-            );
-        }
-    }
-    painter.rect_stroke(
+    let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
+    ui.painter().image(texture.id(), rect, uv, Color32::WHITE);
+    ui.painter().rect_stroke(
         rect,
         0.0,
         Stroke::new(1.0, ui.visuals().weak_text_color()),
         StrokeKind::Outside,
     );
     if let Some(pos) = response.hover_pos().filter(|_| hover) {
-        let a = (((pos.x - rect.min.x) / cell.x) as usize).min(cols - 1);
-        let j = (((pos.y - rect.min.y) / cell.y) as usize).min(rows - 1);
+        let a = (((pos.x - rect.min.x) / rect.width() * cols as f32) as usize).min(cols - 1);
+        let j = (((pos.y - rect.min.y) / rect.height() * rows as f32) as usize).min(rows - 1);
         response.clone().on_hover_text_at_pointer(format!(
             "key {} · coordinate {}\n|k| = {:.3}",
             a + 1,
@@ -73,7 +86,7 @@ pub fn key_heatmap(
 }
 
 /// A vertical colour bar for [0, 1] with ticks at 0, 0.25, …, 1 and a caption.
-pub fn color_bar(ui: &mut egui::Ui, height: f32, caption: &str) {
+pub fn color_bar(ui: &mut egui::Ui, height: f32, caption: &str, dark: bool) {
     let font = egui::TextStyle::Small.resolve(ui.style());
     let width = 18.0;
     let label_w = 40.0;
@@ -89,7 +102,7 @@ pub fn color_bar(ui: &mut egui::Ui, height: f32, caption: &str) {
             Pos2::new(bar.min.x, y),
             Pos2::new(bar.max.x, y + bar.height() / steps as f32 + 0.5),
         );
-        painter.rect_filled(r, 0.0, blues(v0 as f64 + 0.5 / steps as f64));
+        painter.rect_filled(r, 0.0, blues(v0 as f64 + 0.5 / steps as f64, dark));
     }
     let text = ui.visuals().text_color();
     painter.rect_stroke(bar, 0.0, Stroke::new(1.0, text), StrokeKind::Outside);

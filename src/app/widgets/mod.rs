@@ -2,4 +2,5 @@
 
 pub mod colors;
 pub mod heatmap;
+pub mod math;
 pub mod plots;
