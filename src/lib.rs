@@ -13,4 +13,5 @@ pub mod model;
 pub mod optim;
 pub mod preset;
 pub mod rng;
+pub mod sensing;
 pub mod worker;

@@ -93,6 +93,29 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Gauge lab: run the optimizer zoo on factored matrix sensing (a zoo preset:
+    /// presets/zoo-paper.ron, presets/dial.ron, presets/tail.ron); write zoo.csv, zoo.json and
+    /// zoo.md. `dial` and `tail` are the same command.
+    #[command(visible_alias = "dial", visible_alias = "tail")]
+    Zoo {
+        /// A zoo preset file.
+        preset: PathBuf,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Override the number of seeds.
+        #[arg(long)]
+        seeds: Option<usize>,
+        /// Override the step budget.
+        #[arg(long)]
+        budget: Option<usize>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// List the bundled presets, or print one as RON.
     Presets {
         /// Print this preset's full RON text.
@@ -172,6 +195,93 @@ fn real_main() -> Result<()> {
             write_sweep(&result, &out)?;
             print_sweep(&result);
             println!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::Zoo {
+            preset,
+            out,
+            seeds,
+            budget,
+            threads,
+            quiet,
+        }) => {
+            use basis_lab::sensing::zoo::{ZooPreset, markdown, run_zoo, summarise};
+            let text = std::fs::read_to_string(&preset)
+                .with_context(|| format!("cannot read {}", preset.display()))?;
+            let mut p = ZooPreset::from_ron(&text, &preset.display().to_string())
+                .map_err(|e| anyhow::anyhow!(e))?;
+            p.seeds = seeds.unwrap_or(p.seeds);
+            p.budget = budget.unwrap_or(p.budget);
+            p.validate()
+                .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            let mut pool = rayon::ThreadPoolBuilder::new();
+            if let Some(t) = threads {
+                pool = pool.num_threads(t);
+            }
+            let pool = pool.build()?;
+            let bar = progress_bar(quiet, p.cells().len() as u64, "runs");
+            let started = std::time::Instant::now();
+            let never = std::sync::atomic::AtomicBool::new(false);
+            let results = pool.install(|| run_zoo(&p, &|| bar.inc(1), &never));
+            bar.finish_and_clear();
+            let seconds = started.elapsed().as_secs_f64();
+            let summaries = summarise(&results);
+            let mut csv = csv::Writer::from_writer(Vec::new());
+            csv.write_record([
+                "rule",
+                "class",
+                "tau",
+                "lr",
+                "seed",
+                "steps",
+                "outcome",
+                "train_loss",
+                "recovery",
+                "erank",
+                "balancedness",
+                "twin_drift",
+                "selected",
+            ])?;
+            let num = basis_lab::experiment::output::csv_num;
+            for r in &results {
+                let selected = summaries
+                    .iter()
+                    .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
+                csv.write_record([
+                    r.rule.clone(),
+                    (if r.equivariant {
+                        "equivariant"
+                    } else {
+                        "coordinate-wise"
+                    })
+                    .into(),
+                    num(r.tau),
+                    num(r.lr),
+                    r.seed.to_string(),
+                    r.steps.to_string(),
+                    format!("{:?}", r.outcome),
+                    num(r.train_loss),
+                    num(r.recovery),
+                    num(r.erank),
+                    num(r.balancedness),
+                    r.twin_drift.map_or(String::new(), num),
+                    (selected as u8).to_string(),
+                ])?;
+            }
+            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+            write_atomic(&out.join("zoo.csv"), &bytes)?;
+            let json = serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
+            write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
+            let md = markdown(&p, &summaries);
+            write_atomic(&out.join("zoo.md"), md.as_bytes())?;
+            print!("{md}");
+            println!(
+                "\n{} runs in {seconds:.1} s; wrote {}",
+                results.len(),
+                out.display()
+            );
             Ok(())
         }
         Some(Command::Presets { name: None }) => {

@@ -115,3 +115,49 @@ fn presets_lists_the_bundled_files() {
         assert!(s.contains(name), "{s}");
     }
 }
+
+#[test]
+fn zoo_writes_a_table_for_every_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args([
+            "zoo",
+            "presets/zoo-paper.ron",
+            "--seeds",
+            "2",
+            "--budget",
+            "200",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.path().join("zoo.md")).unwrap();
+    for rule in [
+        "muon",
+        "gd",
+        "scalar_adam",
+        "shampoo",
+        "lion",
+        "signum",
+        "rmsprop",
+        "adafactor",
+        "adam",
+    ] {
+        assert!(
+            md.contains(&format!("| {rule} |")),
+            "{rule} missing from\n{md}"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.path().join("zoo.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 9 * 2);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("zoo.json")).unwrap()).unwrap();
+    assert_eq!(json["summary"].as_array().unwrap().len(), 9);
+}

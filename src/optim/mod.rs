@@ -3,21 +3,31 @@
 //! Adding an arm is one file here plus one entry in [`REGISTRY`]; the harness only ever sees
 //! `Box<dyn Optimizer>` and the registry's [`OptimizerInfo`], never an optimizer's name.
 
+mod adafactor;
 mod adam;
+mod dial;
 mod gd;
+mod lion;
 mod momentum;
 mod muon;
 mod rmsprop;
 mod scalar_adam;
+mod shampoo;
 mod sign;
+mod signum;
 
+pub use adafactor::Adafactor;
 pub use adam::Adam;
+pub use dial::Dial;
 pub use gd::Gd;
+pub use lion::Lion;
 pub use momentum::MomentumSgd;
 pub use muon::{Muon, NsScratch, Polar, newton_schulz, polar_svd};
 pub use rmsprop::RmsProp;
 pub use scalar_adam::ScalarAdam;
+pub use shampoo::Shampoo;
 pub use sign::SignDescent;
+pub use signum::Signum;
 
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,83 @@
+use super::{Optimizer, check_shapes};
+use nalgebra::DMatrix;
+
+/// Shampoo as in SPEC §7 (Gupta et al. 2018): per matrix `L ← L + GGᵀ`, `R ← R + GᵀG` from
+/// zero; at t = 1, 1 + every, 1 + 2·every, … recompute `P_L = (L + λI)^(−1/4)` and
+/// `P_R = (R + λI)^(−1/4)` by symmetric eigendecomposition with eigenvalues clamped ≥ 1e-6;
+/// step `W ← W − lr·P_L G P_R`. Equivariant under (U, V) → (UQ, VQ). Allocates when it
+/// refreshes the roots (nalgebra eigendecomposition).
+#[derive(Clone, Debug)]
+pub struct Shampoo {
+    /// Damping λ.
+    pub lambda: f64,
+    /// Steps between refreshes of the inverse roots.
+    pub every: usize,
+    t: usize,
+    left: Vec<DMatrix<f64>>,
+    right: Vec<DMatrix<f64>>,
+    p_left: Vec<DMatrix<f64>>,
+    p_right: Vec<DMatrix<f64>>,
+    tmp: Vec<DMatrix<f64>>,
+    update: Vec<DMatrix<f64>>,
+}
+
+impl Shampoo {
+    /// Zero-state Shampoo with damping `lambda`, refreshing every `every` steps.
+    pub fn new(lambda: f64, every: usize) -> Self {
+        Self {
+            lambda,
+            every: every.max(1),
+            t: 0,
+            left: Vec::new(),
+            right: Vec::new(),
+            p_left: Vec::new(),
+            p_right: Vec::new(),
+            tmp: Vec::new(),
+            update: Vec::new(),
+        }
+    }
+}
+
+/// `(A + λI)^(−1/4)` of a symmetric matrix, eigenvalues clamped at 1e-6 first.
+fn inverse_fourth_root(a: &DMatrix<f64>, lambda: f64) -> DMatrix<f64> {
+    let n = a.nrows();
+    let damped = a + DMatrix::<f64>::identity(n, n) * lambda;
+    let eig = damped.symmetric_eigen();
+    let d = eig.eigenvalues.map(|e| e.max(1e-6).powf(-0.25));
+    &eig.eigenvectors * DMatrix::from_diagonal(&d) * eig.eigenvectors.transpose()
+}
+
+impl Optimizer for Shampoo {
+    fn step(&mut self, params: &mut [DMatrix<f64>], grads: &[DMatrix<f64>], lr: f64) {
+        check_shapes(params, grads);
+        if self.left.len() != params.len() {
+            let sq = |n: usize| DMatrix::<f64>::zeros(n, n);
+            self.left = params.iter().map(|p| sq(p.nrows())).collect();
+            self.right = params.iter().map(|p| sq(p.ncols())).collect();
+            self.p_left = self.left.clone();
+            self.p_right = self.right.clone();
+            self.tmp = params
+                .iter()
+                .map(|p| DMatrix::zeros(p.nrows(), p.ncols()))
+                .collect();
+            self.update = self.tmp.clone();
+        }
+        self.t += 1;
+        let refresh = (self.t - 1).is_multiple_of(self.every);
+        for (k, (p, g)) in params.iter_mut().zip(grads).enumerate() {
+            self.left[k].gemm(1.0, g, &g.transpose(), 1.0);
+            self.right[k].gemm_tr(1.0, g, g, 1.0);
+            if refresh {
+                self.p_left[k] = inverse_fourth_root(&self.left[k], self.lambda);
+                self.p_right[k] = inverse_fourth_root(&self.right[k], self.lambda);
+            }
+            self.p_left[k].mul_to(g, &mut self.tmp[k]);
+            self.tmp[k].mul_to(&self.p_right[k], &mut self.update[k]);
+            super::axpby(p, -lr, &self.update[k], 1.0);
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Optimizer> {
+        Box::new(self.clone())
+    }
+}

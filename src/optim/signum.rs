@@ -1,0 +1,39 @@
+use super::sign::sign0;
+use super::{Optimizer, axpby, check_shapes, ensure_like};
+use nalgebra::DMatrix;
+
+/// Signum (SPEC §7; Bernstein et al. 2018): `m ← βm + (1−β)G`, `W ← W − lr·sign(m)`, β = 0.9,
+/// sign(0) = 0. Coordinate-wise.
+#[derive(Clone, Debug)]
+pub struct Signum {
+    /// Momentum β in [0, 1).
+    pub beta: f64,
+    m: Vec<DMatrix<f64>>,
+}
+
+impl Signum {
+    /// Zero-state signum.
+    pub fn new(beta: f64) -> Self {
+        Self {
+            beta,
+            m: Vec::new(),
+        }
+    }
+}
+
+impl Optimizer for Signum {
+    fn step(&mut self, params: &mut [DMatrix<f64>], grads: &[DMatrix<f64>], lr: f64) {
+        check_shapes(params, grads);
+        ensure_like(&mut self.m, params);
+        for ((p, g), m) in params.iter_mut().zip(grads).zip(&mut self.m) {
+            axpby(m, 1.0 - self.beta, g, self.beta);
+            for (w, &mi) in p.iter_mut().zip(m.iter()) {
+                *w -= lr * sign0(mi);
+            }
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Optimizer> {
+        Box::new(self.clone())
+    }
+}

@@ -1,0 +1,294 @@
+//! The gauge lab's problem: factored matrix sensing, `W = U Vᵀ` fitted to Gaussian linear
+//! measurements of a planted low-rank matrix (SPEC §7, the paper §6). The loss is unchanged by
+//! `(U, V) → (UQ, VQ)` for any orthogonal Q — the gauge symmetry.
+
+pub mod zoo;
+
+use nalgebra::DMatrix;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::rng::{gaussian_matrix, haar_orthogonal};
+
+/// Sizes of a sensing problem (SPEC §7). Defaults: the paper's n 40, r 3, m/dof 2, init 1e-3.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SensingConfig {
+    /// Side n of the n × n target, 2..=256.
+    pub n: usize,
+    /// Planted rank r, 1..=n.
+    pub rank: usize,
+    /// Measurements per degree of freedom, m = ratio · r(2n − r); (0, 20].
+    pub ratio: f64,
+    /// Standard deviation of the factors' entries at initialisation, (0, 10].
+    pub init: f64,
+    /// Spectral-tail amplitude τ in [0, 1) (0 = exactly low rank).
+    pub tau: f64,
+}
+
+impl Default for SensingConfig {
+    fn default() -> Self {
+        Self {
+            n: 40,
+            rank: 3,
+            ratio: 2.0,
+            init: 1e-3,
+            tau: 0.0,
+        }
+    }
+}
+
+impl SensingConfig {
+    /// Degrees of freedom of a rank-r n × n matrix, r(2n − r).
+    pub fn dof(&self) -> usize {
+        self.rank * (2 * self.n - self.rank)
+    }
+
+    /// Number of measurements m = round(ratio · dof), at least 1.
+    pub fn measurements(&self) -> usize {
+        ((self.ratio * self.dof() as f64).round() as usize).max(1)
+    }
+
+    /// Checks every field. Errors: `(field, message with allowed range)`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let bad = |f: &str, m: String| Err((f.to_string(), m));
+        if !(2..=256).contains(&self.n) {
+            return bad("n", format!("{} is out of range; allowed 2..=256", self.n));
+        }
+        if !(1..=self.n).contains(&self.rank) {
+            return bad(
+                "rank",
+                format!("{} is out of range; allowed 1..={}", self.rank, self.n),
+            );
+        }
+        if !(self.ratio.is_finite() && self.ratio > 0.0 && self.ratio <= 20.0) {
+            return bad(
+                "ratio",
+                format!("{} is out of range; allowed (0, 20]", self.ratio),
+            );
+        }
+        if !(self.init.is_finite() && self.init > 0.0 && self.init <= 10.0) {
+            return bad(
+                "init",
+                format!("{} is out of range; allowed (0, 10]", self.init),
+            );
+        }
+        if !(self.tau.is_finite() && (0.0..1.0).contains(&self.tau)) {
+            return bad(
+                "tau",
+                format!("{} is out of range; allowed [0, 1)", self.tau),
+            );
+        }
+        let size = self.measurements() * self.n * self.n;
+        if size > 50_000_000 {
+            return bad(
+                "ratio",
+                format!("the measurement operator would hold {size} numbers; at most 50000000"),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One instance: the target X* (`n × n`), the measurement operator (m matrices `n × n`) and the
+/// measurements y (length m).
+#[derive(Clone, Debug)]
+pub struct SensingProblem {
+    /// Sizes.
+    pub cfg: SensingConfig,
+    /// The target the factors should recover (`n × n`).
+    pub target: DMatrix<f64>,
+    /// Its low-rank part `U_s V_sᵀ` (equal to `target` when τ = 0).
+    pub low_rank: DMatrix<f64>,
+    /// Measurement matrices, each `n × n` stored column-major, one after another (m·n² numbers).
+    operator: Vec<f64>,
+    /// Measurements `y_i = ⟨A_i, X*⟩`.
+    pub y: Vec<f64>,
+}
+
+/// Random streams of a sensing seed (SPEC §1's rule: one stream per consumer).
+#[derive(Clone, Copy, Debug)]
+#[repr(u64)]
+pub enum SensingStream {
+    /// Planted factors U_s, V_s.
+    Truth = 11,
+    /// Measurement matrices.
+    Operator = 12,
+    /// Initial factors U, V.
+    Init = 13,
+    /// The gauge Q of twin runs.
+    Gauge = 14,
+    /// The tail noise E.
+    Tail = 15,
+}
+
+/// The ChaCha8 stream `s` of `seed`.
+pub fn sensing_stream(seed: u64, s: SensingStream) -> ChaCha8Rng {
+    use rand::SeedableRng;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(s as u64);
+    rng
+}
+
+impl SensingProblem {
+    /// Draws the instance of `seed` (SPEC §7): U_s, V_s ∈ R^{n×r} i.i.d. N(0, 1/r), X_r = U_s V_sᵀ;
+    /// with τ > 0, X = √(1−τ²) X_r + τ E⊥, E⊥ a Gaussian matrix projected off the column spaces of
+    /// U_s (left) and V_s (right), rescaled to ‖X_r‖F; A_i i.i.d. N(0, 1); y_i = ⟨A_i, X⟩.
+    /// Panics on an invalid config (validate first).
+    pub fn new(cfg: &SensingConfig, seed: u64) -> Self {
+        cfg.validate().expect("valid sensing config");
+        let (n, r, m) = (cfg.n, cfg.rank, cfg.measurements());
+        let mut truth = sensing_stream(seed, SensingStream::Truth);
+        let scale = 1.0 / (r as f64).sqrt();
+        let us = gaussian_matrix(&mut truth, n, r, scale);
+        let vs = gaussian_matrix(&mut truth, n, r, scale);
+        let low_rank = &us * vs.transpose();
+        let target = if cfg.tau > 0.0 {
+            let e = gaussian_matrix(&mut sensing_stream(seed, SensingStream::Tail), n, n, 1.0);
+            let (pu, pv) = (projector(&us), projector(&vs));
+            let eye = DMatrix::<f64>::identity(n, n);
+            let mut perp = (&eye - pu) * e * (&eye - pv);
+            perp *= low_rank.norm() / perp.norm();
+            &low_rank * (1.0 - cfg.tau * cfg.tau).sqrt() + perp * cfg.tau
+        } else {
+            low_rank.clone()
+        };
+        let a = gaussian_matrix(
+            &mut sensing_stream(seed, SensingStream::Operator),
+            n * n,
+            m,
+            1.0,
+        );
+        let operator = a.as_slice().to_vec();
+        let y = operator
+            .chunks_exact(n * n)
+            .map(|ai| dot(ai, target.as_slice()))
+            .collect();
+        Self {
+            cfg: cfg.clone(),
+            target,
+            low_rank,
+            operator,
+            y,
+        }
+    }
+
+    /// Number of measurements m.
+    pub fn m(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Initial factors (U, V), each `n × n` with i.i.d. N(0, init²) entries.
+    pub fn init(&self, seed: u64) -> (DMatrix<f64>, DMatrix<f64>) {
+        let mut rng = sensing_stream(seed, SensingStream::Init);
+        let n = self.cfg.n;
+        let u = gaussian_matrix(&mut rng, n, n, self.cfg.init);
+        let v = gaussian_matrix(&mut rng, n, n, self.cfg.init);
+        (u, v)
+    }
+
+    /// A Haar-random gauge Q (`n × n`) for twin runs.
+    pub fn gauge(&self, seed: u64) -> DMatrix<f64> {
+        haar_orthogonal(&mut sensing_stream(seed, SensingStream::Gauge), self.cfg.n)
+    }
+
+    /// Loss `L = (1/m) Σ_i (⟨A_i, UVᵀ⟩ − y_i)²` and its gradients `∇U = M V`, `∇V = Mᵀ U` with
+    /// `M = (2/m) Σ_i R_i A_i` (SPEC §7), written into `grads` ([∇U, ∇V]). One pass over the
+    /// operator: each A_i gives its residual and is added into M while still in cache.
+    /// Allocation-free with `ws` from [`SensingWorkspace::new`].
+    pub fn loss_and_grad(
+        &self,
+        u: &DMatrix<f64>,
+        v: &DMatrix<f64>,
+        grads: &mut [DMatrix<f64>; 2],
+        ws: &mut SensingWorkspace,
+    ) -> f64 {
+        let n = self.cfg.n;
+        let m = self.m();
+        v.transpose_to(&mut ws.vt);
+        u.mul_to(&ws.vt, &mut ws.x);
+        ws.grad_x.fill(0.0);
+        let x = ws.x.as_slice();
+        let gx = ws.grad_x.as_mut_slice();
+        let mut loss = 0.0;
+        let c = 2.0 / m as f64;
+        for (ai, yi) in self.operator.chunks_exact(n * n).zip(&self.y) {
+            let r = dot(ai, x) - yi;
+            loss += r * r;
+            let cr = c * r;
+            for (g, a) in gx.iter_mut().zip(ai) {
+                *g += cr * a;
+            }
+        }
+        let [gu, gv] = grads;
+        ws.grad_x.mul_to(v, gu);
+        ws.grad_x.tr_mul_to(u, gv);
+        loss / m as f64
+    }
+}
+
+/// Orthogonal projector onto the column space of `b` (full column rank).
+fn projector(b: &DMatrix<f64>) -> DMatrix<f64> {
+    let q = b.clone().qr().q();
+    &q * q.transpose()
+}
+
+/// Dot product in four independent lanes (fixed order, so bit-reproducible).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// Buffers for [`SensingProblem::loss_and_grad`] at side n.
+#[derive(Clone, Debug)]
+pub struct SensingWorkspace {
+    vt: DMatrix<f64>,
+    x: DMatrix<f64>,
+    grad_x: DMatrix<f64>,
+}
+
+impl SensingWorkspace {
+    /// Buffers for side `n`.
+    pub fn new(n: usize) -> Self {
+        Self {
+            vt: DMatrix::zeros(n, n),
+            x: DMatrix::zeros(n, n),
+            grad_x: DMatrix::zeros(n, n),
+        }
+    }
+}
+
+/// Recovery error `‖UVᵀ − X*‖F / ‖X*‖F` (SPEC §7).
+pub fn recovery(u: &DMatrix<f64>, v: &DMatrix<f64>, target: &DMatrix<f64>) -> f64 {
+    (u * v.transpose() - target).norm() / target.norm()
+}
+
+/// Effective rank (Roy & Vetterli 2007) of `w`: with p_i = σ_i/Σσ, `exp(−Σ p_i ln p_i)`,
+/// 0·ln 0 = 0. Equals r for a rank-r matrix with equal singular values; 0 for the zero matrix.
+pub fn effective_rank(w: &DMatrix<f64>) -> f64 {
+    let s = w.singular_values();
+    let total: f64 = s.iter().sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    let h: f64 = s
+        .iter()
+        .map(|&x| x / total)
+        .filter(|&p| p > 0.0)
+        .map(|p| -p * p.ln())
+        .sum();
+    h.exp()
+}
+
+/// Balancedness `‖UᵀU − VᵀV‖F` (SPEC §7); gradient flow conserves UᵀU − VᵀV.
+pub fn balancedness(u: &DMatrix<f64>, v: &DMatrix<f64>) -> f64 {
+    (u.transpose() * u - v.transpose() * v).norm()
+}

@@ -1,0 +1,209 @@
+//! The gauge lab's numerics (SPEC §7): the sensing gradient, gauge equivariance of each rule,
+//! balancedness under GD, effective rank, the spectral tail and the selection rule.
+
+use basis_lab::sensing::zoo::{FactorRun, Outcome, Rule, RunResult, ZooPreset, run_zoo, summarise};
+use basis_lab::sensing::{
+    SensingConfig, SensingProblem, SensingWorkspace, balancedness, effective_rank,
+};
+use nalgebra::DMatrix;
+use std::sync::atomic::AtomicBool;
+
+fn small(n: usize, rank: usize, init: f64) -> SensingConfig {
+    SensingConfig {
+        n,
+        rank,
+        ratio: 2.0,
+        init,
+        tau: 0.0,
+    }
+}
+
+#[test]
+fn gradient_matches_central_differences() {
+    for seed in 0..5 {
+        let p = SensingProblem::new(&small(5, 2, 0.4), seed);
+        let (u, v) = p.init(seed);
+        let mut ws = SensingWorkspace::new(5);
+        let mut g = [DMatrix::zeros(5, 5), DMatrix::zeros(5, 5)];
+        p.loss_and_grad(&u, &v, &mut g, &mut ws);
+        let mut scratch = [DMatrix::zeros(5, 5), DMatrix::zeros(5, 5)];
+        let mut loss =
+            |u: &DMatrix<f64>, v: &DMatrix<f64>| p.loss_and_grad(u, v, &mut scratch, &mut ws);
+        let h = 1e-6;
+        for (which, grad) in g.iter().enumerate() {
+            let mut fd = DMatrix::zeros(5, 5);
+            for i in 0..25 {
+                let (mut a, mut b) = ([u.clone(), v.clone()], [u.clone(), v.clone()]);
+                a[which][i] += h;
+                b[which][i] -= h;
+                fd[i] = (loss(&a[0], &a[1]) - loss(&b[0], &b[1])) / (2.0 * h);
+            }
+            let rel = (grad - &fd).norm() / grad.norm();
+            assert!(grad.norm() > 1e-6);
+            assert!(rel < 1e-7, "seed {seed} factor {which}: {rel:e}");
+        }
+    }
+}
+
+/// Drift of the gauge twin's product after `steps` steps, and how far UVᵀ itself moved.
+fn twin_drift(rule: Rule, lr: f64, steps: usize) -> (f64, f64) {
+    let p = SensingProblem::new(&small(12, 2, 0.3), 3);
+    let mut run = FactorRun::new(&p, rule, lr, 10_000, 3, true);
+    let w0 = &run.params[0] * run.params[1].transpose();
+    for _ in 0..steps {
+        assert!(run.step().is_none(), "{rule:?} stopped early");
+    }
+    let w = &run.params[0] * run.params[1].transpose();
+    (run.twin_drift().unwrap(), (&w - &w0).norm() / w0.norm())
+}
+
+#[test]
+fn equivariant_rules_keep_the_gauge_twin_and_coordinatewise_rules_split_it() {
+    let cases = [
+        (Rule::Gd, 0.01),
+        (Rule::ScalarAdam, 1e-3),
+        (Rule::Shampoo, 0.03),
+        (Rule::Muon, 0.01),
+        (Rule::Dial(0.0), 1e-3),
+        (Rule::Adam, 1e-3),
+        (Rule::RmsProp, 1e-4),
+        (Rule::Signum, 1e-3),
+        (Rule::Lion, 3e-4),
+        (Rule::Adafactor, 3e-4),
+        (Rule::Dial(0.5), 1e-3),
+    ];
+    for (rule, lr) in cases {
+        let (drift, moved) = twin_drift(rule, lr, 50);
+        assert!(
+            moved > 0.01,
+            "{rule:?}: UVᵀ moved only {moved:e}, the test would be vacuous"
+        );
+        if rule.equivariant() {
+            assert!(
+                drift < 1e-10,
+                "{rule:?} claims equivariance but drifts {drift:e}"
+            );
+        } else {
+            assert!(
+                drift > 1e-6,
+                "{rule:?} should split its twin but drifts {drift:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gd_conserves_balancedness_to_second_order() {
+    let p = SensingProblem::new(&small(10, 2, 0.3), 1);
+    let (u, v) = p.init(1);
+    let mut ws = SensingWorkspace::new(10);
+    let mut g = [DMatrix::zeros(10, 10), DMatrix::zeros(10, 10)];
+    p.loss_and_grad(&u, &v, &mut g, &mut ws);
+    let imbalance = |u: &DMatrix<f64>, v: &DMatrix<f64>| u.transpose() * u - v.transpose() * v;
+    let before = imbalance(&u, &v);
+    for lr in [1e-2, 5e-3] {
+        let (u2, v2) = (&u - &g[0] * lr, &v - &g[1] * lr);
+        let change = imbalance(&u2, &v2) - &before;
+        // The first-order terms cancel exactly; what is left is lr²(GᵤᵀGᵤ − GᵥᵀGᵥ).
+        let second = (g[0].transpose() * &g[0] - g[1].transpose() * &g[1]) * (lr * lr);
+        assert!((&change - &second).norm() < 1e-12 * before.norm().max(1.0));
+        assert!(change.norm() > 0.0);
+    }
+    assert!((balancedness(&u, &v) - before.norm()).abs() < 1e-15);
+}
+
+#[test]
+fn effective_rank_of_equal_singular_values_is_the_rank() {
+    let mut rng = basis_lab::sensing::sensing_stream(9, basis_lab::sensing::SensingStream::Gauge);
+    let q1 = basis_lab::rng::haar_orthogonal(&mut rng, 8);
+    let q2 = basis_lab::rng::haar_orthogonal(&mut rng, 8);
+    for r in 1..=8 {
+        let d = DMatrix::from_fn(8, 8, |i, j| if i == j && i < r { 2.5 } else { 0.0 });
+        let w = &q1 * d * q2.transpose();
+        assert!((effective_rank(&w) - r as f64).abs() < 1e-12, "rank {r}");
+    }
+    assert_eq!(effective_rank(&DMatrix::zeros(4, 4)), 0.0);
+}
+
+#[test]
+fn the_spectral_tail_is_orthogonal_to_the_planted_factors_and_keeps_the_norm() {
+    let cfg = SensingConfig {
+        tau: 0.35,
+        ..small(20, 3, 1e-3)
+    };
+    let p = SensingProblem::new(&cfg, 2);
+    let tail = &p.target - &p.low_rank * (1.0 - 0.35f64 * 0.35).sqrt();
+    assert!((tail.norm() - 0.35 * p.low_rank.norm()).abs() < 1e-12 * p.low_rank.norm());
+    // The tail lives off the low-rank part's row and column spaces.
+    assert!((p.low_rank.transpose() * &tail).norm() < 1e-10);
+    assert!((&tail * p.low_rank.transpose()).norm() < 1e-10);
+    assert!((p.target.norm() - p.low_rank.norm()).abs() < 1e-10 * p.low_rank.norm());
+}
+
+#[test]
+fn the_zoo_is_deterministic_and_independent_of_thread_count() {
+    let preset = ZooPreset {
+        problem: small(8, 2, 1e-3),
+        budget: 400,
+        seeds: 2,
+        rules: vec![Rule::Gd, Rule::Adam, Rule::Muon],
+        grid: true,
+        ..ZooPreset::default()
+    };
+    let never = AtomicBool::new(false);
+    let run = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| run_zoo(&preset, &|| {}, &never))
+    };
+    let (a, b) = (run(1), run(2));
+    assert_eq!(a, b);
+    assert_eq!(a.len(), (4 + 3 + 4) * 2);
+    let s = summarise(&a);
+    assert_eq!(s.len(), 3);
+    assert!(s.iter().all(|r| r.seeds == 2));
+}
+
+fn result(rule: &str, lr: f64, seed: u64, recovery: f64, outcome: Outcome) -> RunResult {
+    RunResult {
+        rule: rule.into(),
+        equivariant: rule == "gd",
+        lr,
+        seed,
+        tau: 0.0,
+        steps: 100,
+        outcome,
+        train_loss: 1e-8,
+        recovery,
+        erank: 3.0,
+        balancedness: 0.1,
+        twin_drift: None,
+    }
+}
+
+#[test]
+fn selection_takes_the_best_rate_at_which_every_seed_interpolates() {
+    use Outcome::*;
+    let runs = vec![
+        // lr 0.1 has the best mean but one seed fails to interpolate: not eligible.
+        result("gd", 0.1, 0, 0.01, Interpolated),
+        result("gd", 0.1, 1, 0.02, Budget),
+        result("gd", 0.03, 0, 0.20, Interpolated),
+        result("gd", 0.03, 1, 0.30, Interpolated),
+        result("gd", 0.01, 0, 0.10, Interpolated),
+        result("gd", 0.01, 1, 0.20, Interpolated),
+        // No adam rate interpolates everywhere: the best mean is taken and flagged.
+        result("adam", 0.01, 0, 0.6, Budget),
+        result("adam", 0.001, 0, 0.5, Budget),
+    ];
+    let s = summarise(&runs);
+    assert_eq!(
+        (s[0].rule.as_str(), s[0].lr, s[0].all_interpolated),
+        ("gd", 0.01, true)
+    );
+    assert!((s[0].recovery[0] - 0.15).abs() < 1e-15);
+    assert_eq!((s[0].recovery[2], s[0].recovery[3]), (0.10, 0.20));
+    assert_eq!((s[1].lr, s[1].all_interpolated), (0.001, false));
+}
