@@ -289,3 +289,58 @@ fn dragging_a_key_moves_it_and_beta_changes_without_restarting_the_run() {
         "the demo state is part of the preset"
     );
 }
+
+#[test]
+fn a_typed_setting_applies_on_enter_and_an_invalid_one_changes_nothing() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    h.run_steps(2);
+    assert_eq!(
+        (
+            app(&h).settings.preset.n_keys,
+            app(&h).settings.preset.pairs_per_episode
+        ),
+        (16, 8)
+    );
+    let field = || egui::Role::SpinButton;
+    h.get_by_role_and_label(field(), "keys V").click();
+    h.run_steps(2);
+    h.get_by_role_and_label(field(), "keys V").type_text("4");
+    h.run_steps(2);
+    assert_eq!(
+        app(&h).settings.preset.n_keys,
+        16,
+        "nothing applies while typing"
+    );
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    let a = app(&h);
+    assert_eq!(
+        a.settings.preset.n_keys, 16,
+        "4 keys cannot hold 8 pairs: not applied"
+    );
+    let notice = a.notice.clone().expect("an error notice");
+    assert!(
+        notice.error && notice.text.contains("pairs_per_episode"),
+        "{}",
+        notice.text
+    );
+    assert_eq!(a.snapshot_serial, 1, "no restart");
+    h.get_by_role_and_label(field(), "keys V").click();
+    h.run_steps(2);
+    h.get_by_role_and_label(field(), "keys V").type_text("12");
+    h.key_press(egui::Key::Enter);
+    wait_for(&mut h, "the restarted run", |a| a.snapshot_serial >= 2);
+    let a = app(&h);
+    assert_eq!(
+        (
+            a.settings.preset.n_keys,
+            a.settings.preset.pairs_per_episode
+        ),
+        (12, 8)
+    );
+    assert!(
+        a.notice.is_none(),
+        "the error clears once a valid value applies"
+    );
+}

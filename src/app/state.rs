@@ -157,6 +157,10 @@ pub struct AppState {
     pub paste_text: Option<String>,
     /// The sweep in flight.
     pub sweep: Option<SweepJob>,
+    /// Whether the "What am I looking at?" window is open.
+    pub about_open: bool,
+    /// The notice on screen and when it appeared (information notices fade after a while).
+    notice_seen: Option<(Notice, std::time::Instant)>,
     /// The last finished sweep.
     pub sweep_result: Option<SweepResult>,
     /// Plots and heatmaps show hover labels (off for screenshots, where the pointer is random).
@@ -198,6 +202,8 @@ impl AppState {
             crashed: None,
             paste_text: None,
             sweep: None,
+            about_open: false,
+            notice_seen: None,
             sweep_result: None,
             hover: true,
             screenshot_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
@@ -264,7 +270,7 @@ impl AppState {
                 let ok = self.apply_preset(p);
                 if ok {
                     self.notice = Some(Notice {
-                        text: format!("Loaded preset from {source}."),
+                        text: format!("Loaded {source}."),
                         error: false,
                     });
                 }
@@ -324,6 +330,7 @@ impl AppState {
 
     /// Folds every pending worker update into the history; never blocks.
     pub fn poll(&mut self) {
+        self.expire_notice();
         let updates: Vec<Update> = match &self.worker {
             Some(w) => w.drain().collect(),
             None => return,
@@ -374,6 +381,32 @@ impl AppState {
             }
             self.sweep = None;
         }
+    }
+
+    /// Information notices disappear 8 s after they appear; errors stay until dismissed.
+    fn expire_notice(&mut self) {
+        let Some(n) = &self.notice else {
+            self.notice_seen = None;
+            return;
+        };
+        match &self.notice_seen {
+            Some((seen, at)) if seen == n => {
+                if !n.error && at.elapsed() > std::time::Duration::from_secs(8) {
+                    self.notice = None;
+                    self.notice_seen = None;
+                }
+            }
+            _ => self.notice_seen = Some((n.clone(), std::time::Instant::now())),
+        }
+    }
+
+    fn no_file_chosen(&mut self) {
+        self.notice = Some(Notice {
+            text: "No file chosen. (If no dialog appeared, this desktop offers no file-dialog \
+                   service; File → Copy preset and Paste preset… work without one.)"
+                .into(),
+            error: false,
+        });
     }
 
     /// Restarts a crashed worker with the current settings.
@@ -473,21 +506,27 @@ impl AppState {
             ui.menu_button("File", |ui| {
                 if ui.button("Open preset…").clicked() {
                     ui.close();
-                    if let Some(path) = rfd::FileDialog::new()
+                    match rfd::FileDialog::new()
                         .add_filter("RON preset", &["ron"])
                         .pick_file()
                     {
-                        self.load_preset_file(&path);
+                        Some(path) => {
+                            self.load_preset_file(&path);
+                        }
+                        None => self.no_file_chosen(),
                     }
                 }
                 if ui.button("Save preset…").clicked() {
                     ui.close();
-                    if let Some(path) = rfd::FileDialog::new()
+                    match rfd::FileDialog::new()
                         .add_filter("RON preset", &["ron"])
                         .set_file_name(format!("{}.ron", self.settings.preset.name))
                         .save_file()
                     {
-                        self.save_preset_file(&path);
+                        Some(path) => {
+                            self.save_preset_file(&path);
+                        }
+                        None => self.no_file_chosen(),
                     }
                 }
                 ui.separator();
@@ -557,16 +596,22 @@ impl AppState {
             .open(&mut open)
             .default_width(520.0)
             .show(ui.ctx(), |ui| {
-                ui.label("Paste a preset's RON text (Ctrl+V), then press Load.");
+                ui.horizontal(|ui| {
+                    load = ui.button("Load").clicked();
+                    ui.label("Paste a preset's RON text below (Ctrl+V), then press Load.");
+                });
                 let label = ui.label("Preset text");
-                ui.add(
-                    egui::TextEdit::multiline(&mut text)
-                        .code_editor()
-                        .desired_rows(12)
-                        .desired_width(f32::INFINITY),
-                )
-                .labelled_by(label.id);
-                load = ui.button("Load").clicked();
+                egui::ScrollArea::vertical()
+                    .max_height(420.0)
+                    .show(ui, |ui| {
+                        ui.add(
+                            egui::TextEdit::multiline(&mut text)
+                                .code_editor()
+                                .desired_rows(12)
+                                .desired_width(f32::INFINITY),
+                        )
+                        .labelled_by(label.id);
+                    });
             });
         if load {
             if self.load_preset_text(&text, "pasted text") {

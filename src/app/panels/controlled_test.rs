@@ -2,13 +2,13 @@
 //! live (the explainer's Demo 4), and the seed sweep that keeps one lucky run from fooling you.
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{FilledArea, HLine, Legend, Line, LineStyle, PlotPoints, Points, VLine};
+use egui_plot::{FilledArea, HLine, Line, LineStyle, PlotPoints, Points, VLine};
 
 use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries};
 use crate::app::state::{AppState, LiveTab};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
-use crate::app::widgets::plots::{linear_plot, log_plot};
+use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, log_plot};
 use crate::experiment::ArmStatus;
 use crate::experiment::output::write_atomic;
 use crate::metrics::isotropic_axis_concentration;
@@ -23,12 +23,27 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                 .weak(),
         );
     });
-    egui::CollapsingHeader::new("What am I looking at?")
-        .id_salt("about the test")
-        .show(ui, |ui| {
-            ui.set_max_width(1000.0);
+    let mut about = state.about_open;
+    ui.horizontal(|ui| {
+        if ui
+            .selectable_label(about, "What am I looking at?")
+            .on_hover_text("How to read the four plots and the table")
+            .clicked()
+        {
+            about = !about;
+        }
+        let p = &state.settings.preset;
+        ui.label(RichText::new(format!("preset “{}”: {}", p.name, p.description)).weak());
+    });
+    egui::Window::new("What am I looking at?")
+        .open(&mut about)
+        .default_width(640.0)
+        .default_height(520.0)
+        .vscroll(true)
+        .show(ui.ctx(), |ui| {
             super::demos::text(ui, crate::app::state::Section::ControlledTest);
         });
+    state.about_open = about;
     banners(state, ui);
     toolbar(state, ui);
     ui.separator();
@@ -62,11 +77,13 @@ fn banners(state: &mut AppState, ui: &mut egui::Ui) {
             });
     }
     if let Some(n) = state.notice.clone() {
-        ui.horizontal(|ui| {
-            ui.label(RichText::new(&n.text).color(state.notice_color(n.error)));
+        ui.horizontal_top(|ui| {
             if ui.small_button("dismiss").clicked() {
                 state.notice = None;
             }
+            ui.add(
+                egui::Label::new(RichText::new(&n.text).color(state.notice_color(n.error))).wrap(),
+            );
         });
     }
 }
@@ -205,56 +222,6 @@ fn plot_cell(
     });
 }
 
-/// How a legend entry's swatch is drawn.
-#[derive(Clone, Copy, PartialEq)]
-enum Swatch {
-    Thick,
-    Thin,
-    Dashed,
-    Dotted,
-    Dot,
-}
-
-/// A legend drawn above the plot (never over the data), one entry per line style in use.
-fn legend_row(ui: &mut egui::Ui, items: &[(Color32, String, Swatch)]) {
-    ui.horizontal_wrapped(|ui| {
-        ui.spacing_mut().item_spacing.x = 6.0;
-        for (color, label, swatch) in items {
-            let (rect, _) = ui.allocate_exact_size(egui::vec2(26.0, 14.0), egui::Sense::hover());
-            let p = ui.painter();
-            let (l, r, y) = (rect.left(), rect.right(), rect.center().y);
-            let seg = |w: f32| {
-                p.line_segment(
-                    [egui::pos2(l, y), egui::pos2(r, y)],
-                    egui::Stroke::new(w, *color),
-                )
-            };
-            match swatch {
-                Swatch::Thick => {
-                    seg(3.0);
-                }
-                Swatch::Thin => {
-                    seg(1.2);
-                }
-                Swatch::Dashed | Swatch::Dotted => {
-                    let dash = if *swatch == Swatch::Dashed { 6.0 } else { 2.0 };
-                    p.extend(egui::Shape::dashed_line(
-                        &[egui::pos2(l, y), egui::pos2(r, y)],
-                        egui::Stroke::new(1.5, *color),
-                        dash,
-                        3.0,
-                    ));
-                }
-                Swatch::Dot => {
-                    p.circle_filled(rect.center(), 4.0, *color);
-                }
-            }
-            ui.label(RichText::new(label).small());
-            ui.add_space(6.0);
-        }
-    });
-}
-
 fn arm_name(a: &ArmHistory) -> String {
     match &a.status {
         ArmStatus::Running => a.label.name.clone(),
@@ -363,7 +330,7 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
                     let xs: Vec<f64> = band.iter().map(|p| p[0]).collect();
                     let lo: Vec<f64> = band.iter().map(|p| p[1]).collect();
                     let hi: Vec<f64> = band.iter().map(|p| p[3]).collect();
-                    let alpha = if dark { 70 } else { 45 };
+                    let alpha = if dark { 30 } else { 45 };
                     plot.add(
                         FilledArea::new(
                             format!("{} rotation baseline 5–95%", a.label.name),
@@ -523,9 +490,15 @@ fn sci(x: f64) -> String {
 
 fn table(state: &AppState, ui: &mut egui::Ui) {
     ui.label(RichText::new("(e) Per arm, latest step (pair metrics compare the run from W0 with the run from Q·W0)").strong());
+    egui::ScrollArea::horizontal()
+        .id_salt("table scroll")
+        .show(ui, |ui| table_grid(state, ui));
+}
+
+fn table_grid(state: &AppState, ui: &mut egui::Ui) {
     egui::Grid::new("arm table")
         .striped(true)
-        .spacing([18.0, 4.0])
+        .spacing([12.0, 4.0])
         .show(ui, |ui| {
             for head in [
                 "arm",
@@ -561,7 +534,7 @@ fn table(state: &AppState, ui: &mut egui::Ui) {
                             div
                         })
                         .on_hover_text(if fault {
-                            "An equivariant arm's twins should stay at rounding noise: this is a harness fault."
+                            "An equivariant arm's twins should stay near rounding noise. Above 1e-10 either the harness is at fault or, for Muon, its orthogonalisation is amplifying rounding (likely when the loss barely depends on the keys)."
                         } else {
                             "‖W′ − QW‖F / ‖W‖F"
                         });
@@ -713,12 +686,37 @@ fn sweep(state: &mut AppState, ui: &mut egui::Ui) {
         ui.label(RichText::new("No sweep yet.").weak());
         return;
     };
+    if state.sweep.is_some() {
+        ui.label(RichText::new("A new sweep is running; below are the previous results.").weak());
+    }
+    if !result.preset.same_experiment(&state.settings.preset) {
+        ui.label(
+            RichText::new(format!(
+                "These results are from other settings (preset “{}”, seed {}, {} arms) than the current ones; run the sweep again to update them.",
+                result.preset.name,
+                result.preset.seed,
+                result.preset.arms.len()
+            ))
+            .color(state.notice_color(true)),
+        );
+    }
+    legend_row(
+        ui,
+        &[
+            (Color32::GRAY, "one seed's excess".into(), Swatch::Dot),
+            (Color32::GRAY, "mean ± sd over seeds".into(), Swatch::Thick),
+            (
+                Color32::GRAY,
+                "± the baseline's own sd (shaded)".into(),
+                Swatch::Thin,
+            ),
+        ],
+    );
     let hover = state.hover;
     let n_arms = result.aggregate.len();
     linear_plot("sweep", "excess A(K) − baseline mean")
         .x_axis_label("arm")
         .height((ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(200.0))
-        .legend(Legend::default().position(egui_plot::Corner::RightTop))
         .x_axis_formatter({
             let names: Vec<String> = result.aggregate.iter().map(|a| a.arm.clone()).collect();
             move |mark, _| {

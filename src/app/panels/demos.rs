@@ -3,13 +3,14 @@
 //! configuration can be saved and reopened; changing it never restarts the paired run.
 
 use eframe::egui::{self, Color32, Pos2, Rect, RichText, Sense, Shape, Stroke, Vec2};
-use egui_plot::{Legend, Line, LineStyle, Plot, Points, VLine};
+use egui_plot::{Line, LineStyle, Plot, Points, VLine};
 use nalgebra::{DMatrix, Vector2};
 
 use super::explainer_text::paragraphs;
 use crate::app::state::{AppState, Section};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::math;
+use crate::app::widgets::plots::{Swatch, legend_row};
 use crate::explainer::{
     DemoSettings, QUADRATIC_C, adam_trajectories, axis_concentration_curve, rotation,
     rotation_effect, step_angles, write_and_read,
@@ -190,6 +191,12 @@ fn handle(
     }
 }
 
+/// Two decimals with a sign, and no “−0.00”.
+fn fixed2(v: f64) -> String {
+    let v = if v.abs() < 0.005 { 0.0 } else { v };
+    format!("{v:+.2}")
+}
+
 /// Diverging colour for a value in [−1, 1]: blue below zero, white at zero, vermilion above.
 fn diverging(v: f64) -> Color32 {
     let x = v.clamp(-1.0, 1.0) as f32;
@@ -224,7 +231,7 @@ fn matrix_grid(ui: &mut egui::Ui, m: &DMatrix<f64>, names: &str, cell: f32) {
             painter.text(
                 r.center(),
                 egui::Align2::CENTER_CENTER,
-                format!("{v:+.2}"),
+                fixed2(v),
                 egui::FontId::monospace(13.0),
                 Color32::BLACK,
             );
@@ -287,7 +294,7 @@ fn read_bars(ui: &mut egui::Ui, reads: &DMatrix<f64>) {
                 painter.text(
                     Pos2::new(x0 + (bw - 12.0) / 2.0, label_y),
                     egui::Align2::CENTER_CENTER,
-                    format!("{value:+.2}"),
+                    fixed2(value),
                     egui::FontId::monospace(12.0),
                     text,
                 );
@@ -372,7 +379,7 @@ fn keys_demo(d: &mut DemoSettings, ui: &mut egui::Ui, _hover: bool) {
     let readout = write_and_read(&keys, d.beta);
     ui.add_space(4.0);
     ui.label(
-        RichText::new("Reads r = S k_a from the final memory (thick outline: the correct class)")
+        RichText::new("Reads r = S·kₐ from the final memory (thick outline: the correct class)")
             .strong(),
     );
     read_bars(ui, &readout.reads);
@@ -448,6 +455,21 @@ fn rotate_demo(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
     });
     ui.add_space(6.0);
     ui.label(RichText::new("A(K) of the rotated keys over a full turn").strong());
+    legend_row(
+        ui,
+        &[
+            (
+                Color32::from_rgb(0, 114, 178),
+                "A(Q(θ)K)".into(),
+                Swatch::Thick,
+            ),
+            (
+                Color32::from_rgb(213, 94, 0),
+                "the current angle".into(),
+                Swatch::Dot,
+            ),
+        ],
+    );
     let curve = axis_concentration_curve(&keys, 361);
     Plot::new("axis curve")
         .height(220.0)
@@ -457,7 +479,6 @@ fn rotate_demo(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
         .include_y(1.0)
         .show_x(hover)
         .show_y(hover)
-        .legend(Legend::default())
         .show(ui, |plot| {
             plot.line(
                 Line::new("A(Q(θ)K)", curve)
@@ -620,14 +641,29 @@ fn step_demo(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
     if d.later_adam {
         let (carried, rotated) = adam_trajectories(d.phi_deg, d.adam_steps, 0.05);
         let c = q * Vector2::from(QUADRATIC_C);
+        legend_row(
+            ui,
+            &[
+                (
+                    adam_c.gamma_multiply(0.6),
+                    "Adam run in the original world, carried over by Q".into(),
+                    Swatch::Dashed,
+                ),
+                (
+                    adam_c,
+                    "Adam run in the rotated world".into(),
+                    Swatch::Thick,
+                ),
+                (g_c, "minimum".into(), Swatch::Dot),
+            ],
+        );
         Plot::new("adam trajectories")
-            .height(260.0)
+            .height(300.0)
             .data_aspect(1.0)
             .x_axis_label("w′₁ (rotated world)")
             .y_axis_label("w′₂")
             .show_x(hover)
             .show_y(hover)
-            .legend(Legend::default())
             .show(ui, |plot| {
                 plot.line(
                     Line::new("Adam run in the original world, carried over by Q", carried)

@@ -79,9 +79,11 @@ const STEP: &[&str] = &[
     "## Try it",
     "Drag the gradient g on the left. The blue arrow is GD's step −g, the vermilion one Adam's first step \
      −sign(g). On the right the whole world is turned by φ: solid arrows are the steps computed there, \
-     dashed ones are the left steps carried over by Q. GD's always coincide (angle 0°); Adam's split \
-     whenever the rotation moves g into another quadrant. Switch on later Adam steps to watch a whole \
-     trajectory on a fixed quadratic drift away from its rotated twin.",
+     dashed ones are the left steps carried over by Q. GD's always coincide (angle 0°). Adam's first \
+     step always points along a diagonal of the square, and turning that diagonal by φ lands on \
+     another diagonal only when φ is a multiple of 90° — so for every other angle the two Adam \
+     arrows split. Switch on later Adam steps to watch a whole trajectory on a fixed quadratic drift \
+     away from its rotated twin.",
 ];
 
 const WHY: &[&str] = &[
@@ -131,7 +133,8 @@ const TEST: &[&str] = &[
 ];
 
 const READING: &[&str] = &[
-    "Suppose the experiment is run at scale and produces numbers. Three facts limit what they can mean.",
+    "Suppose the experiment is run at scale and produces numbers. Three facts limit what they can \
+     mean, and one caveat limits how far they reach.",
     "## A rotation alone cannot change recall",
     "Section 2 proved it. Finding that Adam's keys are more axis-aligned than GD's says nothing, by itself, \
      about which model remembers better. That is a fingerprint, not a performance effect.",
@@ -181,8 +184,9 @@ const BLIND: &[&str] = &[
      transformers. Plain sign descent as an extra arm has the cube's geometry without the moving averages.",
     "## Confounds of this model",
     "The forward pass ignores each column's norm but the optimizers do not: equalise or track norms. Adam's ε \
-     interpolates between sign descent (ε → 0) and momentum SGD (ε large): sweep it, and if the axis effect \
-     fades as ε grows, the normalisation is the cause. Small d_k makes A(K) coarse: at d_k = 3 the gap between \
+     moves it between a fully per-coordinate normalised update (ε → 0, sign-like) and momentum SGD (ε \
+     large, where the denominator is nearly constant): sweep it, and if the axis effect fades as ε grows, \
+     the normalisation is the cause. Small d_k makes A(K) coarse: at d_k = 3 the gap between \
      random (3/(d_k+2) = 0.6) and aligned (1) is 0.4, and chance fills much of it — use d_k ≥ 16 and always \
      report the rotation baseline. Finally, axis concentration of keys is not kurtosis of activations; here \
      the activations' analogue is the memory S or the read S k_a.",

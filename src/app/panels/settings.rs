@@ -99,7 +99,9 @@ fn int(ui: &mut egui::Ui, text: &str, value: &mut usize, lo: usize, hi: usize) {
         ui.add(
             egui::DragValue::new(value)
                 .range(lo..=hi.max(lo))
-                .speed(0.2),
+                .speed(0.2)
+                .update_while_editing(false)
+                .clamp_existing_to_range(false),
         )
         .labelled_by(id)
     });
@@ -125,8 +127,12 @@ fn real(
 
 fn seed(ui: &mut egui::Ui, seed: &mut u64) {
     row(ui, RESTARTS, "seed", |ui, id| {
-        ui.add(egui::DragValue::new(seed).speed(0.2))
-            .labelled_by(id);
+        ui.add(
+            egui::DragValue::new(seed)
+                .speed(0.2)
+                .update_while_editing(false),
+        )
+        .labelled_by(id);
         if ui
             .button("New seed")
             .on_hover_text("Draw new W0, Q and episodes (seed + 1).")
@@ -333,8 +339,13 @@ fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
             state.settings.stop.at_step = custom.then_some(budget);
         }
         if let Some(s) = &mut state.settings.stop.at_step {
-            ui.add(egui::DragValue::new(s).range(1..=100_000_000).speed(1.0))
-                .labelled_by(id);
+            ui.add(
+                egui::DragValue::new(s)
+                    .range(1..=100_000_000)
+                    .speed(1.0)
+                    .update_while_editing(false),
+            )
+            .labelled_by(id);
         }
     });
     row(ui, LIVE, "stop at held-out loss", |ui, id| {
@@ -343,8 +354,13 @@ fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
             state.settings.stop.heldout_loss_below = on.then_some(0.3);
         }
         if let Some(l) = &mut state.settings.stop.heldout_loss_below {
-            ui.add(egui::DragValue::new(l).range(1e-6..=100.0).speed(0.005))
-                .labelled_by(id);
+            ui.add(
+                egui::DragValue::new(l)
+                    .range(1e-6..=100.0)
+                    .speed(0.005)
+                    .update_while_editing(false),
+            )
+            .labelled_by(id);
         }
     });
     if (state.settings.speed, state.settings.stop) != before {

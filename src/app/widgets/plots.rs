@@ -3,6 +3,7 @@
 
 use std::ops::RangeInclusive;
 
+use eframe::egui::{self, Color32};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotPoint};
 
 use crate::app::history::LOG_FLOOR;
@@ -50,6 +51,8 @@ pub fn log_tick(mark: GridMark, _range: &RangeInclusive<f64>) -> String {
 /// A plot with a log10 y axis labelled in powers of ten; hovering shows step and raw value.
 pub fn log_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
     Plot::new(id)
+        .include_x(0.0)
+        .include_x(10.0)
         .y_grid_spacer(log_grid)
         .y_axis_formatter(log_tick)
         .x_axis_label("training step")
@@ -72,6 +75,9 @@ pub fn log_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
 /// A plot with a linear y axis; hovering shows step and value.
 pub fn linear_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
     Plot::new(id)
+        .include_x(0.0)
+        .include_x(10.0)
+        .grid_spacing(egui::Rangef::new(10.0, 80.0))
         .x_axis_label("training step")
         .y_axis_label(y_label)
         .label_formatter(|pos| {
@@ -93,4 +99,59 @@ fn hovered<'a>(pos: &HoverPosition<'a>) -> (Option<&'a str>, PlotPoint) {
         } => ((!plot_name.is_empty()).then_some(plot_name), position),
         HoverPosition::Elsewhere { position } => (None, position),
     }
+}
+
+/// How a legend entry's swatch is drawn.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Swatch {
+    /// A thick line.
+    Thick,
+    /// A thin line.
+    Thin,
+    /// A dashed line.
+    Dashed,
+    /// A dotted line.
+    Dotted,
+    /// A filled dot.
+    Dot,
+}
+
+/// A legend drawn above the plot (never over the data), one entry per line style in use.
+pub fn legend_row(ui: &mut egui::Ui, items: &[(Color32, String, Swatch)]) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 6.0;
+        for (color, label, swatch) in items {
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(26.0, 14.0), egui::Sense::hover());
+            let p = ui.painter();
+            let (l, r, y) = (rect.left(), rect.right(), rect.center().y);
+            let seg = |w: f32| {
+                p.line_segment(
+                    [egui::pos2(l, y), egui::pos2(r, y)],
+                    egui::Stroke::new(w, *color),
+                )
+            };
+            match swatch {
+                Swatch::Thick => {
+                    seg(3.0);
+                }
+                Swatch::Thin => {
+                    seg(1.2);
+                }
+                Swatch::Dashed | Swatch::Dotted => {
+                    let dash = if *swatch == Swatch::Dashed { 6.0 } else { 2.0 };
+                    p.extend(egui::Shape::dashed_line(
+                        &[egui::pos2(l, y), egui::pos2(r, y)],
+                        egui::Stroke::new(1.5, *color),
+                        dash,
+                        3.0,
+                    ));
+                }
+                Swatch::Dot => {
+                    p.circle_filled(rect.center(), 4.0, *color);
+                }
+            }
+            ui.label(egui::RichText::new(label).small());
+            ui.add_space(6.0);
+        }
+    });
 }
