@@ -620,14 +620,14 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
                 format!("{a:.4} / {b:.2} / {c:.2}")
             });
         s.push_str(&format!(
-            "| {} | {} | {} | {:.4} ± {:.4} [{:.4}, {:.4}] | {:.2} ± {:.2} | {:.2} ± {:.2} | {:.1e} | {} | {} |\n",
+            "| {} | {} | {} | {} ± {} [{}, {}] | {:.2} ± {:.2} | {:.2} ± {:.2} | {:.1e} | {} | {} |\n",
             r.rule,
             if r.equivariant { "equivariant" } else { "coordinate-wise" },
             r.lr,
-            r.recovery[0],
-            r.recovery[1],
-            r.recovery[2],
-            r.recovery[3],
+            fmt4(r.recovery[0]),
+            fmt4(r.recovery[1]),
+            fmt4(r.recovery[2]),
+            fmt4(r.recovery[3]),
             r.erank[0],
             r.erank[1],
             r.balancedness[0],
@@ -695,6 +695,15 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
         ));
     }
     s
+}
+
+/// Four decimals, or two significant digits in scientific notation below 1e-3.
+fn fmt4(x: f64) -> String {
+    if x != 0.0 && x.abs() < 1e-3 {
+        format!("{x:.1e}")
+    } else {
+        format!("{x:.4}")
+    }
 }
 
 /// The paper's Table 4: recovery at τ for GD, Adam, Muon, Shampoo (3-seed means, float32).
