@@ -344,3 +344,48 @@ fn a_typed_setting_applies_on_enter_and_an_invalid_one_changes_nothing() {
         "the error clears once a valid value applies"
     );
 }
+
+#[test]
+fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
+    use basis_lab::app::panels::gauge_lab::GaugeTab;
+    use basis_lab::sensing::zoo::Rule;
+    let mut s = settings("classroom");
+    s.section = Section::GaugeLab;
+    s.gauge.tab = GaugeTab::Dial;
+    s.gauge.seeds = 1;
+    let mut h = harness(s);
+    h.run_steps(3);
+    h.get_by_label("Run").click();
+    wait_for(&mut h, "the dial sweep", |a| {
+        a.settings.gauge.dial.is_some()
+    });
+    let dial = app(&h).settings.gauge.dial.clone().unwrap();
+    assert_eq!(dial.runs.len(), 5);
+    // Recovery falls from Adam (p = 1) to scalar-Adam (p = 0), as in the paper.
+    assert!(dial.runs[0].recovery > dial.runs[4].recovery + 0.1);
+    {
+        let a = h.state_mut().as_mut().unwrap();
+        a.settings.gauge.tab = GaugeTab::Live;
+        a.settings.gauge.live_rules = vec![Rule::Gd, Rule::Adam];
+        a.settings.gauge.live_budget = 400;
+    }
+    h.run_steps(3);
+    h.get_by_label("Run live").click();
+    wait_for(&mut h, "both live runs", |a| {
+        a.gauge.live_summaries().iter().all(|s| s.is_some()) && !a.gauge.live_summaries().is_empty()
+    });
+    let sums = app(&h).gauge.live_summaries();
+    let gd = sums[0].clone().unwrap();
+    let adam = sums[1].clone().unwrap();
+    assert_eq!((gd.rule.as_str(), adam.rule.as_str()), ("gd", "adam"));
+    assert!(
+        gd.twin_drift.unwrap() < 1e-10,
+        "GD twin {:e}",
+        gd.twin_drift.unwrap()
+    );
+    assert!(
+        adam.twin_drift.unwrap() > 1e-6,
+        "Adam twin {:e}",
+        adam.twin_drift.unwrap()
+    );
+}

@@ -207,3 +207,20 @@ fn selection_takes_the_best_rate_at_which_every_seed_interpolates() {
     assert_eq!((s[0].recovery[2], s[0].recovery[3]), (0.10, 0.20));
     assert_eq!((s[1].lr, s[1].all_interpolated), (0.001, false));
 }
+
+#[test]
+fn bundled_zoo_presets_are_valid_and_match_the_files() {
+    for (name, _) in basis_lab::sensing::zoo::BUNDLED_ZOO {
+        let p = basis_lab::sensing::zoo::bundled_zoo(name);
+        let text = std::fs::read_to_string(format!("presets/{name}.ron")).unwrap();
+        assert_eq!(ZooPreset::from_ron(&text, name).unwrap(), p);
+    }
+    let paper = basis_lab::sensing::zoo::bundled_zoo("zoo-paper");
+    assert_eq!(
+        (paper.seeds, paper.budget, paper.cells().len()),
+        (10, 20_000, 90)
+    );
+    assert_eq!(paper.problem.measurements(), 462);
+    let bad = ZooPreset::from_ron("ZooPreset(seeds: 0)", "bad.ron").unwrap_err();
+    assert!(bad.contains("seeds") && bad.contains("1..=1000"), "{bad}");
+}

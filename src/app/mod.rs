@@ -1,6 +1,7 @@
 //! The desktop app: a thin eframe shell around [`state::AppState`], which holds the UI and is
 //! shared with the kittest tests. Training runs on the worker thread ([`crate::worker`]).
 
+pub mod gauge_job;
 pub mod history;
 pub mod panels;
 pub mod state;
@@ -218,6 +219,12 @@ impl ShotPlan {
             state.send(Command::SetSpeed(None));
             state.send(Command::SetStop(state.settings.stop));
             state.send(Command::Play);
+            if state.settings.section == state::Section::GaugeLab
+                && state.settings.gauge.zoo.is_none()
+            {
+                state.settings.gauge.tab = panels::gauge_lab::GaugeTab::Zoo;
+                panels::gauge_lab::start_sweep(state, panels::gauge_lab::GaugeTab::Zoo);
+            }
             return;
         }
         if self.started.elapsed() > SHOT_TIMEOUT || state.crashed.is_some() {
@@ -233,10 +240,16 @@ impl ShotPlan {
             return;
         }
         let h = &state.history;
-        let done = state.settings.section != state::Section::ControlledTest
-            || (h.step >= self.steps
-                && !h.running
-                && h.snapshot.as_ref().is_some_and(|s| s.step == h.step));
+        let done = match state.settings.section {
+            state::Section::GaugeLab => {
+                !panels::gauge_lab::sweep_running(state) && state.settings.gauge.zoo.is_some()
+            }
+            state::Section::ControlledTest => false,
+            _ => true,
+        } || (state.settings.section == state::Section::ControlledTest
+            && h.step >= self.steps
+            && !h.running
+            && h.snapshot.as_ref().is_some_and(|s| s.step == h.step));
         if !done {
             return;
         }

@@ -116,6 +116,8 @@ pub struct Settings {
     pub sweep_seeds: usize,
     /// Arm whose random-rotation baseline band is shaded in the A(K) plot.
     pub band_arm: usize,
+    /// The gauge lab's settings and last results.
+    pub gauge: panels::gauge_lab::GaugeSettings,
 }
 
 impl Default for Settings {
@@ -130,6 +132,7 @@ impl Default for Settings {
             step_n: 100,
             sweep_seeds: 8,
             band_arm: 1,
+            gauge: panels::gauge_lab::GaugeSettings::default(),
         }
     }
 }
@@ -159,6 +162,8 @@ pub struct AppState {
     pub sweep: Option<SweepJob>,
     /// Whether the "What am I looking at?" window is open.
     pub about_open: bool,
+    /// The gauge lab's jobs and live series.
+    pub gauge: panels::gauge_lab::GaugeRuntime,
     /// The notice on screen and when it appeared (information notices fade after a while).
     notice_seen: Option<(Notice, std::time::Instant)>,
     /// The last finished sweep.
@@ -203,6 +208,7 @@ impl AppState {
             paste_text: None,
             sweep: None,
             about_open: false,
+            gauge: panels::gauge_lab::GaugeRuntime::default(),
             notice_seen: None,
             sweep_result: None,
             hover: true,
@@ -409,6 +415,11 @@ impl AppState {
         });
     }
 
+    /// The callback that wakes the UI, for background jobs.
+    pub fn repaint_handle(&self) -> Arc<dyn Fn() + Send + Sync> {
+        self.repaint.clone()
+    }
+
     /// Restarts a crashed worker with the current settings.
     pub fn restart_worker(&mut self) {
         self.start_worker();
@@ -461,6 +472,11 @@ impl AppState {
         }
         egui::CentralPanel::default().show(ui, |ui| match self.settings.section {
             Section::ControlledTest => panels::controlled_test::ui(self, ui),
+            Section::GaugeLab => {
+                egui::ScrollArea::vertical()
+                    .id_salt("gauge scroll")
+                    .show(ui, |ui| panels::gauge_lab::ui(self, ui));
+            }
             s => panels::demos::ui(self, s, ui),
         });
         self.paste_window(ui);

@@ -328,6 +328,23 @@ impl<'a> FactorRun<'a> {
     }
 }
 
+/// Zoo presets shipped inside the binary, by name (the files in `presets/`).
+pub const BUNDLED_ZOO: &[(&str, &str)] = &[
+    ("zoo-paper", include_str!("../../presets/zoo-paper.ron")),
+    ("dial", include_str!("../../presets/dial.ron")),
+    ("tail", include_str!("../../presets/tail.ron")),
+    ("muon-rates", include_str!("../../presets/muon-rates.ron")),
+];
+
+/// The bundled zoo preset `name`. Panics if it is missing or invalid (a test checks them all).
+pub fn bundled_zoo(name: &str) -> ZooPreset {
+    let (_, text) = BUNDLED_ZOO
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("bundled zoo preset");
+    ZooPreset::from_ron(text, name).expect("bundled zoo presets are valid")
+}
+
 /// What a zoo preset asks for (`presets/zoo-paper.ron`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

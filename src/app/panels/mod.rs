@@ -3,4 +3,5 @@
 pub mod controlled_test;
 pub mod demos;
 pub mod explainer_text;
+pub mod gauge_lab;
 pub mod settings;

@@ -1,0 +1,235 @@
+//! Background work for the gauge lab panel: a zoo sweep (every rule, rate and seed of a zoo
+//! preset) and a live run that streams loss, recovery and twin drift of a few rules.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, unbounded};
+use rayon::prelude::*;
+
+use crate::sensing::zoo::{FactorRun, Rule, RunResult, ZooPreset, run_zoo};
+use crate::sensing::{SensingConfig, SensingProblem};
+
+/// A zoo sweep in flight.
+pub struct ZooJob {
+    /// Runs requested.
+    pub total: usize,
+    /// The preset being run.
+    pub preset: ZooPreset,
+    done: Arc<AtomicUsize>,
+    cancel: Arc<AtomicBool>,
+    result: Arc<Mutex<Option<Vec<RunResult>>>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl ZooJob {
+    /// Starts `preset` on rayon's pool; `repaint` after each run.
+    pub fn start(preset: ZooPreset, repaint: Arc<dyn Fn() + Send + Sync>) -> Self {
+        let done = Arc::new(AtomicUsize::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let result = Arc::new(Mutex::new(None));
+        let total = preset.cells().len();
+        let handle = {
+            let (done, cancel, result, p) =
+                (done.clone(), cancel.clone(), result.clone(), preset.clone());
+            std::thread::Builder::new()
+                .name("basis-lab zoo".into())
+                .spawn(move || {
+                    let progress = || {
+                        done.fetch_add(1, Ordering::Relaxed);
+                        repaint();
+                    };
+                    let runs = run_zoo(&p, &progress, &cancel);
+                    *result.lock().expect("zoo result lock") = Some(runs);
+                    repaint();
+                })
+                .expect("spawn zoo thread")
+        };
+        Self {
+            total,
+            preset,
+            done,
+            cancel,
+            result,
+            handle: Some(handle),
+        }
+    }
+
+    /// Runs finished so far.
+    pub fn done(&self) -> usize {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Asks the sweep to stop soon (runs in progress stop at their next check).
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether cancel was requested.
+    pub fn is_cancelling(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// The runs once finished (`None` while running); after a cancel, the runs that ended
+    /// early are marked `Cancelled`.
+    pub fn take_result(&mut self) -> Option<Vec<RunResult>> {
+        let r = self.result.lock().expect("zoo result lock").take()?;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        Some(r)
+    }
+}
+
+impl Drop for ZooJob {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// One sample of a live run.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveSample {
+    /// Index of the rule in the live job's list.
+    pub rule: usize,
+    /// Step.
+    pub step: usize,
+    /// Pre-update training loss.
+    pub loss: f64,
+    /// Recovery error.
+    pub recovery: f64,
+    /// Twin drift ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F.
+    pub twin_drift: f64,
+}
+
+/// What a live run reports.
+#[derive(Clone, Debug)]
+pub enum LiveUpdate {
+    /// A sample.
+    Sample(LiveSample),
+    /// A rule finished: its singular values of UVᵀ (descending).
+    Done {
+        /// Index of the rule.
+        rule: usize,
+        /// Singular values of the final UVᵀ.
+        spectrum: Vec<f64>,
+        /// How it ended, with its final step.
+        summary: RunResult,
+    },
+}
+
+/// Live runs of several rules on one problem instance, each with its gauge twin.
+pub struct LiveJob {
+    /// The rules, in display order.
+    pub rules: Vec<(Rule, f64)>,
+    /// Singular values of the target X*.
+    pub target_spectrum: Vec<f64>,
+    rx: Receiver<LiveUpdate>,
+    cancel: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// Samples per live run.
+const LIVE_SAMPLES: usize = 200;
+
+impl LiveJob {
+    /// Runs every (rule, lr) in `rules` on the instance of `seed` for at most `budget` steps,
+    /// in parallel, sampling about 200 times each.
+    pub fn start(
+        cfg: SensingConfig,
+        rules: Vec<(Rule, f64)>,
+        seed: u64,
+        budget: usize,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let problem = Arc::new(SensingProblem::new(&cfg, seed));
+        let target_spectrum = problem.target.singular_values().iter().copied().collect();
+        let (tx, rx) = unbounded();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let (rules, cancel) = (rules.clone(), cancel.clone());
+            std::thread::Builder::new()
+                .name("basis-lab gauge live".into())
+                .spawn(move || {
+                    let every = (budget / LIVE_SAMPLES).max(1);
+                    rules.par_iter().enumerate().for_each(|(i, &(rule, lr))| {
+                        let mut run = FactorRun::new(&problem, rule, lr, budget, seed, true);
+                        let outcome = loop {
+                            if cancel.load(Ordering::Relaxed) {
+                                break crate::sensing::zoo::Outcome::Cancelled;
+                            }
+                            let stepped = run.step();
+                            if run.t.is_multiple_of(every) || stepped.is_some() {
+                                let [u, v] = &run.params;
+                                let _ = tx.send(LiveUpdate::Sample(LiveSample {
+                                    rule: i,
+                                    step: run.t,
+                                    loss: run.loss,
+                                    recovery: crate::sensing::recovery(u, v, &problem.target),
+                                    twin_drift: run.twin_drift().unwrap_or(f64::NAN),
+                                }));
+                                repaint();
+                            }
+                            if let Some(o) = stepped {
+                                break o;
+                            }
+                        };
+                        let [u, v] = &run.params;
+                        let w = u * v.transpose();
+                        let summary = RunResult {
+                            rule: rule.name(),
+                            equivariant: rule.equivariant(),
+                            lr,
+                            seed,
+                            tau: problem.cfg.tau,
+                            steps: run.t,
+                            outcome,
+                            train_loss: run.loss,
+                            recovery: crate::sensing::recovery(u, v, &problem.target),
+                            erank: crate::sensing::effective_rank(&w),
+                            balancedness: crate::sensing::balancedness(u, v),
+                            twin_drift: run.twin_drift(),
+                        };
+                        let mut spectrum: Vec<f64> = w.singular_values().iter().copied().collect();
+                        spectrum.sort_by(|a, b| b.total_cmp(a));
+                        let _ = tx.send(LiveUpdate::Done {
+                            rule: i,
+                            spectrum,
+                            summary,
+                        });
+                        repaint();
+                    });
+                })
+                .expect("spawn live thread")
+        };
+        Self {
+            rules,
+            target_spectrum,
+            rx,
+            cancel,
+            handle: Some(handle),
+        }
+    }
+
+    /// Every update that has arrived.
+    pub fn drain(&self) -> Vec<LiveUpdate> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Asks every run to stop.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether all runs have ended.
+    pub fn is_finished(&self) -> bool {
+        self.handle.as_ref().is_none_or(|h| h.is_finished())
+    }
+}
+
+impl Drop for LiveJob {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
