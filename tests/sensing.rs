@@ -46,7 +46,7 @@ fn gradient_matches_central_differences() {
 }
 
 /// Drift of the gauge twin's product after `steps` steps, and how far UVᵀ itself moved.
-fn twin_drift(rule: Rule, lr: f64, steps: usize) -> (f64, f64) {
+fn twin_drift(rule: Rule, lr: f64, steps: usize) -> (f64, f64, f64) {
     let p = SensingProblem::new(&small(12, 2, 0.3), 3);
     let mut run = FactorRun::new(&p, rule, lr, 10_000, 3, true);
     let w0 = &run.params[0] * run.params[1].transpose();
@@ -54,7 +54,11 @@ fn twin_drift(rule: Rule, lr: f64, steps: usize) -> (f64, f64) {
         assert!(run.step().is_none(), "{rule:?} stopped early");
     }
     let w = &run.params[0] * run.params[1].transpose();
-    (run.twin_drift().unwrap(), (&w - &w0).norm() / w0.norm())
+    (
+        run.twin_drift().unwrap(),
+        (&w - &w0).norm() / w0.norm(),
+        run.factor_drift().unwrap(),
+    )
 }
 
 #[test]
@@ -73,7 +77,7 @@ fn equivariant_rules_keep_the_gauge_twin_and_coordinatewise_rules_split_it() {
         (Rule::Dial(0.5), 1e-3),
     ];
     for (rule, lr) in cases {
-        let (drift, moved) = twin_drift(rule, lr, 50);
+        let (drift, moved, factors) = twin_drift(rule, lr, 50);
         assert!(
             moved > 0.01,
             "{rule:?}: UVᵀ moved only {moved:e}, the test would be vacuous"
@@ -83,10 +87,18 @@ fn equivariant_rules_keep_the_gauge_twin_and_coordinatewise_rules_split_it() {
                 drift < 1e-10,
                 "{rule:?} claims equivariance but drifts {drift:e}"
             );
+            assert!(
+                factors < 1e-10,
+                "{rule:?}: the twin's factors left UQ ({factors:e})"
+            );
         } else {
             assert!(
                 drift > 1e-6,
                 "{rule:?} should split its twin but drifts {drift:e}"
+            );
+            assert!(
+                factors > 1e-6,
+                "{rule:?}: factors stayed at UQ ({factors:e})"
             );
         }
     }

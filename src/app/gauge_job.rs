@@ -101,6 +101,8 @@ pub struct LiveSample {
     pub recovery: f64,
     /// Twin drift ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F.
     pub twin_drift: f64,
+    /// Factor drift ‖U′ − UQ‖F / ‖UQ‖F.
+    pub factor_drift: f64,
 }
 
 /// What a live run reports.
@@ -168,6 +170,7 @@ impl LiveJob {
                                     loss: run.loss,
                                     recovery: crate::sensing::recovery(u, v, &problem.target),
                                     twin_drift: run.twin_drift().unwrap_or(f64::NAN),
+                                    factor_drift: run.factor_drift().unwrap_or(f64::NAN),
                                 }));
                                 repaint();
                             }

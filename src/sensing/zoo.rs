@@ -209,6 +209,7 @@ pub const DIVERGED: f64 = 1e8;
 struct Twin {
     params: [DMatrix<f64>; 2],
     opt: Box<dyn Optimizer>,
+    q: DMatrix<f64>,
 }
 
 /// State of one factored run (and optionally its gauge twin) in progress.
@@ -247,6 +248,7 @@ impl<'a> FactorRun<'a> {
             Twin {
                 params: [&u * &q, &v * &q],
                 opt: rule.build(),
+                q,
             }
         });
         Self {
@@ -297,6 +299,14 @@ impl<'a> FactorRun<'a> {
         let w = &self.params[0] * self.params[1].transpose();
         let w2 = &tw[0] * tw[1].transpose();
         Some((w2 - &w).norm() / w.norm())
+    }
+
+    /// Factor drift of the twin, `‖U′ − UQ‖F / ‖UQ‖F`: whether the twin's factors stay the
+    /// gauge-rotated factors (equivariant rules) and not only the same product.
+    pub fn factor_drift(&self) -> Option<f64> {
+        let twin = self.twin.as_ref()?;
+        let uq = &self.params[0] * &twin.q;
+        Some((&twin.params[0] - &uq).norm() / uq.norm())
     }
 
     /// Runs to a stopping rule (checking `cancel` every 200 steps) and summarises.

@@ -97,6 +97,7 @@ struct LiveSeries {
     loss: MinMaxSeries,
     recovery: MinMaxSeries,
     drift: MinMaxSeries,
+    factor_drift: MinMaxSeries,
     spectrum: Option<Vec<f64>>,
     summary: Option<RunResult>,
 }
@@ -180,6 +181,7 @@ fn poll(state: &mut AppState) {
                         series.loss.push(s.step, s.loss);
                         series.recovery.push(s.step, s.recovery);
                         series.drift.push(s.step, s.twin_drift);
+                        series.factor_drift.push(s.step, s.factor_drift);
                     }
                 }
                 LiveUpdate::Done {
@@ -621,6 +623,7 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
                     loss: MinMaxSeries::new(Scale::Log),
                     recovery: MinMaxSeries::new(Scale::Log),
                     drift: MinMaxSeries::new(Scale::Log),
+                    factor_drift: MinMaxSeries::new(Scale::Log),
                     spectrum: None,
                     summary: None,
                 })
