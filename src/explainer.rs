@@ -174,17 +174,9 @@ pub fn angle_between_deg(a: Vector2<f64>, b: Vector2<f64>) -> f64 {
     cross.abs().atan2(a.dot(&b)).to_degrees()
 }
 
-/// sign with sign(0) = 0, entrywise.
-fn sign(v: Vector2<f64>) -> Vector2<f64> {
-    v.map(|x| {
-        if x > 0.0 {
-            1.0
-        } else if x < 0.0 {
-            -1.0
-        } else {
-            0.0
-        }
-    })
+/// sign with sign(0) = 0, entrywise: Adam's first step direction at ε → 0.
+pub fn sign_vec(v: Vector2<f64>) -> Vector2<f64> {
+    v.map(crate::optim::sign0)
 }
 
 /// Demo 3: the first steps for gradient `g`: GD's −g and Adam's −sign(g) (its first step at
@@ -194,7 +186,7 @@ fn sign(v: Vector2<f64>) -> Vector2<f64> {
 pub fn step_angles(g: Vector2<f64>, phi_deg: f64) -> (f64, f64) {
     let q = rotation(phi_deg);
     let gd = angle_between_deg(q * (-g), -(q * g));
-    let adam = angle_between_deg(q * (-sign(g)), -sign(q * g));
+    let adam = angle_between_deg(q * (-sign_vec(g)), -sign_vec(q * g));
     (gd, adam)
 }
 

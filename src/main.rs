@@ -182,11 +182,7 @@ fn real_main() -> Result<()> {
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
             std::fs::create_dir_all(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
-            let mut pool = rayon::ThreadPoolBuilder::new();
-            if let Some(t) = threads {
-                pool = pool.num_threads(t);
-            }
-            let pool = pool.build()?;
+            let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, seeds, "seeds");
             let result = pool
                 .install(|| sweep(&p, seeds as usize, &|| bar.inc(1)))
@@ -216,11 +212,7 @@ fn real_main() -> Result<()> {
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
             std::fs::create_dir_all(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
-            let mut pool = rayon::ThreadPoolBuilder::new();
-            if let Some(t) = threads {
-                pool = pool.num_threads(t);
-            }
-            let pool = pool.build()?;
+            let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, p.cells().len() as u64, "runs");
             let started = std::time::Instant::now();
             let never = std::sync::atomic::AtomicBool::new(false);
@@ -297,6 +289,15 @@ fn real_main() -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// A rayon pool of `threads` workers (default: one per core).
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        pool = pool.num_threads(t);
+    }
+    Ok(pool.build()?)
 }
 
 fn progress_bar(quiet: bool, len: u64, unit: &str) -> ProgressBar {

@@ -25,8 +25,13 @@ pub enum Stream {
 /// A ChaCha8 generator for `stream` of `seed`: the seed picks the key, the stream the ChaCha
 /// stream id, so streams never overlap.
 pub fn stream(seed: u64, stream: Stream) -> ChaCha8Rng {
+    stream_id(seed, stream as u64)
+}
+
+/// The ChaCha8 generator of `seed` on stream number `id` (each consumer owns its own id).
+pub fn stream_id(seed: u64, id: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(stream as u64);
+    rng.set_stream(id);
     rng
 }
 

@@ -1,91 +1,24 @@
 //! Background work for the gauge lab panel: a zoo sweep (every rule, rate and seed of a zoo
-//! preset) and a live run that streams loss, recovery and twin drift of a few rules.
+//! preset) and live runs that stream loss, recovery and twin drift of a few rules.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, unbounded};
 use rayon::prelude::*;
 
+use super::job::Job;
 use crate::sensing::zoo::{FactorRun, Rule, RunResult, ZooPreset, run_zoo};
 use crate::sensing::{SensingConfig, SensingProblem};
 
-/// A zoo sweep in flight.
-pub struct ZooJob {
-    /// Runs requested.
-    pub total: usize,
-    /// The preset being run.
-    pub preset: ZooPreset,
-    done: Arc<AtomicUsize>,
-    cancel: Arc<AtomicBool>,
-    result: Arc<Mutex<Option<Vec<RunResult>>>>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl ZooJob {
-    /// Starts `preset` on rayon's pool; `repaint` after each run.
-    pub fn start(preset: ZooPreset, repaint: Arc<dyn Fn() + Send + Sync>) -> Self {
-        let done = Arc::new(AtomicUsize::new(0));
-        let cancel = Arc::new(AtomicBool::new(false));
-        let result = Arc::new(Mutex::new(None));
-        let total = preset.cells().len();
-        let handle = {
-            let (done, cancel, result, p) =
-                (done.clone(), cancel.clone(), result.clone(), preset.clone());
-            std::thread::Builder::new()
-                .name("basis-lab zoo".into())
-                .spawn(move || {
-                    let progress = || {
-                        done.fetch_add(1, Ordering::Relaxed);
-                        repaint();
-                    };
-                    let runs = run_zoo(&p, &progress, &cancel);
-                    *result.lock().expect("zoo result lock") = Some(runs);
-                    repaint();
-                })
-                .expect("spawn zoo thread")
-        };
-        Self {
-            total,
-            preset,
-            done,
-            cancel,
-            result,
-            handle: Some(handle),
-        }
-    }
-
-    /// Runs finished so far.
-    pub fn done(&self) -> usize {
-        self.done.load(Ordering::Relaxed)
-    }
-
-    /// Asks the sweep to stop soon (runs in progress stop at their next check).
-    pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether cancel was requested.
-    pub fn is_cancelling(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-
-    /// The runs once finished (`None` while running); after a cancel, the runs that ended
-    /// early are marked `Cancelled`.
-    pub fn take_result(&mut self) -> Option<Vec<RunResult>> {
-        let r = self.result.lock().expect("zoo result lock").take()?;
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-        Some(r)
-    }
-}
-
-impl Drop for ZooJob {
-    fn drop(&mut self) {
-        self.cancel();
-    }
+/// Starts `preset`'s zoo sweep on rayon's pool as a background [`Job`]; its result is every
+/// run, those stopped by a cancel marked `Cancelled`.
+pub fn start_zoo(preset: ZooPreset, repaint: Arc<dyn Fn() + Send + Sync>) -> Job<Vec<RunResult>> {
+    let total = preset.cells().len();
+    Job::spawn("basis-lab zoo", total, repaint, move |progress, cancel| {
+        run_zoo(&preset, progress, cancel)
+    })
 }
 
 /// One sample of a live run.

@@ -3,9 +3,9 @@
 
 pub mod gauge_job;
 pub mod history;
+pub mod job;
 pub mod panels;
 pub mod state;
-pub mod sweep_job;
 pub mod widgets;
 
 use std::path::PathBuf;

@@ -8,8 +8,8 @@ use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
 use super::history::RunHistory;
+use super::job::Job;
 use super::panels;
-use super::sweep_job::SweepJob;
 use crate::experiment::SweepResult;
 use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset};
@@ -158,8 +158,8 @@ pub struct AppState {
     pub crashed: Option<String>,
     /// Text of the "Paste preset" window, when open.
     pub paste_text: Option<String>,
-    /// The sweep in flight.
-    pub sweep: Option<SweepJob>,
+    /// The seed sweep in flight.
+    pub sweep: Option<Job<Result<SweepResult, crate::experiment::SweepError>>>,
     /// Whether the "What am I looking at?" window is open.
     pub about_open: bool,
     /// The gauge lab's jobs and live series.
@@ -271,35 +271,28 @@ impl AppState {
 
     /// Loads RON text (a file's or pasted); errors become a notice and change nothing.
     pub fn load_preset_text(&mut self, text: &str, source: &str) -> bool {
-        match Preset::from_ron(text, source) {
-            Ok(p) => {
-                let ok = self.apply_preset(p);
-                if ok {
-                    self.notice = Some(Notice {
-                        text: format!("Loaded {source}."),
-                        error: false,
-                    });
-                }
-                ok
-            }
-            Err(e) => {
-                self.notice = Some(Notice {
-                    text: format!("Preset not loaded: {e}"),
-                    error: true,
-                });
-                false
-            }
-        }
+        let loaded = Preset::from_ron(text, source);
+        self.apply_loaded(loaded, &format!("Loaded {source}."))
     }
 
     /// Loads a preset file; errors become a notice.
     pub fn load_preset_file(&mut self, path: &Path) -> bool {
-        match Preset::load(&path.to_string_lossy()) {
+        let loaded = Preset::load(&path.to_string_lossy());
+        self.apply_loaded(loaded, &format!("Opened {}.", path.display()))
+    }
+
+    /// Applies a parsed preset, or reports why it could not be read.
+    fn apply_loaded(
+        &mut self,
+        loaded: Result<Preset, crate::preset::PresetError>,
+        success: &str,
+    ) -> bool {
+        match loaded {
             Ok(p) => {
                 let ok = self.apply_preset(p);
                 if ok {
                     self.notice = Some(Notice {
-                        text: format!("Opened {}.", path.display()),
+                        text: success.into(),
                         error: false,
                     });
                 }
@@ -376,7 +369,12 @@ impl AppState {
         if let Some(job) = &mut self.sweep
             && let Some(r) = job.take_result()
         {
-            match r {
+            match r.unwrap_or_else(|panic| {
+                Err(crate::experiment::SweepError::Invalid(
+                    "sweep".into(),
+                    format!("the sweep stopped: {panic}"),
+                ))
+            }) {
                 Ok(res) => self.sweep_result = Some(res),
                 Err(e) => {
                     self.notice = Some(Notice {
@@ -427,10 +425,17 @@ impl AppState {
 
     /// Starts a seed sweep of the current preset in the background.
     pub fn start_sweep(&mut self) {
-        self.sweep = Some(SweepJob::start(
+        let (preset, seeds) = (
             self.settings.preset.clone(),
             self.settings.sweep_seeds.max(1),
+        );
+        self.sweep = Some(Job::spawn(
+            "basis-lab sweep",
+            seeds,
             self.repaint.clone(),
+            move |progress, cancel| {
+                crate::experiment::sweep_until(&preset, seeds, progress, cancel)
+            },
         ));
     }
 

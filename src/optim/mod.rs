@@ -26,7 +26,7 @@ pub use muon::{Muon, NsScratch, Polar, newton_schulz, polar_svd};
 pub use rmsprop::RmsProp;
 pub use scalar_adam::ScalarAdam;
 pub use shampoo::Shampoo;
-pub use sign::SignDescent;
+pub use sign::{SignDescent, sign0};
 pub use signum::Signum;
 
 use nalgebra::DMatrix;

@@ -7,7 +7,7 @@ use nalgebra::DMatrix;
 pub struct SignDescent;
 
 /// sign(x) with sign(±0) = 0 (f64::signum would give ±1).
-pub(crate) fn sign0(x: f64) -> f64 {
+pub fn sign0(x: f64) -> f64 {
     if x > 0.0 {
         1.0
     } else if x < 0.0 {

@@ -124,10 +124,7 @@ pub enum SensingStream {
 
 /// The ChaCha8 stream `s` of `seed`.
 pub fn sensing_stream(seed: u64, s: SensingStream) -> ChaCha8Rng {
-    use rand::SeedableRng;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(s as u64);
-    rng
+    crate::rng::stream_id(seed, s as u64)
 }
 
 impl SensingProblem {

@@ -13,7 +13,7 @@ use crate::app::widgets::math;
 use crate::app::widgets::plots::{Swatch, legend_row};
 use crate::explainer::{
     DemoSettings, QUADRATIC_C, adam_trajectories, axis_concentration_curve, rotation,
-    rotation_effect, step_angles, write_and_read,
+    rotation_effect, sign_vec, step_angles, write_and_read,
 };
 
 /// Colours of keys K1 … K6 (Okabe–Ito, skipping the optimizer blue and vermilion).
@@ -189,6 +189,29 @@ fn handle(
     } else {
         None
     }
+}
+
+/// A canvas for Demo 3 at scale 1.5 (so steps of length up to √2 fit), with the reach of each
+/// first step drawn: the unit circle for GD, the unit square for Adam.
+fn step_canvas(
+    ui: &mut egui::Ui,
+    side: f32,
+    gd_c: Color32,
+    adam_c: Color32,
+) -> (egui::Painter, Transform) {
+    let (_, painter, t) = canvas(ui, side, false);
+    let t = Transform {
+        scale: t.scale / 1.5,
+        ..t
+    };
+    painter.circle_stroke(t.center, t.scale, Stroke::new(1.5, gd_c));
+    painter.rect_stroke(
+        Rect::from_center_size(t.center, Vec2::splat(2.0 * t.scale)),
+        0.0,
+        Stroke::new(1.5, adam_c),
+        egui::StrokeKind::Middle,
+    );
+    (painter, t)
 }
 
 /// Two decimals with a sign, and no “−0.00”.
@@ -512,37 +535,11 @@ fn step_demo(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
     });
     let g = Vector2::new(d.gradient[0], d.gradient[1]);
     let q = rotation(d.phi_deg);
-    let sign = |v: Vector2<f64>| {
-        v.map(|x| {
-            if x > 0.0 {
-                1.0
-            } else if x < 0.0 {
-                -1.0
-            } else {
-                0.0
-            }
-        })
-    };
     let side = 380.0;
     ui.horizontal_top(|ui| {
         ui.vertical(|ui| {
             ui.label(RichText::new("Original world").strong());
-            let (_, painter, t) = canvas(ui, side, false);
-            let t = Transform {
-                scale: t.scale / 1.5,
-                ..t
-            };
-            painter.circle_stroke(
-                t.center,
-                t.scale,
-                Stroke::new(1.0, gd_c.gamma_multiply(0.5)),
-            );
-            painter.rect_stroke(
-                Rect::from_center_size(t.center, Vec2::splat(2.0 * t.scale)),
-                0.0,
-                Stroke::new(1.0, adam_c.gamma_multiply(0.5)),
-                egui::StrokeKind::Middle,
-            );
+            let (painter, t) = step_canvas(ui, side, gd_c, adam_c);
             arrow(&painter, t, g, g_c, 2.0);
             label_at(
                 &painter,
@@ -551,7 +548,7 @@ fn step_demo(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
                 g_c,
             );
             arrow(&painter, t, -g, gd_c, 3.5);
-            arrow(&painter, t, -sign(g), adam_c, 3.5);
+            arrow(&painter, t, -sign_vec(g), adam_c, 3.5);
             let id = ui.scope_id().with("gradient tip");
             if let Some(p) = handle(ui, t, t.to_screen(g), id, "gradient tip") {
                 d.gradient = [
@@ -562,22 +559,7 @@ fn step_demo(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
         });
         ui.vertical(|ui| {
             ui.label(RichText::new(format!("World rotated by φ = {:.0}°", d.phi_deg)).strong());
-            let (_, painter, t) = canvas(ui, side, false);
-            let t = Transform {
-                scale: t.scale / 1.5,
-                ..t
-            };
-            painter.circle_stroke(
-                t.center,
-                t.scale,
-                Stroke::new(1.0, gd_c.gamma_multiply(0.5)),
-            );
-            painter.rect_stroke(
-                Rect::from_center_size(t.center, Vec2::splat(2.0 * t.scale)),
-                0.0,
-                Stroke::new(1.0, adam_c.gamma_multiply(0.5)),
-                egui::StrokeKind::Middle,
-            );
+            let (painter, t) = step_canvas(ui, side, gd_c, adam_c);
             let qg = q * g;
             arrow(&painter, t, qg, g_c, 2.0);
             label_at(
@@ -587,9 +569,9 @@ fn step_demo(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
                 g_c,
             );
             dashed_arrow(&painter, t, q * (-g), gd_c);
-            dashed_arrow(&painter, t, q * (-sign(g)), adam_c);
+            dashed_arrow(&painter, t, q * (-sign_vec(g)), adam_c);
             arrow(&painter, t, -qg, gd_c, 3.5);
-            arrow(&painter, t, -sign(qg), adam_c, 3.5);
+            arrow(&painter, t, -sign_vec(qg), adam_c, 3.5);
         });
     });
     ui.horizontal_wrapped(|ui| {

@@ -5,8 +5,9 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Bar, BarChart, FilledArea, HLine, Line, LineStyle, Plot, PlotPoints, Points};
 use serde::{Deserialize, Serialize};
 
-use crate::app::gauge_job::{LiveJob, LiveUpdate, ZooJob};
+use crate::app::gauge_job::{LiveJob, LiveUpdate, start_zoo};
 use crate::app::history::{MinMaxSeries, Scale};
+use crate::app::job::Job;
 use crate::app::state::{AppState, Notice};
 use crate::app::widgets::plots::{Swatch, legend_row, log_plot};
 use crate::sensing::zoo::{
@@ -81,7 +82,7 @@ impl Default for GaugeSettings {
 /// Runtime state of the panel (jobs and live series), not persisted.
 #[derive(Default)]
 pub struct GaugeRuntime {
-    job: Option<(GaugeTab, ZooJob)>,
+    job: Option<(GaugeTab, ZooPreset, Job<Vec<RunResult>>)>,
     live: Option<LiveJob>,
     series: Vec<LiveSeries>,
 }
@@ -148,27 +149,37 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
 }
 
 fn poll(state: &mut AppState) {
-    if let Some((tab, job)) = &mut state.gauge.job
-        && let Some(runs) = job.take_result()
+    if let Some((tab, preset, job)) = &mut state.gauge.job
+        && let Some(result) = job.take_result()
     {
-        let cancelled = runs
-            .iter()
-            .any(|r| r.outcome == crate::sensing::zoo::Outcome::Cancelled);
-        if cancelled {
-            state.notice = Some(Notice {
-                text: "Gauge sweep cancelled; the previous results stay.".into(),
-                error: false,
-            });
-        } else {
-            let cached = Some(CachedSweep {
-                preset: job.preset.clone(),
-                runs,
-            });
-            match tab {
-                GaugeTab::Zoo => state.settings.gauge.zoo = cached,
-                GaugeTab::Dial => state.settings.gauge.dial = cached,
-                GaugeTab::Tail => state.settings.gauge.tail = cached,
-                GaugeTab::Live => {}
+        let cancelled = |runs: &[RunResult]| {
+            runs.iter()
+                .any(|r| r.outcome == crate::sensing::zoo::Outcome::Cancelled)
+        };
+        match result {
+            Err(panic) => {
+                state.notice = Some(Notice {
+                    text: format!("The gauge sweep stopped: {panic}"),
+                    error: true,
+                })
+            }
+            Ok(runs) if cancelled(&runs) => {
+                state.notice = Some(Notice {
+                    text: "Gauge sweep cancelled; the previous results stay.".into(),
+                    error: false,
+                })
+            }
+            Ok(runs) => {
+                let cached = Some(CachedSweep {
+                    preset: preset.clone(),
+                    runs,
+                });
+                match tab {
+                    GaugeTab::Zoo => state.settings.gauge.zoo = cached,
+                    GaugeTab::Dial => state.settings.gauge.dial = cached,
+                    GaugeTab::Tail => state.settings.gauge.tail = cached,
+                    GaugeTab::Live => {}
+                }
             }
         }
         state.gauge.job = None;
@@ -203,8 +214,8 @@ fn poll(state: &mut AppState) {
 pub fn start_sweep(state: &mut AppState, tab: GaugeTab) {
     if state.gauge.job.is_none() {
         let preset = preset_for(tab, state.settings.gauge.seeds);
-        let job = ZooJob::start(preset, state.repaint_handle());
-        state.gauge.job = Some((tab, job));
+        let job = start_zoo(preset.clone(), state.repaint_handle());
+        state.gauge.job = Some((tab, preset, job));
     }
 }
 
@@ -253,7 +264,7 @@ fn sweep_view(state: &mut AppState, ui: &mut egui::Ui, tab: GaugeTab) {
                     start_sweep(state, tab);
                 }
             }
-            Some((running, job)) => {
+            Some((running, _, job)) => {
                 let frac = job.done() as f32 / job.total.max(1) as f32;
                 ui.add(
                     egui::ProgressBar::new(frac)

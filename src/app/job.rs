@@ -1,0 +1,93 @@
+//! Background work for the UI with progress, cancel and a result to collect: seed sweeps and
+//! gauge-lab sweeps run through this.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// A unit of work on its own thread.
+pub struct Job<T: Send + 'static> {
+    /// Work items requested (for the progress bar).
+    pub total: usize,
+    done: Arc<AtomicUsize>,
+    cancel: Arc<AtomicBool>,
+    result: Arc<Mutex<Option<Result<T, String>>>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl<T: Send + 'static> Job<T> {
+    /// Runs `work(progress, cancel)` on a thread called `name`; `work` calls `progress()` once
+    /// per finished item and should stop soon after `cancel` is raised. `repaint` is called
+    /// after each item and at the end. A panic in `work` becomes an error result.
+    pub fn spawn(
+        name: &str,
+        total: usize,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> T + Send + 'static,
+    ) -> Self {
+        let done = Arc::new(AtomicUsize::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let result = Arc::new(Mutex::new(None));
+        let handle = {
+            let (done, cancel, result) = (done.clone(), cancel.clone(), result.clone());
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || {
+                    let progress = || {
+                        done.fetch_add(1, Ordering::Relaxed);
+                        repaint();
+                    };
+                    let outcome = catch_unwind(AssertUnwindSafe(|| work(&progress, &cancel)))
+                        .map_err(|p| {
+                            p.downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| p.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "the job panicked".into())
+                        });
+                    *result.lock().expect("job result lock") = Some(outcome);
+                    repaint();
+                })
+                .expect("spawn job thread")
+        };
+        Self {
+            total,
+            done,
+            cancel,
+            result,
+            handle: Some(handle),
+        }
+    }
+
+    /// Items finished so far.
+    pub fn done(&self) -> usize {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Asks the work to stop soon.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether cancel was requested.
+    pub fn is_cancelling(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// The outcome once the thread has finished (`Err` with the message if it panicked);
+    /// `None` while it runs.
+    pub fn take_result(&mut self) -> Option<Result<T, String>> {
+        let r = self.result.lock().expect("job result lock").take()?;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        Some(r)
+    }
+}
+
+impl<T: Send + 'static> Drop for Job<T> {
+    /// Raises the cancel flag and lets the thread end on its own (never blocks the UI).
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
