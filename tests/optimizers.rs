@@ -1,8 +1,8 @@
 //! The update rules of SPEC §2: closed-form checks and their equivariance class.
 
 use basis_lab::optim::{
-    Adam, Gd, MomentumSgd, Muon, NsScratch, Optimizer, Polar, REGISTRY, RmsProp, ScalarAdam,
-    SignDescent, lookup, newton_schulz, polar_svd,
+    Adafactor, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer, Polar, REGISTRY,
+    RmsProp, ScalarAdam, Shampoo, SignDescent, Signum, lookup, newton_schulz, polar_svd,
 };
 use basis_lab::rng::{gaussian_matrix, haar_orthogonal};
 use nalgebra::DMatrix;
@@ -290,4 +290,105 @@ fn muon_momentum_feeds_the_orthogonaliser() {
     opt.step(&mut p, std::slice::from_ref(&g2), 0.1);
     let want = &w0 - 0.1 * polar_svd(&g1) - 0.1 * polar_svd(&(0.9 * &g1 + &g2));
     assert!((&p[0] - &want).amax() < 1e-14);
+}
+
+fn run_steps(opt: &mut dyn Optimizer, grads: &[[DMatrix<f64>; 2]]) -> [DMatrix<f64>; 2] {
+    let mut p = [
+        DMatrix::from_element(2, 3, 0.5),
+        DMatrix::from_element(3, 2, -0.25),
+    ];
+    for g in grads {
+        opt.step(&mut p, g, 0.01);
+    }
+    p
+}
+
+fn random_grads(seed: u64, n: usize) -> Vec<[DMatrix<f64>; 2]> {
+    let mut r = rng(seed);
+    (0..n)
+        .map(|_| {
+            [
+                gaussian_matrix(&mut r, 2, 3, 1.0),
+                gaussian_matrix(&mut r, 3, 2, 0.1),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn the_dial_ends_at_adam_and_at_scalar_adam() {
+    let grads = random_grads(20, 6);
+    let close = |a: &[DMatrix<f64>; 2], b: &[DMatrix<f64>; 2]| {
+        (&a[0] - &b[0]).amax().max((&a[1] - &b[1]).amax())
+    };
+    let adam = run_steps(&mut Adam::new(0.9, 0.999, 1e-8), &grads);
+    let p1 = run_steps(&mut Dial::new(1.0, 0.9, 0.999, 1e-8), &grads);
+    assert!(close(&adam, &p1) < 1e-15);
+    let scalar = run_steps(&mut ScalarAdam::new(0.9, 0.999, 1e-8), &grads);
+    let p0 = run_steps(&mut Dial::new(0.0, 0.9, 0.999, 1e-8), &grads);
+    assert!(close(&scalar, &p0) < 1e-15);
+    let half = run_steps(&mut Dial::new(0.5, 0.9, 0.999, 1e-8), &grads);
+    assert!(close(&half, &adam) > 1e-6 && close(&half, &scalar) > 1e-6);
+}
+
+#[test]
+fn lion_and_signum_match_hand_computed_steps() {
+    let g1 = DMatrix::from_row_slice(1, 2, &[1.0, -2.0]);
+    let g2 = DMatrix::from_row_slice(1, 2, &[-3.0, 0.5]);
+    // Lion: c = sign(0.9 m + 0.1 g) from the old m, then m ← 0.99 m + 0.01 g.
+    // Step 1: m = 0 → c = sign(g1) = (1, −1); m = (0.01, −0.02).
+    // Step 2: 0.9 m + 0.1 g2 = (0.009 − 0.3, −0.018 + 0.05) → c = (−1, 1).
+    let mut lion = Lion::new(0.9, 0.99);
+    let mut p = [DMatrix::zeros(1, 2)];
+    lion.step(&mut p, std::slice::from_ref(&g1), 0.1);
+    assert_eq!(p[0], DMatrix::from_row_slice(1, 2, &[-0.1, 0.1]));
+    lion.step(&mut p, std::slice::from_ref(&g2), 0.1);
+    assert_eq!(p[0], DMatrix::from_row_slice(1, 2, &[0.0, 0.0]));
+    // Signum: m ← 0.9 m + 0.1 g, step −lr·sign(m).
+    // Step 2: m = 0.9·(0.1, −0.2) + 0.1·(−3, 0.5) = (−0.21, −0.13) → both coordinates move up.
+    let mut signum = Signum::new(0.9);
+    let mut p = [DMatrix::zeros(1, 2)];
+    signum.step(&mut p, std::slice::from_ref(&g1), 0.1);
+    signum.step(&mut p, std::slice::from_ref(&g2), 0.1);
+    assert!((&p[0] - DMatrix::from_row_slice(1, 2, &[0.0, 0.2])).amax() < 1e-15);
+}
+
+#[test]
+fn adafactor_is_exact_when_the_squared_gradient_has_rank_one() {
+    // G = a bᵀ makes G⊙G = (a⊙a)(b⊙b)ᵀ, which the factored moment reproduces exactly:
+    // after one step V̂ = (1 − β2)·G⊙G, so the step is −lr·sign(G)/√(1 − β2) at ε = 0.
+    let (a, b) = ([1.0, -2.0, 0.5], [3.0, 0.25]);
+    let g = DMatrix::from_fn(3, 2, |i, j| a[i] * b[j]);
+    let mut opt = Adafactor::new(0.999, 0.0);
+    let mut p = [DMatrix::zeros(3, 2)];
+    opt.step(&mut p, std::slice::from_ref(&g), 0.01);
+    let want = g.map(|x| -0.01 * x.signum() / (1.0f64 - 0.999).sqrt());
+    assert!((&p[0] - &want).amax() < 1e-12, "{}", (&p[0] - &want).amax());
+}
+
+#[test]
+fn shampoo_refreshes_its_roots_at_steps_1_21_41() {
+    let g = DMatrix::from_row_slice(2, 2, &[1.0, 0.5, -0.3, 2.0]);
+    let mut opt = Shampoo::new(1.0, 20);
+    let mut p = [DMatrix::zeros(2, 2)];
+    let mut deltas = Vec::new();
+    for _ in 0..45 {
+        let before = p[0].clone();
+        opt.step(&mut p, std::slice::from_ref(&g), 0.1);
+        deltas.push(&p[0] - before);
+    }
+    // With a constant gradient the step changes only when the roots are recomputed.
+    for t in 1..45 {
+        let changed = (&deltas[t] - &deltas[t - 1]).amax() > 1e-12;
+        assert_eq!(changed, t == 20 || t == 40, "step {} (t = {})", t, t + 1);
+    }
+    // The first step uses (GGᵀ + I)^(−1/4) G (GᵀG + I)^(−1/4), accumulated from zero.
+    let root = |m: DMatrix<f64>| {
+        let e = (m + DMatrix::<f64>::identity(2, 2)).symmetric_eigen();
+        &e.eigenvectors
+            * DMatrix::from_diagonal(&e.eigenvalues.map(|x| x.powf(-0.25)))
+            * e.eigenvectors.transpose()
+    };
+    let first = root(&g * g.transpose()) * &g * root(g.transpose() * &g) * -0.1;
+    assert!((&deltas[0] - first).amax() < 1e-14);
 }

@@ -94,16 +94,26 @@ impl LiveJob {
                             if cancel.load(Ordering::Relaxed) {
                                 break crate::sensing::zoo::Outcome::Cancelled;
                             }
-                            let stepped = run.step();
-                            if run.t.is_multiple_of(every) || stepped.is_some() {
+                            // Sample W_t before the step computes its loss, so all three
+                            // numbers describe the same factors.
+                            let t = run.t;
+                            let sample = t.is_multiple_of(every).then(|| {
                                 let [u, v] = &run.params;
+                                (
+                                    crate::sensing::recovery(u, v, &problem.target),
+                                    run.twin_drift().unwrap_or(f64::NAN),
+                                    run.factor_drift().unwrap_or(f64::NAN),
+                                )
+                            });
+                            let stepped = run.step();
+                            if let Some((recovery, twin_drift, factor_drift)) = sample {
                                 let _ = tx.send(LiveUpdate::Sample(LiveSample {
                                     rule: i,
-                                    step: run.t,
+                                    step: t,
                                     loss: run.loss,
-                                    recovery: crate::sensing::recovery(u, v, &problem.target),
-                                    twin_drift: run.twin_drift().unwrap_or(f64::NAN),
-                                    factor_drift: run.factor_drift().unwrap_or(f64::NAN),
+                                    recovery,
+                                    twin_drift,
+                                    factor_drift,
                                 }));
                                 repaint();
                             }

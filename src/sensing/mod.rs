@@ -79,6 +79,15 @@ impl SensingConfig {
                 format!("{} is out of range; allowed [0, 1)", self.tau),
             );
         }
+        if self.tau > 0.0 && self.rank == self.n {
+            return bad(
+                "tau",
+                format!(
+                    "a spectral tail needs room outside rank {}: use rank < n or tau 0",
+                    self.rank
+                ),
+            );
+        }
         let size = self.measurements() * self.n * self.n;
         if size > 50_000_000 {
             return bad(

@@ -186,7 +186,7 @@ pub struct RunResult {
     pub steps: usize,
     /// How it ended.
     pub outcome: Outcome,
-    /// The last pre-update training loss.
+    /// The training loss of the final factors (the pre-update loss at which the run stopped).
     pub train_loss: f64,
     /// Recovery error of the final UVᵀ.
     pub recovery: f64,
@@ -275,11 +275,13 @@ impl<'a> FactorRun<'a> {
         if !self.loss.is_finite() || self.loss > DIVERGED {
             return Some(Outcome::Diverged);
         }
-        if self.t.is_multiple_of(CHECK_EVERY) && self.loss < INTERPOLATED {
-            return Some(Outcome::Interpolated);
-        }
+        // After `budget` updates the run is over whatever the loss; the interpolation check
+        // belongs to steps that would still update (SPEC §7: every 200 steps of the loop).
         if self.t >= self.budget {
             return Some(Outcome::Budget);
+        }
+        if self.t.is_multiple_of(CHECK_EVERY) && self.loss < INTERPOLATED {
+            return Some(Outcome::Interpolated);
         }
         let lr = self.rule.lr_at(self.lr, self.t, self.budget);
         self.opt.step(&mut self.params, &self.grads, lr);

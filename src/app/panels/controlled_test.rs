@@ -8,7 +8,7 @@ use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries};
 use crate::app::state::{AppState, LiveTab};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
-use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, log_plot};
+use crate::app::widgets::plots::{Swatch, category_axis, legend_row, linear_plot, log_plot};
 use crate::experiment::ArmStatus;
 use crate::experiment::output::write_atomic;
 use crate::metrics::isotropic_axis_concentration;
@@ -717,17 +717,9 @@ fn sweep(state: &mut AppState, ui: &mut egui::Ui) {
     linear_plot("sweep", "excess A(K) − baseline mean")
         .x_axis_label("arm")
         .height((ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(200.0))
-        .x_axis_formatter({
-            let names: Vec<String> = result.aggregate.iter().map(|a| a.arm.clone()).collect();
-            move |mark, _| {
-                let i = mark.value.round();
-                if (mark.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-                    names[i as usize].clone()
-                } else {
-                    String::new()
-                }
-            }
-        })
+        .x_axis_formatter(category_axis(
+            result.aggregate.iter().map(|a| a.arm.clone()).collect(),
+        ))
         .show_x(hover)
         .show_y(hover)
         .show(ui, |plot| {

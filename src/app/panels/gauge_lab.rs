@@ -9,7 +9,7 @@ use crate::app::gauge_job::{LiveJob, LiveUpdate, start_zoo};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::job::Job;
 use crate::app::state::{AppState, Notice};
-use crate::app::widgets::plots::{Swatch, legend_row, log_plot};
+use crate::app::widgets::plots::{Swatch, category_axis, legend_row, log_plot};
 use crate::sensing::zoo::{
     PAPER_DIAL, PAPER_TAIL, Rule, RunResult, ZooPreset, bundled_zoo, class_gap, summarise,
 };
@@ -339,14 +339,7 @@ fn zoo_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
         .include_y(0.0)
         .show_x(hover)
         .show_y(hover)
-        .x_axis_formatter(move |mark, _| {
-            let i = mark.value.round();
-            if (mark.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-                names[i as usize].clone()
-            } else {
-                String::new()
-            }
-        })
+        .x_axis_formatter(category_axis(names))
         .show(ui, |plot| {
             if let Some((top, bottom)) = gap
                 && top < bottom
@@ -694,7 +687,12 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
         }
         ui.end_row();
         ui.vertical(|ui| {
-            ui.label(RichText::new("gauge twins: ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F (log)").strong());
+            ui.label(
+                RichText::new(
+                    "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)",
+                )
+                .strong(),
+            );
             log_plot("gauge drift", "twin drift")
                 .width(w)
                 .height(h)
@@ -702,10 +700,20 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
                 .show_y(hover)
                 .show(ui, |plot| {
                     for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate() {
+                        let c = rule_color(*r, i);
                         plot.line(
                             Line::new(r.name(), PlotPoints::Borrowed(s.drift.points()))
-                                .color(rule_color(*r, i))
+                                .color(c)
                                 .width(2.0),
+                        );
+                        plot.line(
+                            Line::new(
+                                format!("{} factors", r.name()),
+                                PlotPoints::Borrowed(s.factor_drift.points()),
+                            )
+                            .color(c)
+                            .style(LineStyle::dashed_loose())
+                            .width(1.5),
                         );
                     }
                 });

@@ -72,6 +72,18 @@ pub fn log_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
         })
 }
 
+/// Tick labels for a categorical x axis: `names[i]` at x = i, nothing elsewhere.
+pub fn category_axis(names: Vec<String>) -> impl Fn(GridMark, &RangeInclusive<f64>) -> String {
+    move |mark, _| {
+        let i = mark.value.round();
+        if (mark.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+            names[i as usize].clone()
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// A plot with a linear y axis; hovering shows step and value.
 pub fn linear_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
     Plot::new(id)
