@@ -149,7 +149,7 @@ fn runs_stop_by_the_budget_or_at_an_interpolation_check() {
     let long = FactorRun::new(&p, Rule::Muon, 0.1, 20_000, 6, false).finish(6, &never);
     assert_eq!(long.outcome, Outcome::Interpolated);
     assert!(
-        long.steps % 200 == 0 && long.steps < 20_000,
+        long.steps.is_multiple_of(200) && long.steps < 20_000,
         "{}",
         long.steps
     );
