@@ -93,6 +93,35 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// The ε sweep: the seed sweep of PRESET at each ε of every Adam arm; writes eps_sweep.csv
+    /// and eps_sweep.json (mean ± sd over seeds of each arm's A(K) excess, twin divergences and
+    /// held-out accuracy per ε).
+    EpsSweep {
+        /// A preset file, or a bundled preset name.
+        preset: String,
+        /// Comma-separated values of Adam's ε.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1e-12,1e-8,1e-6,1e-4,1e-2,1"
+        )]
+        eps: Vec<f64>,
+        /// Seeds per ε.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        seeds: u64,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Override the preset's step count.
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Gauge lab: run the optimizer zoo on factored matrix sensing (a zoo preset:
     /// presets/zoo-paper.ron, presets/dial.ron, presets/tail.ron); write zoo.csv, zoo.json and
     /// zoo.md. `dial` and `tail` are the same command.
@@ -190,6 +219,99 @@ fn real_main() -> Result<()> {
             bar.finish_and_clear();
             write_sweep(&result, &out)?;
             print_sweep(&result);
+            println!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::EpsSweep {
+            preset,
+            eps,
+            seeds,
+            out,
+            steps,
+            threads,
+            quiet,
+        }) => {
+            let mut p = Preset::load(&preset)?;
+            p.steps = steps.unwrap_or(p.steps);
+            p.validate()
+                .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+            if let Some(bad) = eps
+                .iter()
+                .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
+            {
+                anyhow::bail!("--eps {bad} is out of range; allowed [0, 1e6]");
+            }
+            if !p.arms.iter().any(|a| a.optimizer == "adam") {
+                anyhow::bail!("the preset has no adam arm for the ε sweep");
+            }
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            let pool = thread_pool(threads)?;
+            let bar = progress_bar(quiet, seeds * eps.len() as u64, "seeds");
+            let never = std::sync::atomic::AtomicBool::new(false);
+            let points = pool
+                .install(|| {
+                    basis_lab::experiment::eps_sweep(
+                        &p,
+                        &eps,
+                        seeds as usize,
+                        &|| bar.inc(1),
+                        &never,
+                    )
+                })
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            bar.finish_and_clear();
+            let num = basis_lab::experiment::output::csv_num;
+            let mut csv = csv::Writer::from_writer(Vec::new());
+            csv.write_record([
+                "eps",
+                "arm",
+                "seeds_ok",
+                "excess_mean",
+                "excess_sd",
+                "baseline_sd_mean",
+                "outside_band",
+                "orientation_div_mean",
+                "gram_div_mean",
+                "heldout_accuracy_mean",
+            ])?;
+            println!(
+                "{:>8} {:<12} {:>22} {:>11} {:>10} {:>10} {:>9}",
+                "eps", "arm", "excess mean ± sd", "baseline sd", "twin div", "gram div", "held acc"
+            );
+            for point in &points {
+                for a in &point.sweep.aggregate {
+                    csv.write_record([
+                        num(point.eps),
+                        a.arm.clone(),
+                        a.seeds_ok.to_string(),
+                        num(a.excess_mean),
+                        num(a.excess_sd),
+                        num(a.baseline_sd_mean),
+                        a.outside_band.to_string(),
+                        num(a.orientation_div_mean),
+                        num(a.gram_div_mean),
+                        num(a.heldout_accuracy_mean),
+                    ])?;
+                    println!(
+                        "{:>8} {:<12} {:>11} ± {:<8} {:>11} {:>10} {:>10} {:>9.3}",
+                        format!("{:.0e}", point.eps),
+                        a.arm,
+                        sci(a.excess_mean),
+                        sci(a.excess_sd),
+                        sci(a.baseline_sd_mean),
+                        sci(a.orientation_div_mean),
+                        sci(a.gram_div_mean),
+                        a.heldout_accuracy_mean
+                    );
+                }
+            }
+            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+            write_atomic(&out.join("eps_sweep.csv"), &bytes)?;
+            write_atomic(
+                &out.join("eps_sweep.json"),
+                &serde_json::to_vec_pretty(&points)?,
+            )?;
             println!("wrote {}", out.display());
             Ok(())
         }

@@ -57,9 +57,22 @@ pub struct Preset {
     pub baseline_rotations: usize,
     /// The arms, 1..=16 optimizers with distinct names; each is trained from W0 and from Q·W0.
     pub arms: Vec<OptimizerSpec>,
+    /// `Free` (default) lets raw column norms drift; `Renormalize` rescales every column of
+    /// W_K to unit length after each update, removing the effective-learning-rate confound.
+    pub column_norms: ColumnNorms,
     /// The explainer demos' state (key directions, β, angles). Changing it never restarts the
     /// paired run.
     pub demos: DemoSettings,
+}
+
+/// What happens to the raw column norms of W_K between updates (the explainer §7's confound).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ColumnNorms {
+    /// Leave them to the optimizer.
+    #[default]
+    Free,
+    /// Rescale every column to unit length after each update.
+    Renormalize,
 }
 
 impl Default for Preset {
@@ -86,6 +99,7 @@ impl Default for Preset {
                 OptimizerSpec::new("sign", 0.002),
                 OptimizerSpec::new("muon", 0.02),
             ],
+            column_norms: ColumnNorms::Free,
             demos: DemoSettings::default(),
         }
     }

@@ -161,3 +161,52 @@ fn zoo_writes_a_table_for_every_rule() {
         serde_json::from_slice(&std::fs::read(dir.path().join("zoo.json")).unwrap()).unwrap();
     assert_eq!(json["summary"].as_array().unwrap().len(), 9);
 }
+
+#[test]
+fn eps_sweep_changes_only_adam_and_a_large_eps_calms_its_twins() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args([
+            "eps-sweep",
+            "classroom",
+            "--seeds",
+            "2",
+            "--steps",
+            "200",
+            "--eps",
+            "1e-12,1",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("eps_sweep.json")).unwrap()).unwrap();
+    let points = json.as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    let agg = |i: usize, arm: &str| {
+        points[i]["sweep"]["aggregate"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == arm)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(agg(0, "gd"), agg(1, "gd"), "GD does not read ε");
+    let div = |i| agg(i, "adam")["orientation_div_mean"].as_f64().unwrap();
+    assert!(
+        div(1) < div(0) / 5.0,
+        "ε = 1 should bring Adam toward momentum SGD: {} vs {}",
+        div(1),
+        div(0)
+    );
+    let csv = std::fs::read_to_string(dir.path().join("eps_sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2);
+}

@@ -288,3 +288,44 @@ fn heldout_columns_are_filled_every_eval_every_steps_and_at_the_end() {
     filled.dedup();
     assert_eq!(filled, vec![0, 50, 100, 120]);
 }
+
+#[test]
+fn renormalized_columns_stay_unit_and_keep_the_twins_honest() {
+    let mut p = Preset::load("classroom").unwrap();
+    p.steps = 300;
+    p.column_norms = basis_lab::preset::ColumnNorms::Renormalize;
+    // On the unit sphere a step of GD's usual rate 1.0 is large enough for the dynamics to
+    // amplify rounding (the twins drift to ~1e-6): a smaller rate keeps them at float noise.
+    p.arms[0].lr = 0.3;
+    let mut run = PairedRun::new(&p).unwrap();
+    for _ in 0..p.steps {
+        run.step();
+    }
+    for arm in run.arms() {
+        for t in [BASE, ROTATED] {
+            for col in arm.weights(t).column_iter() {
+                assert!(
+                    (col.norm() - 1.0).abs() < 1e-12,
+                    "{} column norm {}",
+                    arm.name(),
+                    col.norm()
+                );
+            }
+        }
+    }
+    let last = run.snapshot();
+    assert!(
+        last[0].orientation_div < 1e-13,
+        "GD twin {:e}",
+        last[0].orientation_div
+    );
+    assert!(
+        last[1].orientation_div > 1e-3,
+        "Adam twin {:e}",
+        last[1].orientation_div
+    );
+    assert!(
+        last.iter()
+            .all(|r| (r.mean_column_norm[0] - 1.0).abs() < 1e-12)
+    );
+}

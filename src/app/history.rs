@@ -210,6 +210,8 @@ pub struct ArmHistory {
     pub heldout_loss: [MinMaxSeries; 2],
     /// Mean raw column norm of [base, rotated].
     pub column_norm: [MinMaxSeries; 2],
+    /// Sample standard deviation of the base twin's raw column norms.
+    pub column_norm_sd: MinMaxSeries,
     /// Baseline band of the base twin.
     pub band: BandSeries,
     /// The latest step record.
@@ -234,6 +236,7 @@ impl ArmHistory {
             loss_ema: None,
             heldout_loss: pair(Scale::Linear),
             column_norm: pair(Scale::Linear),
+            column_norm_sd: MinMaxSeries::new(Scale::Linear),
             band: BandSeries::default(),
             latest: None,
             heldout: None,
@@ -249,6 +252,7 @@ impl ArmHistory {
             self.loss[t].push(r.step, r.loss[t]);
             self.column_norm[t].push(r.step, r.mean_column_norm[t]);
         }
+        self.column_norm_sd.push(r.step, r.column_norm_sd[0]);
         if r.loss[0].is_finite() {
             let ema = self
                 .loss_ema

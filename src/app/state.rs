@@ -116,6 +116,8 @@ pub struct Settings {
     pub sweep_seeds: usize,
     /// Arm whose random-rotation baseline band is shaded in the A(K) plot.
     pub band_arm: usize,
+    /// Plot (c) shows raw column norms instead of the loss.
+    pub show_norms: bool,
     /// The gauge lab's settings and last results.
     pub gauge: panels::gauge_lab::GaugeSettings,
 }
@@ -132,6 +134,7 @@ impl Default for Settings {
             step_n: 100,
             sweep_seeds: 8,
             band_arm: 1,
+            show_norms: false,
             gauge: panels::gauge_lab::GaugeSettings::default(),
         }
     }

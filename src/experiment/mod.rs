@@ -8,4 +8,6 @@ pub mod sweep;
 
 pub use paired::{Arm, ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 pub use run::{RunOptions, Summary, run_to_dir};
-pub use sweep::{ArmAggregate, SeedArm, SweepError, SweepResult, sweep, sweep_until};
+pub use sweep::{
+    ArmAggregate, EpsPoint, SeedArm, SweepError, SweepResult, eps_sweep, sweep, sweep_until,
+};

@@ -9,7 +9,7 @@ use crate::metrics::{
 };
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace, normalize_columns};
 use crate::optim::{Optimizer, OptimizerInfo};
-use crate::preset::Preset;
+use crate::preset::{ColumnNorms, Preset};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
 
 /// Index of the run from W0 in a twin pair.
@@ -265,12 +265,16 @@ impl PairedRun {
                 arm.status = ArmStatus::Diverged { step: s, reason };
                 continue;
             }
+            let renormalize = self.preset.column_norms == ColumnNorms::Renormalize;
             for twin in &mut arm.twins {
                 twin.opt.step(
                     std::slice::from_mut(&mut twin.w),
                     std::slice::from_ref(&twin.grad),
                     arm.lr,
                 );
+                if renormalize {
+                    renormalize_columns(&mut twin.w);
+                }
             }
         }
         self.step += 1;
@@ -395,5 +399,16 @@ fn pair_metrics(
         ],
         mean_column_norm: [na.0, nb.0],
         column_norm_sd: [na.1, nb.1],
+    }
+}
+
+/// Rescales every column of `w` to unit length (the norm control of the explainer §7); a zero
+/// or non-finite column is left as it is, for the next step's check to report.
+pub fn renormalize_columns(w: &mut DMatrix<f64>) {
+    for mut col in w.column_iter_mut() {
+        let norm = col.norm();
+        if norm.is_finite() && norm > 0.0 {
+            col /= norm;
+        }
     }
 }

@@ -237,3 +237,38 @@ fn aggregate(arm: &str, equivariant: bool, per_seed: &[SeedArm]) -> ArmAggregate
         heldout_accuracy_mean: mean_sd(&col(&|x| x.1.accuracy[BASE])).0,
     }
 }
+
+/// One ε of an ε sweep: the seed sweep with every Adam arm's ε set to `eps`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpsPoint {
+    /// Adam's ε.
+    pub eps: f64,
+    /// The seed sweep at that ε.
+    pub sweep: SweepResult,
+}
+
+/// The explainer §7's ε sweep: for each value in `eps`, the seed sweep of `preset` with the ε of
+/// every arm whose optimizer is `adam` set to it (other arms unchanged, as references). If the
+/// axis effect comes from Adam's per-coordinate normalisation it should fade as ε grows.
+/// `progress()` once per finished seed. Errors: an invalid preset or ε (ε must be in [0, 1e6]),
+/// or a cancel.
+pub fn eps_sweep(
+    preset: &Preset,
+    eps: &[f64],
+    n_seeds: usize,
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<Vec<EpsPoint>, SweepError> {
+    eps.iter()
+        .map(|&e| {
+            let mut p = preset.clone();
+            for arm in p.arms.iter_mut().filter(|a| a.optimizer == "adam") {
+                arm.eps = e;
+            }
+            Ok(EpsPoint {
+                eps: e,
+                sweep: sweep_until(&p, n_seeds, progress, cancel)?,
+            })
+        })
+        .collect()
+}

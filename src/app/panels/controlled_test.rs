@@ -171,8 +171,17 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
                 axis_plot(state, preset.d_k, ui, w, h)
             });
             ui.end_row();
-            plot_cell(ui, col_w, plot_h, "(c) Loss of the runs from W0", &mut export, Export::Loss, |ui, w, h| {
-                loss_plot(&mut state.history.arms, ui, w, h, hover)
+            plot_cell(ui, col_w, plot_h, "(c) Runs from W0: loss, or raw column norms", &mut export, Export::Loss, |ui, w, h| {
+                let s = &mut *state;
+                ui.horizontal(|ui| {
+                    ui.selectable_value(&mut s.settings.show_norms, false, "loss");
+                    ui.selectable_value(&mut s.settings.show_norms, true, "column norms ‖w_a‖");
+                });
+                if s.settings.show_norms {
+                    norms_plot(&mut s.history.arms, ui, w, h - 26.0, hover)
+                } else {
+                    loss_plot(&mut s.history.arms, ui, w, h - 26.0, hover)
+                }
             });
             ui.vertical(|ui| {
                 ui.set_width(col_w);
@@ -354,6 +363,44 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
                     .color(Color32::GRAY)
                     .style(LineStyle::dashed_loose()),
             );
+        });
+}
+
+fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let mut items: Vec<(Color32, String, Swatch)> = arms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            (
+                optimizer_color(&a.label.optimizer, i),
+                arm_name(a),
+                Swatch::Thick,
+            )
+        })
+        .collect();
+    items.push((Color32::GRAY, "mean ‖w_a‖".into(), Swatch::Thick));
+    items.push((
+        Color32::GRAY,
+        "spread (sd over keys)".into(),
+        Swatch::Dashed,
+    ));
+    legend_row(ui, &items);
+    linear_plot("norms", "raw column norm ‖w_a‖")
+        .width(w)
+        .height(h - 24.0)
+        .include_y(0.0)
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let name = arm_name(a);
+                plot.line(line(format!("{name} mean"), &mut a.column_norm[0], c, 2.5));
+                plot.line(
+                    line(format!("{name} sd"), &mut a.column_norm_sd, c, 1.2)
+                        .style(LineStyle::dashed_loose()),
+                );
+            }
         });
 }
 

@@ -6,6 +6,7 @@ use eframe::egui::{self, RichText};
 use crate::app::state::AppState;
 use crate::app::widgets::colors::optimizer_color;
 use crate::optim::{Hyper, OptimizerSpec, Polar, REGISTRY};
+use crate::preset::ColumnNorms;
 use crate::worker::Command;
 
 /// Marker shown beside controls that restart the run.
@@ -56,6 +57,24 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                     int(ui, "steps (budget)", &mut p.steps, 0, 100_000_000);
                     seed(ui, &mut p.seed);
                     init_std(ui, &mut p.init_std, p.d_k);
+                    row(ui, RESTARTS, "column norms", |ui, id| {
+                        egui::ComboBox::from_id_salt("column norms")
+                            .selected_text(match p.column_norms {
+                                ColumnNorms::Free => "free",
+                                ColumnNorms::Renormalize => "renormalized each step",
+                            })
+                            .show_ui(ui, |ui| {
+                                ui.selectable_value(&mut p.column_norms, ColumnNorms::Free, "free");
+                                ui.selectable_value(
+                                    &mut p.column_norms,
+                                    ColumnNorms::Renormalize,
+                                    "renormalized each step",
+                                );
+                            })
+                            .response
+                            .on_hover_text("Rescale every column of W_K to length 1 after each update, so no arm gains a larger effective learning rate from shrinking norms.")
+                            .labelled_by(id);
+                    });
                     int(ui, "held-out every", &mut p.eval_every, 1, 100_000_000);
                     int(ui, "held-out episodes", &mut p.n_heldout, 1, 100_000);
                     int(
