@@ -389,3 +389,16 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
         adam.twin_drift.unwrap()
     );
 }
+
+#[test]
+fn plot_c_switches_to_column_norms() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    h.get_by_label("▶ Play").click();
+    wait_for(&mut h, "some steps", |a| a.history.step >= 100);
+    h.get_by_label("column norms ‖w‖").click();
+    h.run_steps(3);
+    assert!(app(&h).settings.show_norms);
+    h.get_by_label_contains("spread (sd over keys)");
+    assert!(app(&h).history.arms[0].column_norm_sd.len() > 10);
+}

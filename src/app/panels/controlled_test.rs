@@ -175,7 +175,7 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
                 let s = &mut *state;
                 ui.horizontal(|ui| {
                     ui.selectable_value(&mut s.settings.show_norms, false, "loss");
-                    ui.selectable_value(&mut s.settings.show_norms, true, "column norms ‖w_a‖");
+                    ui.selectable_value(&mut s.settings.show_norms, true, "column norms ‖w‖");
                 });
                 if s.settings.show_norms {
                     norms_plot(&mut s.history.arms, ui, w, h - 26.0, hover)
@@ -378,14 +378,14 @@ fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover:
             )
         })
         .collect();
-    items.push((Color32::GRAY, "mean ‖w_a‖".into(), Swatch::Thick));
+    items.push((Color32::GRAY, "mean ‖w‖ over keys".into(), Swatch::Thick));
     items.push((
         Color32::GRAY,
         "spread (sd over keys)".into(),
         Swatch::Dashed,
     ));
     legend_row(ui, &items);
-    linear_plot("norms", "raw column norm ‖w_a‖")
+    linear_plot("norms", "raw column norm ‖w‖")
         .width(w)
         .height(h - 24.0)
         .include_y(0.0)
