@@ -127,7 +127,7 @@ enum Command {
     /// zoo.md. `dial` and `tail` are the same command.
     #[command(visible_alias = "dial", visible_alias = "tail")]
     Zoo {
-        /// A zoo preset file.
+        /// A zoo preset file, or a bundled one: zoo-paper, dial, tail, muon-rates.
         preset: PathBuf,
         /// Output folder (created if missing).
         #[arg(long, short)]
@@ -323,9 +323,21 @@ fn real_main() -> Result<()> {
             threads,
             quiet,
         }) => {
-            use basis_lab::sensing::zoo::{ZooPreset, markdown, run_zoo, summarise};
-            let text = std::fs::read_to_string(&preset)
-                .with_context(|| format!("cannot read {}", preset.display()))?;
+            use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset, markdown, run_zoo, summarise};
+            let bundled = BUNDLED_ZOO
+                .iter()
+                .find(|(n, _)| !preset.exists() && preset.as_os_str() == *n);
+            let text = match bundled {
+                Some((_, text)) => text.to_string(),
+                None => std::fs::read_to_string(&preset).with_context(|| {
+                    let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
+                    format!(
+                        "cannot read {} (bundled zoo presets: {})",
+                        preset.display(),
+                        names.join(", ")
+                    )
+                })?,
+            };
             let mut p = ZooPreset::from_ron(&text, &preset.display().to_string())
                 .map_err(|e| anyhow::anyhow!(e))?;
             p.seeds = seeds.unwrap_or(p.seeds);
@@ -388,7 +400,7 @@ fn real_main() -> Result<()> {
             write_atomic(&out.join("zoo.csv"), &bytes)?;
             let json = serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
             write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
-            let md = markdown(&p, &summaries);
+            let md = markdown(&p, &summaries, &results);
             write_atomic(&out.join("zoo.md"), md.as_bytes())?;
             print!("{md}");
             println!(
@@ -496,6 +508,18 @@ fn print_summary(s: &Summary) {
                 h.loss[0]
             ),
             _ => println!("{:<w$} {:<14} diverged: {:?}", a.arm, class, a.status),
+        }
+    }
+    for a in &s.arms {
+        if let Some(f) = &a.final_metrics
+            && a.equivariant
+            && f.orientation_div > 1e-10
+        {
+            println!(
+                "note: {} is equivariant yet its twins drifted to {:.2e}; either the harness is at \
+                 fault or the dynamics amplify rounding (too large a step, or Muon's orthogonalisation)",
+                a.arm, f.orientation_div
+            );
         }
     }
 }

@@ -622,9 +622,15 @@ pub fn class_gap(summaries: &[RuleSummary]) -> Option<(f64, f64)> {
 }
 
 /// A Markdown table in the shape of the paper's Table 2, with our spread beside its means.
-pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
+pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunResult]) -> String {
+    let taus = preset.tau_values();
+    let tau_text = taus
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut s = format!(
-        "# {}\n\n{}\n\nn = {}, r = {}, m = {} measurements (ratio {} × dof {}), init {}, τ = {}, budget {} steps, {} seeds from {}; f64.\n\n",
+        "# {}\n\n{}\n\nn = {}, r = {}, m = {} measurements (ratio {} × dof {}), init {}, τ = {}, budget {} steps, {} seed(s) from {}; f64.\n\n",
         preset.name,
         preset.description,
         preset.problem.n,
@@ -633,13 +639,20 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
         preset.problem.ratio,
         preset.problem.dof(),
         preset.problem.init,
-        preset.problem.tau,
+        tau_text,
         preset.budget,
         preset.seeds,
         preset.seed
     );
-    s.push_str("| rule | class | lr | recovery mean ± sd [min, max] | erank | balancedness | train loss | interpolated | paper rec / erank / bal |\n");
-    s.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    if taus.len() > 1 {
+        return s + &tail_markdown(preset, summaries, &taus);
+    }
+    let twins = summaries.iter().any(|r| r.twin_drift.is_some());
+    s.push_str("| rule | class | lr | recovery mean ± sd [min, max] | erank | balancedness | train loss | interpolated |");
+    s.push_str(if twins { " twin drift |" } else { "" });
+    s.push_str(" paper rec / erank / bal |\n|---|---|---|---|---|---|---|---|");
+    s.push_str(if twins { "---|" } else { "" });
+    s.push_str("---|\n");
     for r in summaries {
         let paper = Rule::ZOO
             .iter()
@@ -648,8 +661,14 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
             .map_or("—".to_string(), |(a, b, c)| {
                 format!("{a:.4} / {b:.2} / {c:.2}")
             });
+        let drift = if twins {
+            r.twin_drift
+                .map_or(" — |".to_string(), |d| format!(" {d:.1e} |"))
+        } else {
+            String::new()
+        };
         s.push_str(&format!(
-            "| {} | {} | {} | {} ± {} [{}, {}] | {:.2} ± {:.2} | {:.2} ± {:.2} | {:.1e} | {} | {} |\n",
+            "| {} | {} | {} | {} ± {} [{}, {}] | {:.2} ± {:.2} | {:.2} ± {:.2} | {:.1e} | {} |{drift} {} |\n",
             r.rule,
             if r.equivariant { "equivariant" } else { "coordinate-wise" },
             r.lr,
@@ -666,35 +685,39 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
             paper
         ));
     }
-    let taus = preset.tau_values();
-    if taus.len() > 1 {
-        s.push_str("\n## Spectral tail: recovery mean ± sd against τ\n\n| τ |");
-        let rules: Vec<String> = preset.rules.iter().map(|r| r.name()).collect();
-        for r in &rules {
-            s.push_str(&format!(" {r} |"));
-        }
-        s.push_str(" paper GD / Adam / Muon / Shampoo |\n|---|");
-        s.push_str(&"---|".repeat(rules.len() + 1));
-        s.push('\n');
-        for &tau in &taus {
-            s.push_str(&format!("| {tau} |"));
-            for r in &rules {
-                match summaries.iter().find(|x| &x.rule == r && x.tau == tau) {
-                    Some(x) => {
-                        s.push_str(&format!(" {:.3} ± {:.3} |", x.recovery[0], x.recovery[1]))
-                    }
-                    None => s.push_str(" — |"),
-                }
+    s.push_str(
+        "\n*interpolated*: the pre-update training loss fell below 1e-7 at one of the checks made \
+         every 200 steps before the budget ran out (a cosine-scheduled rule may only get there at \
+         the last steps, after the final check). Each rule's rate is the paper's, or with a grid \
+         the lowest mean recovery among rates at which every seed interpolated (if none did, the \
+         lowest mean overall, marked *not all*).\n",
+    );
+    if preset.grid {
+        s.push_str("\n## Every rate\n\n| rule | lr | recovery mean ± sd | seeds interpolated |\n|---|---|---|---|\n");
+        let mut seen: Vec<(String, f64)> = Vec::new();
+        for r in results {
+            if seen.iter().any(|(n, l)| *n == r.rule && *l == r.lr) {
+                continue;
             }
-            let paper = PAPER_TAIL
+            seen.push((r.rule.clone(), r.lr));
+            let at: Vec<&RunResult> = results
                 .iter()
-                .find(|row| row.0 == tau)
-                .map_or("—".to_string(), |row| {
-                    format!("{:.3} / {:.3} / {:.3} / {:.3}", row.1, row.2, row.3, row.4)
-                });
-            s.push_str(&format!(" {paper} |\n"));
+                .filter(|x| x.rule == r.rule && x.lr == r.lr)
+                .collect();
+            let (m, sd) = mean_sd(&at.iter().map(|x| x.recovery).collect::<Vec<_>>());
+            let ok = at
+                .iter()
+                .filter(|x| x.outcome == Outcome::Interpolated)
+                .count();
+            s.push_str(&format!(
+                "| {} | {} | {} ± {} | {ok} of {} |\n",
+                r.rule,
+                r.lr,
+                fmt4(m),
+                fmt4(sd),
+                at.len()
+            ));
         }
-        return s;
     }
     if preset.rules.iter().all(|r| matches!(r, Rule::Dial(_))) {
         s.push_str("\n## Anisotropy dial\n\n| p | recovery mean ± sd | erank | paper envelope |\n|---|---|---|---|\n");
@@ -714,6 +737,11 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
         return s;
     }
     if let Some((top, bottom)) = class_gap(summaries) {
+        if summaries.iter().any(|r| !r.all_interpolated) {
+            s.push_str(
+                "\nNot every selected run interpolated: the comparison below includes unfinished fits.\n",
+            );
+        }
         s.push_str(&format!(
             "\nWorst equivariant seed: {top:.4}; best coordinate-wise seed: {bottom:.4}. {}\n",
             if top < bottom {
@@ -727,12 +755,42 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
 }
 
 /// Four decimals, or two significant digits in scientific notation below 1e-3.
-fn fmt4(x: f64) -> String {
+pub fn fmt4(x: f64) -> String {
     if x != 0.0 && x.abs() < 1e-3 {
         format!("{x:.1e}")
     } else {
         format!("{x:.4}")
     }
+}
+
+/// The spectral-tail table: recovery mean ± sd per (τ, rule), beside the paper's Table 4.
+fn tail_markdown(preset: &ZooPreset, summaries: &[RuleSummary], taus: &[f64]) -> String {
+    let mut s = String::new();
+    s.push_str("\n## Spectral tail: recovery mean ± sd against τ\n\n| τ |");
+    let rules: Vec<String> = preset.rules.iter().map(|r| r.name()).collect();
+    for r in &rules {
+        s.push_str(&format!(" {r} |"));
+    }
+    s.push_str(" paper GD / Adam / Muon / Shampoo |\n|---|");
+    s.push_str(&"---|".repeat(rules.len() + 1));
+    s.push('\n');
+    for &tau in taus {
+        s.push_str(&format!("| {tau} |"));
+        for r in &rules {
+            match summaries.iter().find(|x| &x.rule == r && x.tau == tau) {
+                Some(x) => s.push_str(&format!(" {:.3} ± {:.3} |", x.recovery[0], x.recovery[1])),
+                None => s.push_str(" — |"),
+            }
+        }
+        let paper = PAPER_TAIL
+            .iter()
+            .find(|row| row.0 == tau)
+            .map_or("—".to_string(), |row| {
+                format!("{:.3} / {:.3} / {:.3} / {:.3}", row.1, row.2, row.3, row.4)
+            });
+        s.push_str(&format!(" {paper} |\n"));
+    }
+    s
 }
 
 /// The paper's Table 4: recovery at τ for GD, Adam, Muon, Shampoo (3-seed means, float32).

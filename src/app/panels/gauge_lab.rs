@@ -11,7 +11,7 @@ use crate::app::job::Job;
 use crate::app::state::{AppState, Notice};
 use crate::app::widgets::plots::{Swatch, category_axis, legend_row, log_plot};
 use crate::sensing::zoo::{
-    PAPER_DIAL, PAPER_TAIL, Rule, RunResult, ZooPreset, bundled_zoo, class_gap, summarise,
+    PAPER_DIAL, PAPER_TAIL, Rule, RunResult, ZooPreset, bundled_zoo, class_gap, fmt4, summarise,
 };
 
 /// Colour of the equivariant class (the paper's blue).
@@ -411,11 +411,11 @@ fn zoo_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
                 });
                 ui.label(format!("{}", s.lr));
                 ui.label(
-                    RichText::new(format!("{:.4} ± {:.4}", s.recovery[0], s.recovery[1]))
+                    RichText::new(format!("{} ± {}", fmt4(s.recovery[0]), fmt4(s.recovery[1])))
                         .monospace(),
                 );
                 ui.label(
-                    RichText::new(format!("{:.4} … {:.4}", s.recovery[2], s.recovery[3]))
+                    RichText::new(format!("{} … {}", fmt4(s.recovery[2]), fmt4(s.recovery[3])))
                         .monospace(),
                 );
                 ui.label(RichText::new(format!("{:.2}", s.erank[0])).monospace());
