@@ -122,6 +122,30 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// The d_k sweep: the seed sweep of PRESET at each key dimension, with keys and pairs per
+    /// episode scaled in proportion; writes dk_sweep.csv and dk_sweep.json.
+    DkSweep {
+        /// A preset file, or a bundled preset name.
+        preset: String,
+        /// Comma-separated key dimensions.
+        #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64")]
+        dks: Vec<usize>,
+        /// Seeds per d_k.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        seeds: u64,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Override the preset's step count.
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Gauge lab: run the optimizer zoo on factored matrix sensing (a zoo preset:
     /// presets/zoo-paper.ron, presets/dial.ron, presets/tail.ron); write zoo.csv, zoo.json and
     /// zoo.md. `dial` and `tail` are the same command.
@@ -310,6 +334,112 @@ fn real_main() -> Result<()> {
             write_atomic(&out.join("eps_sweep.csv"), &bytes)?;
             write_atomic(
                 &out.join("eps_sweep.json"),
+                &serde_json::to_vec_pretty(&points)?,
+            )?;
+            println!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::DkSweep {
+            preset,
+            dks,
+            seeds,
+            out,
+            steps,
+            threads,
+            quiet,
+        }) => {
+            let mut p = Preset::load(&preset)?;
+            p.steps = steps.unwrap_or(p.steps);
+            for &d in &dks {
+                basis_lab::experiment::scaled_to_dk(&p, d)
+                    .validate()
+                    .map_err(|(f, m)| anyhow::anyhow!("at d_k = {d}: field `{f}`: {m}"))?;
+            }
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            let pool = thread_pool(threads)?;
+            let bar = progress_bar(quiet, seeds * dks.len() as u64, "seeds");
+            let never = std::sync::atomic::AtomicBool::new(false);
+            let points = pool
+                .install(|| {
+                    basis_lab::experiment::dk_sweep(
+                        &p,
+                        &dks,
+                        seeds as usize,
+                        &|| bar.inc(1),
+                        &never,
+                    )
+                })
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            bar.finish_and_clear();
+            let num = basis_lab::experiment::output::csv_num;
+            let mut csv = csv::Writer::from_writer(Vec::new());
+            csv.write_record([
+                "d_k",
+                "n_keys",
+                "pairs_per_episode",
+                "isotropic",
+                "arm",
+                "seeds_ok",
+                "excess_mean",
+                "excess_sd",
+                "baseline_sd_mean",
+                "outside_band",
+                "orientation_div_mean",
+                "heldout_accuracy_mean",
+            ])?;
+            println!(
+                "{:>4} {:>5} {:>5} {:>9} {:<12} {:>22} {:>11} {:>9} {:>10} {:>9}",
+                "d_k",
+                "keys",
+                "pairs",
+                "3/(d+2)",
+                "arm",
+                "excess mean ± sd",
+                "baseline sd",
+                "outside",
+                "twin div",
+                "held acc"
+            );
+            for point in &points {
+                let sp = &point.sweep.preset;
+                let iso = basis_lab::metrics::isotropic_axis_concentration(point.d_k);
+                for a in &point.sweep.aggregate {
+                    csv.write_record([
+                        point.d_k.to_string(),
+                        sp.n_keys.to_string(),
+                        sp.pairs_per_episode.to_string(),
+                        num(iso),
+                        a.arm.clone(),
+                        a.seeds_ok.to_string(),
+                        num(a.excess_mean),
+                        num(a.excess_sd),
+                        num(a.baseline_sd_mean),
+                        a.outside_band.to_string(),
+                        num(a.orientation_div_mean),
+                        num(a.heldout_accuracy_mean),
+                    ])?;
+                    println!(
+                        "{:>4} {:>5} {:>5} {:>9.4} {:<12} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>9.3}",
+                        point.d_k,
+                        sp.n_keys,
+                        sp.pairs_per_episode,
+                        iso,
+                        a.arm,
+                        sci(a.excess_mean),
+                        sci(a.excess_sd),
+                        sci(a.baseline_sd_mean),
+                        a.outside_band,
+                        a.seeds_ok,
+                        sci(a.orientation_div_mean),
+                        a.heldout_accuracy_mean
+                    );
+                }
+            }
+            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+            write_atomic(&out.join("dk_sweep.csv"), &bytes)?;
+            write_atomic(
+                &out.join("dk_sweep.json"),
                 &serde_json::to_vec_pretty(&points)?,
             )?;
             println!("wrote {}", out.display());

@@ -329,3 +329,29 @@ fn renormalized_columns_stay_unit_and_keep_the_twins_honest() {
             .all(|r| (r.mean_column_norm[0] - 1.0).abs() < 1e-12)
     );
 }
+
+#[test]
+fn the_dk_sweep_scales_keys_with_the_dimension_and_the_baseline_tightens() {
+    let p = Preset::load("classroom").unwrap();
+    let s = basis_lab::experiment::scaled_to_dk(&p, 32);
+    assert_eq!((s.d_k, s.n_keys, s.pairs_per_episode), (32, 64, 32));
+    assert_eq!(s.n_values, p.n_values);
+    let s = basis_lab::experiment::scaled_to_dk(&p, 2);
+    assert_eq!((s.d_k, s.n_keys, s.pairs_per_episode), (2, 4, 2));
+    let mut short = p.clone();
+    short.steps = 60;
+    short.baseline_rotations = 64;
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let points = basis_lab::experiment::dk_sweep(&short, &[4, 32], 2, &|| {}, &never).unwrap();
+    assert_eq!(
+        points.iter().map(|x| x.d_k).collect::<Vec<_>>(),
+        vec![4, 32]
+    );
+    let sd = |i: usize| points[i].sweep.aggregate[0].baseline_sd_mean;
+    assert!(
+        sd(1) < sd(0) / 3.0,
+        "the baseline should tighten with d_k: {} vs {}",
+        sd(0),
+        sd(1)
+    );
+}

@@ -9,5 +9,6 @@ pub mod sweep;
 pub use paired::{Arm, ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 pub use run::{RunOptions, Summary, run_to_dir};
 pub use sweep::{
-    ArmAggregate, EpsPoint, SeedArm, SweepError, SweepResult, eps_sweep, sweep, sweep_until,
+    ArmAggregate, DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, dk_sweep, eps_sweep,
+    scaled_to_dk, sweep, sweep_until,
 };

@@ -272,3 +272,48 @@ pub fn eps_sweep(
         })
         .collect()
 }
+
+/// One key dimension of a d_k sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DkPoint {
+    /// Key dimension d_k.
+    pub d_k: usize,
+    /// The seed sweep at that d_k (its preset holds the scaled sizes).
+    pub sweep: SweepResult,
+}
+
+/// `preset` moved to key dimension `d_k`, with the number of keys and of pairs per episode
+/// scaled in proportion (rounded, at least 1 and 2 keys, pairs ≤ keys) so the memory stays as
+/// loaded as at the preset's own d_k; value classes and everything else unchanged.
+pub fn scaled_to_dk(preset: &Preset, d_k: usize) -> Preset {
+    let ratio = d_k as f64 / preset.d_k as f64;
+    let n_keys = ((preset.n_keys as f64 * ratio).round() as usize).max(2);
+    let pairs = ((preset.pairs_per_episode as f64 * ratio).round() as usize).clamp(1, n_keys);
+    Preset {
+        d_k,
+        n_keys,
+        pairs_per_episode: pairs,
+        ..preset.clone()
+    }
+}
+
+/// The explainer §7's d_k sweep: the seed sweep of `preset` scaled to each d_k in `dks` (see
+/// [`scaled_to_dk`]). At small d_k the gap between random (3/(d_k+2)) and aligned (1) keys is
+/// small and chance fills it; the baseline's spread shows by how much. `progress()` once per
+/// finished seed. Errors: an invalid scaled preset, or a cancel.
+pub fn dk_sweep(
+    preset: &Preset,
+    dks: &[usize],
+    n_seeds: usize,
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<Vec<DkPoint>, SweepError> {
+    dks.iter()
+        .map(|&d_k| {
+            Ok(DkPoint {
+                d_k,
+                sweep: sweep_until(&scaled_to_dk(preset, d_k), n_seeds, progress, cancel)?,
+            })
+        })
+        .collect()
+}
