@@ -146,6 +146,22 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Matched budget vs matched loss: every arm measured at the step the first arm reaches each
+    /// of a ladder of held-out loss levels, and at the step it reaches each level itself;
+    /// writes matched.csv and matched.json and labels each arm's difference from the first arm.
+    Matched {
+        /// A preset file, or a bundled preset name.
+        preset: String,
+        /// Number of loss levels between the initial loss and the best one every arm reaches.
+        #[arg(long, default_value_t = 6)]
+        levels: usize,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Override the preset's step count.
+        #[arg(long)]
+        steps: Option<usize>,
+    },
     /// Gauge lab: run the optimizer zoo on factored matrix sensing (a zoo preset:
     /// presets/zoo-paper.ron, presets/dial.ron, presets/tail.ron); write zoo.csv, zoo.json and
     /// zoo.md. `dial` and `tail` are the same command.
@@ -441,6 +457,93 @@ fn real_main() -> Result<()> {
             write_atomic(
                 &out.join("dk_sweep.json"),
                 &serde_json::to_vec_pretty(&points)?,
+            )?;
+            println!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::Matched {
+            preset,
+            levels,
+            out,
+            steps,
+        }) => {
+            let mut p = Preset::load(&preset)?;
+            p.steps = steps.unwrap_or(p.steps);
+            let report = basis_lab::experiment::matched::matched_report(&p, levels)
+                .map_err(|e| anyhow::anyhow!(e))?;
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            let num = basis_lab::experiment::output::csv_num;
+            let mut csv = csv::Writer::from_writer(Vec::new());
+            csv.write_record([
+                "kind",
+                "level",
+                "arm",
+                "step",
+                "heldout_loss",
+                "excess",
+                "baseline_sd",
+                "gram_div",
+                "orientation_div",
+            ])?;
+            println!(
+                "{:<7} {:>9} {:<12} {:>6} {:>9} {:>10} {:>11} {:>10} {:>10}",
+                "match",
+                "level",
+                "arm",
+                "step",
+                "held loss",
+                "excess",
+                "baseline sd",
+                "gram div",
+                "twin div"
+            );
+            for r in &report.rows {
+                let step = r.step.map_or(String::new(), |s| s.to_string());
+                csv.write_record([
+                    r.kind.clone(),
+                    num(r.level),
+                    r.arm.clone(),
+                    step.clone(),
+                    num(r.heldout_loss),
+                    num(r.excess),
+                    num(r.baseline_sd),
+                    num(r.gram_div),
+                    num(r.orientation_div),
+                ])?;
+                println!(
+                    "{:<7} {:>9.4} {:<12} {:>6} {:>9.4} {:>10} {:>11} {:>10} {:>10}",
+                    r.kind,
+                    r.level,
+                    r.arm,
+                    if step.is_empty() { "—".into() } else { step },
+                    r.heldout_loss,
+                    sci(r.excess),
+                    sci(r.baseline_sd),
+                    sci(r.gram_div),
+                    sci(r.orientation_div)
+                );
+            }
+            println!(
+                "\nAt the deepest level ({:.4}), excess A(K) against {}:",
+                report.levels.last().copied().unwrap_or(f64::NAN),
+                report.reference
+            );
+            for v in &report.verdicts {
+                println!(
+                    "{:<12} {:>10} at matched budget, {:>10} at matched loss (baseline sd {}): {}",
+                    v.arm,
+                    sci(v.diff_budget),
+                    sci(v.diff_loss),
+                    sci(v.yardstick),
+                    v.label
+                );
+            }
+            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+            write_atomic(&out.join("matched.csv"), &bytes)?;
+            write_atomic(
+                &out.join("matched.json"),
+                &serde_json::to_vec_pretty(&report)?,
             )?;
             println!("wrote {}", out.display());
             Ok(())

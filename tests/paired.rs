@@ -355,3 +355,56 @@ fn the_dk_sweep_scales_keys_with_the_dimension_and_the_baseline_tightens() {
         sd(1)
     );
 }
+
+#[test]
+fn matched_loss_rows_sit_at_each_arms_own_crossing_and_budget_rows_share_a_step() {
+    let mut p = Preset::load("classroom").unwrap();
+    p.steps = 300;
+    p.eval_every = 20;
+    p.baseline_rotations = 64;
+    let r = basis_lab::experiment::matched::matched_report(&p, 4).unwrap();
+    assert_eq!(r.levels.len(), 4);
+    assert!(
+        r.levels.windows(2).all(|w| w[1] < w[0]),
+        "levels descend from the start"
+    );
+    assert_eq!(r.rows.len(), 4 * 2 * 2);
+    assert_eq!(r.reference, "gd");
+    for &level in &r.levels {
+        let budget: Vec<_> = r
+            .rows
+            .iter()
+            .filter(|x| x.kind == "budget" && x.level == level)
+            .collect();
+        assert!(budget.windows(2).all(|w| w[0].step == w[1].step));
+        for row in r
+            .rows
+            .iter()
+            .filter(|x| x.kind == "loss" && x.level == level)
+        {
+            let step = row
+                .step
+                .expect("every arm reaches every level up to the best shared loss");
+            assert!(step % 20 == 0 || step == 300);
+            assert!(
+                row.heldout_loss <= level,
+                "{} at {step}: {} > {level}",
+                row.arm,
+                row.heldout_loss
+            );
+            if row.arm == "gd" {
+                assert!(row.orientation_div < 1e-13);
+            }
+        }
+    }
+    assert_eq!(r.verdicts.len(), 1);
+    assert!(r.verdicts[0].yardstick > 0.0);
+    assert!(
+        [
+            "representation effect",
+            "speed effect",
+            "no effect beyond the baseline spread"
+        ]
+        .contains(&r.verdicts[0].label.as_str())
+    );
+}

@@ -1,6 +1,7 @@
 //! Experiments built on the model, the optimizers and the metrics: paired runs, seed sweeps and
 //! their file outputs. Headless: nothing here knows about the GUI.
 
+pub mod matched;
 pub mod output;
 pub mod paired;
 pub mod run;

@@ -1,0 +1,213 @@
+//! Matched budget vs matched loss (the explainer §6): compare arms at equal step counts and at
+//! the first step each reaches a ladder of held-out loss levels, so a difference in A(K) can be
+//! told apart as a representation effect (it survives matched loss) or a speed effect (it does
+//! not).
+//!
+//! Two passes over the same deterministic run: the first records every arm's held-out loss at
+//! each evaluation and fixes the ladder and the crossing steps; the second replays the run
+//! bit-identically and measures the keys at exactly those steps, so nothing is stored per step.
+
+use serde::{Deserialize, Serialize};
+
+use super::paired::{BASE, PairedRun};
+use crate::preset::Preset;
+
+/// One arm measured at one step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchedRow {
+    /// `"budget"` (every arm at the reference arm's crossing step) or `"loss"` (each arm at its
+    /// own crossing step).
+    pub kind: String,
+    /// The held-out loss level of the ladder.
+    pub level: f64,
+    /// Arm name.
+    pub arm: String,
+    /// Step measured (`None` if the arm never reached the level).
+    pub step: Option<usize>,
+    /// Held-out loss of the run from W0 at that step.
+    pub heldout_loss: f64,
+    /// A(K) − random-rotation baseline mean (run from W0).
+    pub excess: f64,
+    /// The baseline's standard deviation.
+    pub baseline_sd: f64,
+    /// Gram divergence of the twins.
+    pub gram_div: f64,
+    /// Twin orientation divergence.
+    pub orientation_div: f64,
+}
+
+/// A verdict for one arm against the reference arm at the deepest shared level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchedVerdict {
+    /// Arm name.
+    pub arm: String,
+    /// Excess minus the reference's at matched budget.
+    pub diff_budget: f64,
+    /// Excess minus the reference's at matched loss.
+    pub diff_loss: f64,
+    /// Mean baseline sd of the two arms (the yardstick).
+    pub yardstick: f64,
+    /// "representation effect", "speed effect" or "no effect beyond the baseline spread".
+    pub label: String,
+}
+
+/// Everything the matched comparison reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchedReport {
+    /// The reference arm (the preset's first).
+    pub reference: String,
+    /// The ladder of held-out loss levels, from the start towards the best shared loss.
+    pub levels: Vec<f64>,
+    /// Rows for every level, arm and kind.
+    pub rows: Vec<MatchedRow>,
+    /// One verdict per non-reference arm, at the deepest level.
+    pub verdicts: Vec<MatchedVerdict>,
+}
+
+/// Runs the comparison on `preset` over its `steps` with `n_levels` (1..=50) loss levels spaced
+/// evenly between the initial held-out loss and the best loss every arm reaches (the highest of
+/// the arms' minima). Errors: an invalid preset, a bad level count, or no arm improving.
+pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport, String> {
+    if !(1..=50).contains(&n_levels) {
+        return Err(format!("{n_levels} levels; allowed 1..=50"));
+    }
+    let fail = |(f, m): (String, String)| format!("field `{f}`: {m}");
+    let mut run = PairedRun::new(preset).map_err(fail)?;
+    let arms = run.arms().len();
+    let mut curves: Vec<Vec<(usize, f64)>> = vec![Vec::new(); arms];
+    let record = |run: &mut PairedRun, curves: &mut Vec<Vec<(usize, f64)>>| {
+        let s = run.step_index();
+        for (i, h) in run.evaluate_heldout().into_iter().enumerate() {
+            if let Some(h) = h {
+                curves[i].push((s, h.loss[BASE]));
+            }
+        }
+    };
+    for s in 0..preset.steps {
+        if s % preset.eval_every == 0 {
+            record(&mut run, &mut curves);
+        }
+        run.step();
+    }
+    record(&mut run, &mut curves);
+    let start = curves[0]
+        .first()
+        .map(|c| c.1)
+        .ok_or("no held-out evaluation")?;
+    let best_shared = curves
+        .iter()
+        .map(|c| c.iter().map(|x| x.1).fold(f64::INFINITY, f64::min))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if best_shared.is_nan() || best_shared >= start {
+        return Err("no loss level below the start is reached by every arm".into());
+    }
+    let levels: Vec<f64> = (1..=n_levels)
+        .map(|i| start + (best_shared - start) * i as f64 / n_levels as f64)
+        .collect();
+    let crossing = |arm: usize, level: f64| curves[arm].iter().find(|x| x.1 <= level).map(|x| x.0);
+    // Every step at which some arm must be measured.
+    let mut wanted: Vec<usize> = levels
+        .iter()
+        .flat_map(|&l| (0..arms).filter_map(move |a| crossing(a, l)))
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut replay = PairedRun::new(preset).map_err(fail)?;
+    let mut measured: Vec<(usize, Vec<Option<Measure>>)> = Vec::new();
+    for &target in &wanted {
+        while replay.step_index() < target {
+            replay.step();
+        }
+        let snap = replay.snapshot();
+        let held = replay.evaluate_heldout();
+        let baselines = replay.baselines();
+        let per_arm = (0..arms)
+            .map(|a| {
+                let r = snap.iter().find(|r| r.arm == a)?;
+                let b = baselines[a].as_ref()?;
+                Some(Measure {
+                    heldout_loss: held[a]?.loss[BASE],
+                    excess: b[BASE].excess,
+                    baseline_sd: b[BASE].sd,
+                    gram_div: r.gram_div,
+                    orientation_div: r.orientation_div,
+                })
+            })
+            .collect();
+        measured.push((target, per_arm));
+    }
+    let at = |step: usize, arm: usize| -> Option<Measure> {
+        measured.iter().find(|m| m.0 == step).and_then(|m| m.1[arm])
+    };
+    let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
+    let row = |kind: &str, level: f64, arm: usize, step: Option<usize>| {
+        let m = step.and_then(|s| at(s, arm));
+        MatchedRow {
+            kind: kind.into(),
+            level,
+            arm: names[arm].clone(),
+            step,
+            heldout_loss: m.map_or(f64::NAN, |m| m.heldout_loss),
+            excess: m.map_or(f64::NAN, |m| m.excess),
+            baseline_sd: m.map_or(f64::NAN, |m| m.baseline_sd),
+            gram_div: m.map_or(f64::NAN, |m| m.gram_div),
+            orientation_div: m.map_or(f64::NAN, |m| m.orientation_div),
+        }
+    };
+    let mut rows = Vec::new();
+    for &level in &levels {
+        let reference_step = crossing(0, level);
+        for a in 0..arms {
+            rows.push(row("budget", level, a, reference_step));
+        }
+        for a in 0..arms {
+            rows.push(row("loss", level, a, crossing(a, level)));
+        }
+    }
+    let deepest = *levels.last().expect("at least one level");
+    let find = |kind: &str, arm: &str| {
+        rows.iter()
+            .find(|r| r.kind == kind && r.level == deepest && r.arm == arm)
+            .cloned()
+    };
+    let verdicts = names
+        .iter()
+        .skip(1)
+        .filter_map(|name| {
+            let (rb, ab) = (find("budget", &names[0])?, find("budget", name)?);
+            let (rl, al) = (find("loss", &names[0])?, find("loss", name)?);
+            let diff_budget = ab.excess - rb.excess;
+            let diff_loss = al.excess - rl.excess;
+            let yardstick = (al.baseline_sd + rl.baseline_sd) / 2.0;
+            let label = if diff_loss.abs() > yardstick {
+                "representation effect"
+            } else if diff_budget.abs() > yardstick {
+                "speed effect"
+            } else {
+                "no effect beyond the baseline spread"
+            };
+            Some(MatchedVerdict {
+                arm: name.clone(),
+                diff_budget,
+                diff_loss,
+                yardstick,
+                label: label.into(),
+            })
+        })
+        .collect();
+    Ok(MatchedReport {
+        reference: names[0].clone(),
+        levels,
+        rows,
+        verdicts,
+    })
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Measure {
+    heldout_loss: f64,
+    excess: f64,
+    baseline_sd: f64,
+    gram_div: f64,
+    orientation_div: f64,
+}
