@@ -60,6 +60,10 @@ pub struct Preset {
     /// `Free` (default) lets raw column norms drift; `Renormalize` rescales every column of
     /// W_K to unit length after each update, removing the effective-learning-rate confound.
     pub column_norms: ColumnNorms,
+    /// Also train every arm from W0 plus a 1e-12 Gaussian perturbation (same basis) and report
+    /// that divergence beside the gauge twin's: chaos shows in both, basis dependence only in
+    /// the gauge twin (the paper's Table 3 distinction). Default false.
+    pub noise_twins: bool,
     /// The explainer demos' state (key directions, β, angles). Changing it never restarts the
     /// paired run.
     pub demos: DemoSettings,
@@ -100,6 +104,7 @@ impl Default for Preset {
                 OptimizerSpec::new("muon", 0.02),
             ],
             column_norms: ColumnNorms::Free,
+            noise_twins: false,
             demos: DemoSettings::default(),
         }
     }

@@ -20,6 +20,8 @@ pub enum Stream {
     HeldOut = 4,
     /// Rotations of the random-rotation baseline (SPEC §4).
     Baseline = 5,
+    /// The perturbation of the noise twins.
+    Noise = 6,
 }
 
 /// A ChaCha8 generator for `stream` of `seed`: the seed picks the key, the stream the ChaCha

@@ -279,7 +279,7 @@ fn heldout_columns_are_filled_every_eval_every_steps_and_at_the_end() {
     let mut filled = Vec::new();
     for line in csv.lines().skip(1) {
         let cols: Vec<&str> = line.split(',').collect();
-        assert_eq!(cols.len(), 16);
+        assert_eq!(cols.len(), 17);
         if !cols[12].is_empty() {
             assert!(!cols[13].is_empty() && !cols[14].is_empty() && !cols[15].is_empty());
             filled.push(cols[0].parse::<usize>().unwrap());
@@ -406,5 +406,44 @@ fn matched_loss_rows_sit_at_each_arms_own_crossing_and_budget_rows_share_a_step(
             "no effect beyond the baseline spread"
         ]
         .contains(&r.verdicts[0].label.as_str())
+    );
+}
+
+#[test]
+fn every_arm_falls_in_its_class_over_2000_steps_and_muon_stays_within_its_noise_twin() {
+    use basis_lab::optim::OptimizerSpec;
+    let mut p = Preset::load("default").unwrap();
+    p.noise_twins = true;
+    p.arms.push(OptimizerSpec::new("momentum", 0.1));
+    p.arms.push(OptimizerSpec::new("scalar_adam", 0.01));
+    p.arms.push(OptimizerSpec::new("rmsprop", 0.001));
+    let mut run = PairedRun::new(&p).unwrap();
+    for _ in 0..2000 {
+        run.step();
+    }
+    let last = run.snapshot();
+    let get = |name: &str| {
+        let i = run.arms().iter().position(|a| a.name() == name).unwrap();
+        *last.iter().find(|r| r.arm == i).unwrap()
+    };
+    for name in ["gd", "momentum", "scalar_adam"] {
+        let r = get(name);
+        assert!(r.orientation_div < 1e-12, "{name}: {:e}", r.orientation_div);
+    }
+    for name in ["adam", "rmsprop", "sign"] {
+        let r = get(name);
+        assert!(r.orientation_div > 1e-6, "{name}: {:e}", r.orientation_div);
+        assert!(
+            r.orientation_div > 1e3 * r.noise_div,
+            "{name}: the gauge twin must drift far beyond numerical noise"
+        );
+    }
+    let muon = get("muon");
+    assert!(muon.noise_div.is_finite() && muon.noise_div > 0.0);
+    assert!(
+        muon.orientation_div < 10.0 * muon.noise_div,
+        "Muon's gauge twin {:e} vs its noise twin {:e}",
+        muon.orientation_div,
+        muon.noise_div
     );
 }

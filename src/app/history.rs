@@ -199,6 +199,8 @@ pub struct ArmHistory {
     pub orientation_div: MinMaxSeries,
     /// Twin Gram divergence (log scale).
     pub gram_div: MinMaxSeries,
+    /// Noise-twin divergence (log scale; empty without noise twins).
+    pub noise_div: MinMaxSeries,
     /// A(K) of [base, rotated] twins.
     pub axis_concentration: [MinMaxSeries; 2],
     /// Training loss of [base, rotated].
@@ -230,6 +232,7 @@ impl ArmHistory {
             status: ArmStatus::Running,
             orientation_div: MinMaxSeries::new(Scale::Log),
             gram_div: MinMaxSeries::new(Scale::Log),
+            noise_div: MinMaxSeries::new(Scale::Log),
             axis_concentration: pair(Scale::Linear),
             loss: pair(Scale::Linear),
             loss_average: MinMaxSeries::new(Scale::Linear),
@@ -247,6 +250,7 @@ impl ArmHistory {
     fn push(&mut self, r: &StepRecord) {
         self.orientation_div.push(r.step, r.orientation_div);
         self.gram_div.push(r.step, r.gram_div);
+        self.noise_div.push(r.step, r.noise_div);
         for t in 0..2 {
             self.axis_concentration[t].push(r.step, r.axis_concentration[t]);
             self.loss[t].push(r.step, r.loss[t]);

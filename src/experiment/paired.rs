@@ -38,6 +38,9 @@ pub struct StepRecord {
     pub mean_column_norm: [f64; 2],
     /// Sample standard deviation of the raw column norms of each twin.
     pub column_norm_sd: [f64; 2],
+    /// `‖W_noise − W‖F / ‖W‖F` of the noise twin (started at W0 + 1e-12·E in the same basis);
+    /// NaN without `noise_twins`. Telling chaos (which this shows too) from basis dependence.
+    pub noise_div: f64,
 }
 
 impl StepRecord {
@@ -52,6 +55,7 @@ impl StepRecord {
             axis_concentration: [f64::NAN; 2],
             mean_column_norm: [f64::NAN; 2],
             column_norm_sd: [f64::NAN; 2],
+            noise_div: f64::NAN,
         }
     }
 }
@@ -94,6 +98,8 @@ pub struct Arm {
     info: &'static OptimizerInfo,
     lr: f64,
     twins: [Twin; 2],
+    /// Optional noise twin: W0 plus a 1e-12 Gaussian perturbation in the same basis.
+    noise: Option<Twin>,
     status: ArmStatus,
 }
 
@@ -154,6 +160,14 @@ impl PairedRun {
         );
         let q = haar_orthogonal(&mut stream(preset.seed, Stream::Rotation), d);
         let w0_rot = &q * &w0;
+        let w0_noisy = preset.noise_twins.then(|| {
+            &w0 + gaussian_matrix(
+                &mut stream(preset.seed, Stream::Noise),
+                d,
+                v,
+                NOISE_TWIN_SCALE,
+            )
+        });
         let mut held = EpisodeSampler::new(stream(preset.seed, Stream::HeldOut), v, cfg.n_values);
         let heldout = (0..preset.n_heldout).map(|_| held.sample(k)).collect();
         let arms = preset
@@ -172,6 +186,7 @@ impl PairedRun {
                     info,
                     lr: spec.lr,
                     twins: [twin(&w0), twin(&w0_rot)],
+                    noise: w0_noisy.as_ref().map(twin),
                     status: ArmStatus::Running,
                 }
             })
@@ -266,6 +281,23 @@ impl PairedRun {
                 continue;
             }
             let renormalize = self.preset.column_norms == ColumnNorms::Renormalize;
+            if let Some(noise) = &mut arm.noise {
+                // A non-finite noise twin only loses its own curve; the arm goes on.
+                if noise
+                    .ws
+                    .loss_and_grad(&noise.w, &self.batch, &mut noise.grad)
+                    .is_ok()
+                {
+                    noise.opt.step(
+                        std::slice::from_mut(&mut noise.w),
+                        std::slice::from_ref(&noise.grad),
+                        arm.lr,
+                    );
+                    if renormalize {
+                        renormalize_columns(&mut noise.w);
+                    }
+                }
+            }
             for twin in &mut arm.twins {
                 twin.opt.step(
                     std::slice::from_mut(&mut twin.w),
@@ -399,8 +431,21 @@ fn pair_metrics(
         ],
         mean_column_norm: [na.0, nb.0],
         column_norm_sd: [na.1, nb.1],
+        noise_div: arm
+            .noise
+            .as_ref()
+            .map_or(f64::NAN, |n| relative_distance(&n.w, &a.w)),
     }
 }
+
+/// `‖x − y‖F / ‖y‖F`.
+fn relative_distance(x: &DMatrix<f64>, y: &DMatrix<f64>) -> f64 {
+    let num: f64 = x.iter().zip(y.iter()).map(|(a, b)| (a - b) * (a - b)).sum();
+    num.sqrt() / y.norm()
+}
+
+/// Size of the noise twin's perturbation of W0 (per entry standard deviation).
+pub const NOISE_TWIN_SCALE: f64 = 1e-12;
 
 /// Rescales every column of `w` to unit length (the norm control of the explainer §7); a zero
 /// or non-finite column is left as it is, for the next step's check to report.

@@ -22,9 +22,9 @@ pub const MAX_TRACE_PAIRS: usize = 20_000_000;
 
 /// The header of `metrics.csv`: one row per step per arm (SPEC §3 step convention); the row at
 /// s = steps is the final state, with empty loss. Held-out columns are filled every
-/// `eval_every` steps and at the end, empty elsewhere; a diverged arm has no rows after it
-/// diverged.
-pub const METRICS_HEADER: [&str; 16] = [
+/// `eval_every` steps and at the end, empty elsewhere; `noise_div` only with `noise_twins`; a
+/// diverged arm has no rows after it diverged.
+pub const METRICS_HEADER: [&str; 17] = [
     "step",
     "arm",
     "loss",
@@ -41,6 +41,7 @@ pub const METRICS_HEADER: [&str; 16] = [
     "heldout_accuracy",
     "heldout_loss_rot",
     "heldout_accuracy_rot",
+    "noise_div",
 ];
 
 /// Final results of one arm.
@@ -218,6 +219,7 @@ fn write_row<W: Write>(
         hv(|h| h.accuracy[BASE]),
         hv(|h| h.loss[ROTATED]),
         hv(|h| h.accuracy[ROTATED]),
+        csv_num(r.noise_div),
     ])?;
     Ok(())
 }

@@ -257,6 +257,13 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
             )
         })
         .collect();
+    if arms.iter().any(|a| !a.noise_div.is_empty()) {
+        items.push((
+            Color32::GRAY,
+            "noise twins (W0 + 1e-12 noise)".into(),
+            Swatch::Dashed,
+        ));
+    }
     items.push((
         Color32::GRAY,
         format!("exact 0, drawn at {LOG_FLOOR:.0e}"),
@@ -278,8 +285,19 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
             );
             for (i, a) in arms.iter_mut().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
-                let name = format!("{} twins", arm_name(a));
-                plot.line(line(name, &mut a.orientation_div, c, 2.5));
+                let label = arm_name(a);
+                plot.line(line(
+                    format!("{label} twins"),
+                    &mut a.orientation_div,
+                    c,
+                    2.5,
+                ));
+                if !a.noise_div.is_empty() {
+                    plot.line(
+                        line(format!("{label} noise twin"), &mut a.noise_div, c, 1.5)
+                            .style(LineStyle::dashed_loose()),
+                    );
+                }
                 if let ArmStatus::Diverged { step, .. } = a.status {
                     plot.vline(
                         VLine::new(format!("{} diverged", a.label.name), step as f64)

@@ -57,6 +57,11 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                     int(ui, "steps (budget)", &mut p.steps, 0, 100_000_000);
                     seed(ui, &mut p.seed);
                     init_std(ui, &mut p.init_std, p.d_k);
+                    row(ui, RESTARTS, "noise twins", |ui, id| {
+                        ui.checkbox(&mut p.noise_twins, "also from W0 + 1e-12 noise")
+                            .on_hover_text("Plot (a) then shows, dashed, how far a run from a 1e-12 perturbation of W0 drifts: chaos shows there too, basis dependence only in the gauge twin.")
+                            .labelled_by(id);
+                    });
                     row(ui, RESTARTS, "column norms", |ui, id| {
                         egui::ComboBox::from_id_salt("column norms")
                             .selected_text(match p.column_norms {
