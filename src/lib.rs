@@ -8,6 +8,7 @@
 pub mod app;
 pub mod experiment;
 pub mod explainer;
+pub mod linalg;
 pub mod metrics;
 pub mod model;
 pub mod optim;

@@ -159,7 +159,9 @@ impl PairedRun {
             preset.init_std(),
         );
         let q = haar_orthogonal(&mut stream(preset.seed, Stream::Rotation), d);
-        let w0_rot = &q * &w0;
+        // Same product routine as the orientation divergence, so step 0 measures exactly 0.
+        let mut w0_rot = DMatrix::zeros(d, v);
+        crate::linalg::mul_into(&mut w0_rot, &q, &w0);
         let w0_noisy = preset.noise_twins.then(|| {
             &w0 + gaussian_matrix(
                 &mut stream(preset.seed, Stream::Noise),

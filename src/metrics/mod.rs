@@ -62,7 +62,7 @@ pub fn orientation_divergence(
     w: &DMatrix<f64>,
     scratch: &mut DMatrix<f64>,
 ) -> f64 {
-    q.mul_to(w, scratch);
+    crate::linalg::mul_into(scratch, q, w);
     let num: f64 = w_rot
         .iter()
         .zip(scratch.iter())

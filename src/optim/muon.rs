@@ -1,4 +1,5 @@
 use super::{Optimizer, axpby, check_shapes, ensure_like};
+use crate::linalg::{mul_into, tr_mul_into};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
@@ -60,10 +61,10 @@ pub fn newton_schulz(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsS
     }
     *y /= b.norm() + 1e-7;
     for _ in 0..NS_STEPS {
-        a.gemm_tr(1.0, y, y, 0.0);
-        p.gemm(c_c, a, a, 0.0);
-        axpby(p, b_c, a, 1.0);
-        tmp.gemm(1.0, y, p, 0.0);
+        tr_mul_into(a, y, y);
+        mul_into(p, a, a);
+        axpby(p, b_c, a, c_c);
+        mul_into(tmp, y, p);
         axpby(y, 1.0, tmp, a_c);
     }
     if tall {

@@ -1,11 +1,12 @@
 use super::{Optimizer, check_shapes};
+use crate::linalg::{add_gram_into, add_outer_into, mul_into};
 use nalgebra::DMatrix;
 
 /// Shampoo as in SPEC §7 (Gupta et al. 2018): per matrix `L ← L + GGᵀ`, `R ← R + GᵀG` from
 /// zero; at t = 1, 1 + every, 1 + 2·every, … recompute `P_L = (L + λI)^(−1/4)` and
 /// `P_R = (R + λI)^(−1/4)` by symmetric eigendecomposition with eigenvalues clamped ≥ 1e-6;
-/// step `W ← W − lr·P_L G P_R`. Equivariant under (U, V) → (UQ, VQ). Allocates when it
-/// refreshes the roots (nalgebra eigendecomposition).
+/// step `W ← W − lr·P_L G P_R`. Equivariant under (U, V) → (UQ, VQ). Allocates only when it
+/// refreshes the roots (nalgebra eigendecomposition, every 20 steps).
 #[derive(Clone, Debug)]
 pub struct Shampoo {
     /// Damping λ.
@@ -65,14 +66,14 @@ impl Optimizer for Shampoo {
         self.t += 1;
         let refresh = (self.t - 1).is_multiple_of(self.every);
         for (k, (p, g)) in params.iter_mut().zip(grads).enumerate() {
-            self.left[k].gemm(1.0, g, &g.transpose(), 1.0);
-            self.right[k].gemm_tr(1.0, g, g, 1.0);
+            add_outer_into(&mut self.left[k], g);
+            add_gram_into(&mut self.right[k], g);
             if refresh {
                 self.p_left[k] = inverse_fourth_root(&self.left[k], self.lambda);
                 self.p_right[k] = inverse_fourth_root(&self.right[k], self.lambda);
             }
-            self.p_left[k].mul_to(g, &mut self.tmp[k]);
-            self.tmp[k].mul_to(&self.p_right[k], &mut self.update[k]);
+            mul_into(&mut self.tmp[k], &self.p_left[k], g);
+            mul_into(&mut self.update[k], &self.tmp[k], &self.p_right[k]);
             super::axpby(p, -lr, &self.update[k], 1.0);
         }
     }

@@ -8,6 +8,7 @@ use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::linalg::{mul_into, tr_mul_into};
 use crate::rng::{gaussian_matrix, haar_orthogonal};
 
 /// Sizes of a sensing problem (SPEC §7). Defaults: the paper's n 40, r 3, m/dof 2, init 1e-3.
@@ -212,7 +213,7 @@ impl SensingProblem {
         let n = self.cfg.n;
         let m = self.m();
         v.transpose_to(&mut ws.vt);
-        u.mul_to(&ws.vt, &mut ws.x);
+        mul_into(&mut ws.x, u, &ws.vt);
         ws.grad_x.fill(0.0);
         let x = ws.x.as_slice();
         let gx = ws.grad_x.as_mut_slice();
@@ -227,8 +228,8 @@ impl SensingProblem {
             }
         }
         let [gu, gv] = grads;
-        ws.grad_x.mul_to(v, gu);
-        ws.grad_x.tr_mul_to(u, gv);
+        mul_into(gu, &ws.grad_x, v);
+        tr_mul_into(gv, &ws.grad_x, u);
         loss / m as f64
     }
 }

@@ -1,0 +1,87 @@
+//! The training step allocates nothing once warmed up (the brief: no allocation in the inner
+//! step), counted by a global allocator that this test binary installs.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use basis_lab::experiment::PairedRun;
+use basis_lab::preset::Preset;
+
+struct Counting;
+
+thread_local! {
+    // Per thread, so tests running in parallel do not count each other's allocations.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn a_paired_step_allocates_nothing_after_warm_up() {
+    for batch in [1, 8] {
+        let mut p = Preset::load("default").unwrap();
+        p.batch = batch;
+        p.noise_twins = true;
+        let mut run = PairedRun::new(&p).unwrap();
+        for _ in 0..3 {
+            run.step();
+        }
+        let before = allocations();
+        for _ in 0..200 {
+            run.step();
+        }
+        let during = allocations() - before;
+        assert_eq!(
+            during, 0,
+            "batch {batch}: {during} allocations in 200 steps"
+        );
+    }
+}
+
+#[test]
+fn a_sensing_step_allocates_nothing_after_warm_up() {
+    use basis_lab::sensing::zoo::{FactorRun, Rule};
+    use basis_lab::sensing::{SensingConfig, SensingProblem};
+    let problem = SensingProblem::new(&SensingConfig::default(), 0);
+    for rule in [
+        Rule::Gd,
+        Rule::Adam,
+        Rule::ScalarAdam,
+        Rule::Muon,
+        Rule::Lion,
+        Rule::Adafactor,
+    ] {
+        let mut run = FactorRun::new(&problem, rule, rule.paper_lr(), 1000, 0, true);
+        for _ in 0..3 {
+            run.step();
+        }
+        let before = allocations();
+        for _ in 0..50 {
+            run.step();
+        }
+        let during = allocations() - before;
+        assert_eq!(during, 0, "{rule:?}: {during} allocations in 50 steps");
+    }
+}
