@@ -271,10 +271,7 @@ fn real_main() -> Result<()> {
             threads,
             quiet,
         }) => {
-            let mut p = Preset::load(&preset)?;
-            p.steps = steps.unwrap_or(p.steps);
-            p.validate()
-                .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+            let p = load_for_sweep(&preset, steps, &out)?;
             if let Some(bad) = eps
                 .iter()
                 .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
@@ -284,12 +281,9 @@ fn real_main() -> Result<()> {
             if !p.arms.iter().any(|a| a.optimizer == "adam") {
                 anyhow::bail!("the preset has no adam arm for the ε sweep");
             }
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
-            let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, seeds * eps.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
-            let points = pool
+            let points = thread_pool(threads)?
                 .install(|| {
                     basis_lab::experiment::eps_sweep(
                         &p,
@@ -301,59 +295,14 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let num = basis_lab::experiment::output::csv_num;
-            let mut csv = csv::Writer::from_writer(Vec::new());
-            csv.write_record([
-                "eps",
-                "arm",
-                "seeds_ok",
-                "excess_mean",
-                "excess_sd",
-                "baseline_sd_mean",
-                "outside_band",
-                "orientation_div_mean",
-                "gram_div_mean",
-                "heldout_accuracy_mean",
-            ])?;
-            println!(
-                "{:>8} {:<12} {:>22} {:>11} {:>10} {:>10} {:>9}",
-                "eps", "arm", "excess mean ± sd", "baseline sd", "twin div", "gram div", "held acc"
-            );
-            for point in &points {
-                for a in &point.sweep.aggregate {
-                    csv.write_record([
-                        num(point.eps),
-                        a.arm.clone(),
-                        a.seeds_ok.to_string(),
-                        num(a.excess_mean),
-                        num(a.excess_sd),
-                        num(a.baseline_sd_mean),
-                        a.outside_band.to_string(),
-                        num(a.orientation_div_mean),
-                        num(a.gram_div_mean),
-                        num(a.heldout_accuracy_mean),
-                    ])?;
-                    println!(
-                        "{:>8} {:<12} {:>11} ± {:<8} {:>11} {:>10} {:>10} {:>9.3}",
-                        format!("{:.0e}", point.eps),
-                        a.arm,
-                        sci(a.excess_mean),
-                        sci(a.excess_sd),
-                        sci(a.baseline_sd_mean),
-                        sci(a.orientation_div_mean),
-                        sci(a.gram_div_mean),
-                        a.heldout_accuracy_mean
-                    );
-                }
-            }
-            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            write_atomic(&out.join("eps_sweep.csv"), &bytes)?;
-            write_atomic(
-                &out.join("eps_sweep.json"),
-                &serde_json::to_vec_pretty(&points)?,
-            )?;
-            println!("wrote {}", out.display());
-            Ok(())
+            let rows: Vec<_> = points
+                .iter()
+                .map(|x| {
+                    let eps = basis_lab::experiment::output::csv_num(x.eps);
+                    (vec![("eps", eps)], &x.sweep)
+                })
+                .collect();
+            write_points(&out, "eps_sweep", &points, &rows)
         }
         Some(Command::DkSweep {
             preset,
@@ -364,19 +313,15 @@ fn real_main() -> Result<()> {
             threads,
             quiet,
         }) => {
-            let mut p = Preset::load(&preset)?;
-            p.steps = steps.unwrap_or(p.steps);
+            let p = load_for_sweep(&preset, steps, &out)?;
             for &d in &dks {
                 basis_lab::experiment::scaled_to_dk(&p, d)
                     .validate()
                     .map_err(|(f, m)| anyhow::anyhow!("at d_k = {d}: field `{f}`: {m}"))?;
             }
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
-            let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, seeds * dks.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
-            let points = pool
+            let points = thread_pool(threads)?
                 .install(|| {
                     basis_lab::experiment::dk_sweep(
                         &p,
@@ -388,78 +333,21 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let num = basis_lab::experiment::output::csv_num;
-            let mut csv = csv::Writer::from_writer(Vec::new());
-            csv.write_record([
-                "d_k",
-                "n_keys",
-                "pairs_per_episode",
-                "isotropic",
-                "arm",
-                "seeds_ok",
-                "excess_mean",
-                "excess_sd",
-                "baseline_sd_mean",
-                "outside_band",
-                "orientation_div_mean",
-                "heldout_accuracy_mean",
-            ])?;
-            println!(
-                "{:>4} {:>5} {:>5} {:>9} {:<12} {:>22} {:>11} {:>9} {:>10} {:>9}",
-                "d_k",
-                "keys",
-                "pairs",
-                "3/(d+2)",
-                "arm",
-                "excess mean ± sd",
-                "baseline sd",
-                "outside",
-                "twin div",
-                "held acc"
-            );
-            for point in &points {
-                let sp = &point.sweep.preset;
-                let iso = basis_lab::metrics::isotropic_axis_concentration(point.d_k);
-                for a in &point.sweep.aggregate {
-                    csv.write_record([
-                        point.d_k.to_string(),
-                        sp.n_keys.to_string(),
-                        sp.pairs_per_episode.to_string(),
-                        num(iso),
-                        a.arm.clone(),
-                        a.seeds_ok.to_string(),
-                        num(a.excess_mean),
-                        num(a.excess_sd),
-                        num(a.baseline_sd_mean),
-                        a.outside_band.to_string(),
-                        num(a.orientation_div_mean),
-                        num(a.heldout_accuracy_mean),
-                    ])?;
-                    println!(
-                        "{:>4} {:>5} {:>5} {:>9.4} {:<12} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>9.3}",
-                        point.d_k,
-                        sp.n_keys,
-                        sp.pairs_per_episode,
-                        iso,
-                        a.arm,
-                        sci(a.excess_mean),
-                        sci(a.excess_sd),
-                        sci(a.baseline_sd_mean),
-                        a.outside_band,
-                        a.seeds_ok,
-                        sci(a.orientation_div_mean),
-                        a.heldout_accuracy_mean
-                    );
-                }
-            }
-            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            write_atomic(&out.join("dk_sweep.csv"), &bytes)?;
-            write_atomic(
-                &out.join("dk_sweep.json"),
-                &serde_json::to_vec_pretty(&points)?,
-            )?;
-            println!("wrote {}", out.display());
-            Ok(())
+            let rows: Vec<_> = points
+                .iter()
+                .map(|x| {
+                    let sp = &x.sweep.preset;
+                    let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
+                    let lead = vec![
+                        ("d_k", x.d_k.to_string()),
+                        ("n_keys", sp.n_keys.to_string()),
+                        ("pairs_per_episode", sp.pairs_per_episode.to_string()),
+                        ("isotropic", format!("{iso:.4}")),
+                    ];
+                    (lead, &x.sweep)
+                })
+                .collect();
+            write_points(&out, "dk_sweep", &points, &rows)
         }
         Some(Command::Matched {
             preset,
@@ -656,6 +544,96 @@ fn real_main() -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Loads a preset for a sweep command, applies `--steps`, validates it and creates `out`.
+fn load_for_sweep(preset: &str, steps: Option<usize>, out: &std::path::Path) -> Result<Preset> {
+    let mut p = Preset::load(preset)?;
+    p.steps = steps.unwrap_or(p.steps);
+    p.validate()
+        .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    Ok(p)
+}
+
+/// Writes `<stem>.csv` and `<stem>.json` into `out` and prints a table: one row per point and
+/// arm, the point's own columns first, then the arm's aggregate over seeds.
+fn write_points<T: serde::Serialize>(
+    out: &std::path::Path,
+    stem: &str,
+    all: &T,
+    rows: &[(Vec<(&str, String)>, &SweepResult)],
+) -> Result<()> {
+    let num = basis_lab::experiment::output::csv_num;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    let lead: Vec<&str> = rows
+        .first()
+        .map_or(Vec::new(), |r| r.0.iter().map(|c| c.0).collect());
+    let mut header: Vec<&str> = lead.clone();
+    header.extend([
+        "arm",
+        "seeds_ok",
+        "excess_mean",
+        "excess_sd",
+        "baseline_sd_mean",
+        "outside_band",
+        "orientation_div_mean",
+        "gram_div_mean",
+        "heldout_accuracy_mean",
+    ]);
+    csv.write_record(&header)?;
+    let widths: Vec<usize> = lead.iter().map(|h| h.chars().count().max(10)).collect();
+    let lead_text: String = lead
+        .iter()
+        .zip(&widths)
+        .map(|(h, w)| format!("{h:>w$} "))
+        .collect();
+    println!(
+        "{lead_text}{:<12} {:>22} {:>11} {:>9} {:>10} {:>10} {:>9}",
+        "arm", "excess mean ± sd", "baseline sd", "outside", "twin div", "gram div", "held acc"
+    );
+    for (cols, sweep) in rows {
+        let values: String = cols
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{:>w$} ", c.1))
+            .collect();
+        for a in &sweep.aggregate {
+            let mut record: Vec<String> = cols.iter().map(|c| c.1.clone()).collect();
+            record.extend([
+                a.arm.clone(),
+                a.seeds_ok.to_string(),
+                num(a.excess_mean),
+                num(a.excess_sd),
+                num(a.baseline_sd_mean),
+                a.outside_band.to_string(),
+                num(a.orientation_div_mean),
+                num(a.gram_div_mean),
+                num(a.heldout_accuracy_mean),
+            ]);
+            csv.write_record(&record)?;
+            println!(
+                "{values}{:<12} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>10} {:>9.3}",
+                a.arm,
+                sci(a.excess_mean),
+                sci(a.excess_sd),
+                sci(a.baseline_sd_mean),
+                a.outside_band,
+                a.seeds_ok,
+                sci(a.orientation_div_mean),
+                sci(a.gram_div_mean),
+                a.heldout_accuracy_mean
+            );
+        }
+    }
+    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write_atomic(&out.join(format!("{stem}.csv")), &bytes)?;
+    write_atomic(
+        &out.join(format!("{stem}.json")),
+        &serde_json::to_vec_pretty(all)?,
+    )?;
+    println!("wrote {}", out.display());
+    Ok(())
 }
 
 /// A rayon pool of `threads` workers (default: one per core).
