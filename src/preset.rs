@@ -18,6 +18,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("default", include_str!("../presets/default.ron")),
     ("classroom", include_str!("../presets/classroom.ron")),
     ("dk32", include_str!("../presets/dk32.ron")),
+    (
+        "full-argument",
+        include_str!("../presets/full-argument.ron"),
+    ),
 ];
 
 /// One experiment: the memory task, the training schedule and the arms (SPEC §1–§4, §6).
