@@ -218,7 +218,7 @@ pub struct FactorRun<'a> {
     rule: Rule,
     lr: f64,
     budget: usize,
-    /// [U, V].
+    /// The factors [U, V], each `n × n`.
     pub params: [DMatrix<f64>; 2],
     grads: [DMatrix<f64>; 2],
     opt: Box<dyn Optimizer>,

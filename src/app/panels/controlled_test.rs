@@ -231,6 +231,20 @@ fn plot_cell(
     });
 }
 
+/// One thick legend entry per arm in its colour, named `<arm><suffix>`.
+fn arm_legend(arms: &[ArmHistory], suffix: &str) -> Vec<(Color32, String, Swatch)> {
+    arms.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            (
+                optimizer_color(&a.label.optimizer, i),
+                format!("{}{suffix}", arm_name(a)),
+                Swatch::Thick,
+            )
+        })
+        .collect()
+}
+
 fn arm_name(a: &ArmHistory) -> String {
     match &a.status {
         ArmStatus::Running => a.label.name.clone(),
@@ -246,17 +260,7 @@ fn line<'a>(name: String, series: &'a mut MinMaxSeries, color: Color32, width: f
 
 fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
     let floor = LOG_FLOOR.log10();
-    let mut items: Vec<(Color32, String, Swatch)> = arms
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            (
-                optimizer_color(&a.label.optimizer, i),
-                format!("{} twins", arm_name(a)),
-                Swatch::Thick,
-            )
-        })
-        .collect();
+    let mut items = arm_legend(arms, " twins");
     if arms.iter().any(|a| !a.noise_div.is_empty()) {
         items.push((
             Color32::GRAY,
@@ -314,11 +318,7 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
     let dark = state.settings.dark;
     let arms = &mut state.history.arms;
     let band_arm = state.settings.band_arm.min(arms.len().saturating_sub(1));
-    let mut items: Vec<(Color32, String, Swatch)> = Vec::new();
-    for (i, a) in arms.iter().enumerate() {
-        let c = optimizer_color(&a.label.optimizer, i);
-        items.push((c, arm_name(a), Swatch::Thick));
-    }
+    let mut items = arm_legend(arms, "");
     items.push((
         Color32::GRAY,
         "3/(d_k+2), random directions".into(),
@@ -385,17 +385,7 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
 }
 
 fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
-    let mut items: Vec<(Color32, String, Swatch)> = arms
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            (
-                optimizer_color(&a.label.optimizer, i),
-                arm_name(a),
-                Swatch::Thick,
-            )
-        })
-        .collect();
+    let mut items = arm_legend(arms, "");
     items.push((Color32::GRAY, "mean ‖w‖ over keys".into(), Swatch::Thick));
     items.push((
         Color32::GRAY,
@@ -423,14 +413,7 @@ fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover:
 }
 
 fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
-    let mut items: Vec<(Color32, String, Swatch)> = Vec::new();
-    for (i, a) in arms.iter().enumerate() {
-        items.push((
-            optimizer_color(&a.label.optimizer, i),
-            arm_name(a),
-            Swatch::Thick,
-        ));
-    }
+    let mut items = arm_legend(arms, "");
     items.push((Color32::GRAY, "held-out".into(), Swatch::Dot));
     items.push((
         Color32::GRAY,

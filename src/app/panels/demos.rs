@@ -8,7 +8,7 @@ use nalgebra::{DMatrix, Vector2};
 
 use super::explainer_text::paragraphs;
 use crate::app::state::{AppState, Section};
-use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::colors::{PALETTE, optimizer_color};
 use crate::app::widgets::math;
 use crate::app::widgets::plots::{Swatch, legend_row};
 use crate::explainer::{
@@ -16,14 +16,10 @@ use crate::explainer::{
     rotation_effect, sign_vec, step_angles, write_and_read,
 };
 
-/// Colours of keys K1 … K6 (Okabe–Ito, skipping the optimizer blue and vermilion).
+/// Colours of keys K1 … K6: the palette without the optimizer blue and vermilion, so a key is
+/// never mistaken for an arm.
 const KEY_COLORS: [Color32; 6] = [
-    Color32::from_rgb(230, 159, 0),
-    Color32::from_rgb(86, 180, 233),
-    Color32::from_rgb(0, 158, 115),
-    Color32::from_rgb(204, 121, 167),
-    Color32::from_rgb(120, 94, 240),
-    Color32::from_rgb(140, 140, 140),
+    PALETTE[5], PALETTE[4], PALETTE[2], PALETTE[3], PALETTE[6], PALETTE[7],
 ];
 
 /// Draws section `s`: its text, and its demo where it has one.

@@ -9,6 +9,7 @@ use crate::app::gauge_job::{LiveJob, LiveUpdate, start_zoo};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::job::Job;
 use crate::app::state::{AppState, Notice};
+use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{Swatch, category_axis, legend_row, log_plot};
 use crate::sensing::zoo::{
     PAPER_DIAL, PAPER_TAIL, Rule, RunResult, ZooPreset, bundled_zoo, class_gap, fmt4, summarise,
@@ -509,18 +510,12 @@ fn dial_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
 
 fn tail_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
     let summaries = summarise(&c.runs);
-    let colors = [
-        Color32::from_rgb(0, 114, 178),
-        Color32::from_rgb(213, 94, 0),
-        Color32::from_rgb(204, 121, 167),
-        Color32::from_rgb(0, 158, 115),
-    ];
     let mut items: Vec<(Color32, String, Swatch)> = c
         .preset
         .rules
         .iter()
         .enumerate()
-        .map(|(i, r)| (colors[i % colors.len()], r.name(), Swatch::Thick))
+        .map(|(i, r)| (rule_color(*r, i), r.name(), Swatch::Thick))
         .collect();
     items.push((
         Color32::GRAY,
@@ -537,7 +532,7 @@ fn tail_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
         .show_y(hover)
         .show(ui, |plot| {
             for (i, r) in c.preset.rules.iter().enumerate() {
-                let col = colors[i % colors.len()];
+                let col = rule_color(*r, i);
                 let mut pts: Vec<(f64, f64, f64)> = summaries
                     .iter()
                     .filter(|s| s.rule == r.name())
@@ -782,19 +777,7 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
     }
 }
 
-/// A distinct colour per rule in the live plots (class shows in the text beneath).
+/// A rule's colour: the optimizer colour it shares with the key lab (class shows in the text).
 fn rule_color(rule: Rule, i: usize) -> Color32 {
-    let palette = [
-        Color32::from_rgb(0, 114, 178),
-        Color32::from_rgb(213, 94, 0),
-        Color32::from_rgb(204, 121, 167),
-        Color32::from_rgb(0, 158, 115),
-        Color32::from_rgb(86, 180, 233),
-        Color32::from_rgb(230, 159, 0),
-        Color32::from_rgb(120, 94, 240),
-        Color32::from_rgb(140, 140, 140),
-        Color32::from_rgb(90, 60, 30),
-    ];
-    let k = Rule::ZOO.iter().position(|r| *r == rule).unwrap_or(i);
-    palette[k % palette.len()]
+    optimizer_color(&rule.name(), i)
 }

@@ -3,27 +3,39 @@
 
 use eframe::egui::Color32;
 
-/// The colour of optimizer `name` (registry name); unknown names cycle through the palette by
-/// `index` so a new arm still gets a distinct colour.
-pub fn optimizer_color(name: &str, index: usize) -> Color32 {
-    match name {
-        "gd" => Color32::from_rgb(0, 114, 178),
-        "adam" => Color32::from_rgb(213, 94, 0),
-        "sign" => Color32::from_rgb(0, 158, 115),
-        "muon" => Color32::from_rgb(204, 121, 167),
-        "scalar_adam" => Color32::from_rgb(86, 180, 233),
-        "rmsprop" => Color32::from_rgb(230, 159, 0),
-        "momentum" => Color32::from_rgb(120, 120, 120),
-        _ => PALETTE[index % PALETTE.len()],
-    }
-}
-
-const PALETTE: [Color32; 4] = [
+/// The Okabe–Ito palette (distinct for people with colour-vision deficiencies), in the order
+/// the optimizers take it: blue, vermilion, bluish green, reddish purple, sky blue, orange,
+/// then a violet, grey and brown for the rest.
+pub const PALETTE: [Color32; 9] = [
     Color32::from_rgb(0, 114, 178),
     Color32::from_rgb(213, 94, 0),
     Color32::from_rgb(0, 158, 115),
     Color32::from_rgb(204, 121, 167),
+    Color32::from_rgb(86, 180, 233),
+    Color32::from_rgb(230, 159, 0),
+    Color32::from_rgb(120, 94, 240),
+    Color32::from_rgb(140, 140, 140),
+    Color32::from_rgb(90, 60, 30),
 ];
+
+/// The colour of optimizer `name` (the key lab's registry names and the gauge lab's rule names
+/// share it, so an optimizer has one colour everywhere); unknown names cycle through the
+/// palette by `index` so a new arm still gets a distinct colour.
+pub fn optimizer_color(name: &str, index: usize) -> Color32 {
+    let slot = match name {
+        "gd" => 0,
+        "adam" => 1,
+        "sign" | "signum" => 2,
+        "muon" => 3,
+        "scalar_adam" => 4,
+        "rmsprop" => 5,
+        "shampoo" => 6,
+        "momentum" => 7,
+        "lion" => 8,
+        _ => return PALETTE[index % PALETTE.len()],
+    };
+    PALETTE[slot]
+}
 
 /// The same colour, lighter/transparent, for rotated-twin lines and bands.
 pub fn faded(c: Color32, alpha: u8) -> Color32 {
