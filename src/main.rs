@@ -38,6 +38,10 @@ struct Cli {
     /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
     #[arg(long, value_parser = parse_section)]
     panel: Option<basis_lab::app::state::Section>,
+    /// Open this tab of the controlled test: live, activations, sweep, eps, matched or dk (in
+    /// screenshot mode the ε, matched and d_k analyses run first).
+    #[arg(long)]
+    tab: Option<basis_lab::app::state::LiveTab>,
 }
 
 fn parse_section(name: &str) -> Result<basis_lab::app::state::Section, String> {
@@ -213,6 +217,7 @@ fn real_main() -> Result<()> {
                 run_steps: cli.run_steps,
                 dark: cli.dark.then_some(true),
                 section: cli.panel,
+                tab: cli.tab,
             })
         }
         Some(Command::Run {
@@ -578,8 +583,11 @@ fn write_points<T: serde::Serialize>(
         "baseline_sd_mean",
         "outside_band",
         "orientation_div_mean",
+        "orientation_div_sd",
         "gram_div_mean",
+        "gram_div_sd",
         "heldout_accuracy_mean",
+        "heldout_accuracy_sd",
     ]);
     csv.write_record(&header)?;
     let widths: Vec<usize> = lead.iter().map(|h| h.chars().count().max(10)).collect();
@@ -608,8 +616,11 @@ fn write_points<T: serde::Serialize>(
                 num(a.baseline_sd_mean),
                 a.outside_band.to_string(),
                 num(a.orientation_div_mean),
+                num(a.orientation_div_sd),
                 num(a.gram_div_mean),
+                num(a.gram_div_sd),
                 num(a.heldout_accuracy_mean),
+                num(a.heldout_accuracy_sd),
             ]);
             csv.write_record(&record)?;
             println!(
@@ -719,6 +730,27 @@ fn print_summary(s: &Summary) {
                 h.loss[0]
             ),
             _ => println!("{:<w$} {:<14} diverged: {:?}", a.arm, class, a.status),
+        }
+    }
+    println!(
+        "memory S (rows, key space) and reads S·k (value space), each vs its rotation baseline mean ± sd:"
+    );
+    println!(
+        "{:<w$} {:>28} {:>28} {:>28}",
+        "arm", "kurtosis of S rows", "A(S rows)", "kurtosis of reads"
+    );
+    for a in &s.arms {
+        if let Some(act) = &a.activations {
+            let cell = |b: &basis_lab::metrics::StatBaseline| {
+                format!("{:>8.3} vs {:>7.3} ± {:<6.3}", b.value, b.mean, b.sd)
+            };
+            println!(
+                "{:<w$} {:>28} {:>28} {:>28}",
+                a.arm,
+                cell(&act.s_kurtosis),
+                cell(&act.s_axis),
+                cell(&act.read_kurtosis)
+            );
         }
     }
     for a in &s.arms {

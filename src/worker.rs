@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, unbounded};
 use nalgebra::DMatrix;
 
-use crate::experiment::{ArmStatus, HeldOut, PairedRun, StepRecord};
+use crate::experiment::{ActivationStats, ArmStatus, HeldOut, PairedRun, StepRecord};
 use crate::metrics::RotationBaseline;
 use crate::preset::Preset;
 
@@ -77,6 +77,8 @@ pub struct Snapshot {
     pub baselines: Vec<Option<[RotationBaseline; 2]>>,
     /// Pair metrics of W_step (loss NaN), so the table shows the same step as the keys.
     pub records: Vec<StepRecord>,
+    /// Axis structure of the memory and reads of each arm's run from W0.
+    pub activations: Vec<Option<ActivationStats>>,
 }
 
 /// What the worker reports.
@@ -514,6 +516,7 @@ impl Loop {
         let step = self.run.step_index();
         let records = self.run.snapshot();
         let baselines = self.run.baselines();
+        let activations = self.run.activations();
         let keys = self
             .run
             .arms()
@@ -527,6 +530,7 @@ impl Loop {
             keys,
             baselines,
             records,
+            activations,
         })));
         self.snapshot_step = Some(step);
         self.last_snapshot = Instant::now();

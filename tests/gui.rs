@@ -402,3 +402,100 @@ fn plot_c_switches_to_column_norms() {
     h.get_by_label_contains("spread (sd over keys)");
     assert!(app(&h).history.arms[0].column_norm_sd.len() > 10);
 }
+
+#[test]
+fn the_memory_tab_plots_each_arm_against_its_baseline() {
+    let mut s = settings("classroom");
+    s.tab = LiveTab::Activations;
+    let mut h = harness(s);
+    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    h.get_by_label("▶ Play").click();
+    wait_for(&mut h, "a few snapshots", |a| {
+        a.history.step >= 300 && a.history.arms[0].activations[0].points().len() >= 2
+    });
+    h.get_by_label("Memory & reads").click();
+    h.run_steps(2);
+    h.get_by_label("Excess kurtosis of the reads S·k (value space)");
+    h.get_by_label_contains("At step");
+    let a = app(&h);
+    for arm in &a.history.arms {
+        for series in &arm.activations {
+            let p = series.points().last().unwrap();
+            // (step, value, p5, mean, p95): the band is ordered and the step is real.
+            assert!(p[0] > 0.0 && p[2] <= p[3] && p[3] <= p[4], "{p:?}");
+        }
+    }
+}
+
+#[test]
+fn the_eps_sweep_tab_rejects_a_bad_list_then_runs_and_plots() {
+    let mut s = settings("classroom");
+    s.preset.steps = 60;
+    s.preset.baseline_rotations = 16;
+    s.tab = LiveTab::Eps;
+    s.analyses.seeds = 2;
+    s.analyses.eps_text = "1e-8, banana".into();
+    let mut h = harness(s);
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.get_by_label("Run ε sweep").click();
+    h.run_steps(2);
+    h.get_by_label_contains("“banana” is not a number");
+    assert!(app(&h).settings.analyses.eps.is_none());
+    h.state_mut().as_mut().unwrap().settings.analyses.eps_text = "1e-8, 1".into();
+    h.get_by_label("Run ε sweep").click();
+    wait_for(&mut h, "the ε sweep", |a| {
+        a.settings.analyses.eps.is_some()
+    });
+    let points = app(&h).settings.analyses.eps.clone().unwrap();
+    assert_eq!(
+        points.iter().map(|p| p.eps).collect::<Vec<_>>(),
+        [1e-8, 1.0]
+    );
+    for p in &points {
+        assert_eq!(p.sweep.seeds, vec![0, 1]);
+        let adam = &p.sweep.aggregate[1];
+        assert_eq!(adam.seeds_ok, 2);
+        assert!(adam.orientation_div_sd.is_finite());
+    }
+    // Adam at ε = 1 is nearly momentum SGD: its twins stay much closer than at 1e-8.
+    assert!(
+        points[1].sweep.aggregate[1].orientation_div_mean
+            < 0.5 * points[0].sweep.aggregate[1].orientation_div_mean
+    );
+    h.step();
+    h.get_by_label("Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F");
+}
+
+#[test]
+fn the_matched_and_dk_tabs_run_and_show_their_results() {
+    let mut s = settings("classroom");
+    s.preset.steps = 100;
+    s.preset.eval_every = 10;
+    s.preset.baseline_rotations = 16;
+    s.tab = LiveTab::Matched;
+    s.analyses.levels = 3;
+    s.analyses.seeds = 2;
+    s.analyses.dk_text = "4, 8".into();
+    let mut h = harness(s);
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.get_by_label("Run comparison").click();
+    wait_for(&mut h, "the comparison", |a| {
+        a.settings.analyses.matched.is_some()
+    });
+    let (_, report) = app(&h).settings.analyses.matched.clone().unwrap();
+    assert_eq!(report.levels.len(), 3);
+    assert_eq!(report.verdicts.len(), 1);
+    h.step();
+    h.get_by_label_contains("adam vs gd: excess difference");
+    h.get_by_label("d_k sweep").click();
+    h.run_steps(2);
+    h.get_by_label("Run d_k sweep").click();
+    wait_for(&mut h, "the d_k sweep", |a| {
+        a.settings.analyses.dk.is_some()
+    });
+    let dk = app(&h).settings.analyses.dk.clone().unwrap();
+    assert_eq!(dk.iter().map(|p| p.d_k).collect::<Vec<_>>(), [4, 8]);
+    assert_eq!(dk[0].sweep.preset.n_keys, 8, "keys scale with d_k");
+    h.step();
+    h.get_by_label_contains("d_k   4 (8 keys");
+}

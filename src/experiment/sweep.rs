@@ -51,10 +51,19 @@ pub struct ArmAggregate {
     pub outside_band: usize,
     /// Mean final twin orientation divergence.
     pub orientation_div_mean: f64,
+    /// Sample standard deviation over seeds of the final twin orientation divergence.
+    #[serde(default)]
+    pub orientation_div_sd: f64,
     /// Mean final Gram divergence.
     pub gram_div_mean: f64,
+    /// Sample standard deviation over seeds of the final Gram divergence.
+    #[serde(default)]
+    pub gram_div_sd: f64,
     /// Mean final held-out accuracy (run from W0).
     pub heldout_accuracy_mean: f64,
+    /// Sample standard deviation over seeds of the final held-out accuracy (run from W0).
+    #[serde(default)]
+    pub heldout_accuracy_sd: f64,
 }
 
 impl ArmAggregate {
@@ -222,6 +231,9 @@ fn aggregate(arm: &str, equivariant: bool, per_seed: &[SeedArm]) -> ArmAggregate
         .collect();
     let col = |f: &dyn Fn(&Finished) -> f64| -> Vec<f64> { ok.iter().map(f).collect() };
     let (excess_mean, excess_sd) = mean_sd(&col(&|x| x.2[BASE].excess));
+    let orientation = mean_sd(&col(&|x| x.0.orientation_div));
+    let gram = mean_sd(&col(&|x| x.0.gram_div));
+    let accuracy = mean_sd(&col(&|x| x.1.accuracy[BASE]));
     ArmAggregate {
         arm: arm.into(),
         equivariant,
@@ -232,9 +244,12 @@ fn aggregate(arm: &str, equivariant: bool, per_seed: &[SeedArm]) -> ArmAggregate
         z_mean: mean_sd(&col(&|x| x.2[BASE].z)).0,
         baseline_sd_mean: mean_sd(&col(&|x| x.2[BASE].sd)).0,
         outside_band: ok.iter().filter(|x| x.2[BASE].outside_band()).count(),
-        orientation_div_mean: mean_sd(&col(&|x| x.0.orientation_div)).0,
-        gram_div_mean: mean_sd(&col(&|x| x.0.gram_div)).0,
-        heldout_accuracy_mean: mean_sd(&col(&|x| x.1.accuracy[BASE])).0,
+        orientation_div_mean: orientation.0,
+        orientation_div_sd: orientation.1,
+        gram_div_mean: gram.0,
+        gram_div_sd: gram.1,
+        heldout_accuracy_mean: accuracy.0,
+        heldout_accuracy_sd: accuracy.1,
     }
 }
 

@@ -48,12 +48,17 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     toolbar(state, ui);
     ui.separator();
     ui.horizontal(|ui| {
-        ui.selectable_value(&mut state.settings.tab, LiveTab::Live, "Live run");
-        ui.selectable_value(&mut state.settings.tab, LiveTab::Sweep, "Seed sweep");
+        for (tab, label) in LiveTab::ALL {
+            ui.selectable_value(&mut state.settings.tab, tab, label);
+        }
     });
     match state.settings.tab {
         LiveTab::Live => live(state, ui),
+        LiveTab::Activations => super::analyses::activations(state, ui),
         LiveTab::Sweep => sweep(state, ui),
+        LiveTab::Eps => super::analyses::eps(state, ui),
+        LiveTab::Matched => super::analyses::matched(state, ui),
+        LiveTab::Dk => super::analyses::dk(state, ui),
     }
 }
 
@@ -355,8 +360,8 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
                 let band = a.band.points();
                 if band.len() >= 2 {
                     let xs: Vec<f64> = band.iter().map(|p| p[0]).collect();
-                    let lo: Vec<f64> = band.iter().map(|p| p[1]).collect();
-                    let hi: Vec<f64> = band.iter().map(|p| p[3]).collect();
+                    let lo: Vec<f64> = band.iter().map(|p| p[2]).collect();
+                    let hi: Vec<f64> = band.iter().map(|p| p[4]).collect();
                     let alpha = if dark { 30 } else { 45 };
                     plot.add(
                         FilledArea::new(
@@ -662,9 +667,9 @@ fn export_csv(state: &mut AppState, kind: Export) {
         }
         if kind == Export::Axis {
             for p in a.band.points() {
-                csv.push_str(&format!("{name}_baseline_p5,{},{}\n", p[0], p[1]));
-                csv.push_str(&format!("{name}_baseline_mean,{},{}\n", p[0], p[2]));
-                csv.push_str(&format!("{name}_baseline_p95,{},{}\n", p[0], p[3]));
+                csv.push_str(&format!("{name}_baseline_p5,{},{}\n", p[0], p[2]));
+                csv.push_str(&format!("{name}_baseline_mean,{},{}\n", p[0], p[3]));
+                csv.push_str(&format!("{name}_baseline_p95,{},{}\n", p[0], p[4]));
             }
         }
     }
