@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use basis_lab::experiment::output::write_atomic;
 use basis_lab::experiment::{RunOptions, Summary, SweepResult, run_to_dir, sweep};
 use basis_lab::preset::{BUNDLED, Preset};
+use basis_lab::shard::{Job, Merged, Shard};
 
 #[derive(Parser)]
 #[command(
@@ -89,6 +90,10 @@ enum Command {
         /// Override the preset's step count.
         #[arg(long)]
         steps: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -118,6 +123,10 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -142,6 +151,10 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -181,9 +194,23 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+    },
+    /// Combine the shard.ron outputs of `--shard i/N` runs into the tables the unsharded
+    /// command writes, byte for byte.
+    Merge {
+        /// Shard output folders (or shard.ron files), every shard of one run.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
     },
     /// List the bundled presets, or print one as RON.
     Presets {
@@ -243,6 +270,7 @@ fn real_main() -> Result<()> {
             out,
             threads,
             steps,
+            shard,
             quiet,
         }) => {
             let mut p = Preset::load(&preset)?;
@@ -251,6 +279,13 @@ fn real_main() -> Result<()> {
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
             std::fs::create_dir_all(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
+            if let Some(shard) = shard {
+                let job = Job::Sweep {
+                    preset: p,
+                    seeds: seeds as usize,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
+            }
             let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, seeds, "seeds");
             let result = pool
@@ -269,6 +304,7 @@ fn real_main() -> Result<()> {
             out,
             steps,
             threads,
+            shard,
             quiet,
         }) => {
             let p = load_for_sweep(&preset, steps, &out)?;
@@ -280,6 +316,15 @@ fn real_main() -> Result<()> {
             }
             if !p.arms.iter().any(|a| a.optimizer == "adam") {
                 anyhow::bail!("the preset has no adam arm for the ε sweep");
+            }
+            if let Some(shard) = shard {
+                let seeds = seeds as usize;
+                let job = Job::EpsSweep {
+                    preset: p,
+                    eps,
+                    seeds,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
             }
             let bar = progress_bar(quiet, seeds * eps.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
@@ -295,14 +340,7 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let rows: Vec<_> = points
-                .iter()
-                .map(|x| {
-                    let eps = basis_lab::experiment::output::csv_num(x.eps);
-                    (vec![("eps", eps)], &x.sweep)
-                })
-                .collect();
-            write_points(&out, "eps_sweep", &points, &rows)
+            write_eps_points(&out, &points)
         }
         Some(Command::DkSweep {
             preset,
@@ -311,6 +349,7 @@ fn real_main() -> Result<()> {
             out,
             steps,
             threads,
+            shard,
             quiet,
         }) => {
             let p = load_for_sweep(&preset, steps, &out)?;
@@ -318,6 +357,15 @@ fn real_main() -> Result<()> {
                 basis_lab::experiment::scaled_to_dk(&p, d)
                     .validate()
                     .map_err(|(f, m)| anyhow::anyhow!("at d_k = {d}: field `{f}`: {m}"))?;
+            }
+            if let Some(shard) = shard {
+                let seeds = seeds as usize;
+                let job = Job::DkSweep {
+                    preset: p,
+                    dks,
+                    seeds,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
             }
             let bar = progress_bar(quiet, seeds * dks.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
@@ -333,21 +381,7 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let rows: Vec<_> = points
-                .iter()
-                .map(|x| {
-                    let sp = &x.sweep.preset;
-                    let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
-                    let lead = vec![
-                        ("d_k", x.d_k.to_string()),
-                        ("n_keys", sp.n_keys.to_string()),
-                        ("pairs_per_episode", sp.pairs_per_episode.to_string()),
-                        ("isotropic", format!("{iso:.4}")),
-                    ];
-                    (lead, &x.sweep)
-                })
-                .collect();
-            write_points(&out, "dk_sweep", &points, &rows)
+            write_dk_points(&out, &points)
         }
         Some(Command::Matched {
             preset,
@@ -442,9 +476,10 @@ fn real_main() -> Result<()> {
             seeds,
             budget,
             threads,
+            shard,
             quiet,
         }) => {
-            use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset, markdown, run_zoo, summarise};
+            use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset, run_zoo};
             let bundled = BUNDLED_ZOO
                 .iter()
                 .find(|(n, _)| !preset.exists() && preset.as_os_str() == *n);
@@ -467,6 +502,9 @@ fn real_main() -> Result<()> {
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
             std::fs::create_dir_all(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
+            if let Some(shard) = shard {
+                return run_shard(&Job::Zoo { preset: p }, shard, &out, threads, quiet);
+            }
             let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, p.cells().len() as u64, "runs");
             let started = std::time::Instant::now();
@@ -474,62 +512,32 @@ fn real_main() -> Result<()> {
             let results = pool.install(|| run_zoo(&p, &|| bar.inc(1), &never));
             bar.finish_and_clear();
             let seconds = started.elapsed().as_secs_f64();
-            let summaries = summarise(&results);
-            let mut csv = csv::Writer::from_writer(Vec::new());
-            csv.write_record([
-                "rule",
-                "class",
-                "tau",
-                "lr",
-                "seed",
-                "steps",
-                "outcome",
-                "train_loss",
-                "recovery",
-                "erank",
-                "balancedness",
-                "twin_drift",
-                "selected",
-            ])?;
-            let num = basis_lab::experiment::output::csv_num;
-            for r in &results {
-                let selected = summaries
-                    .iter()
-                    .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
-                csv.write_record([
-                    r.rule.clone(),
-                    (if r.equivariant {
-                        "equivariant"
-                    } else {
-                        "coordinate-wise"
-                    })
-                    .into(),
-                    num(r.tau),
-                    num(r.lr),
-                    r.seed.to_string(),
-                    r.steps.to_string(),
-                    format!("{:?}", r.outcome),
-                    num(r.train_loss),
-                    num(r.recovery),
-                    num(r.erank),
-                    num(r.balancedness),
-                    r.twin_drift.map_or(String::new(), num),
-                    (selected as u8).to_string(),
-                ])?;
+            write_zoo(&p, &results, seconds, &out)
+        }
+        Some(Command::Merge { dirs, out }) => {
+            let shards = dirs
+                .iter()
+                .map(|d| basis_lab::shard::read_shard(d).map(|s| (d.display().to_string(), s)))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(anyhow::Error::msg)?;
+            let merged = basis_lab::shard::merge(shards).map_err(anyhow::Error::msg)?;
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            match merged {
+                Merged::Sweep(r) => {
+                    write_sweep(&r, &out)?;
+                    print_sweep(&r);
+                    println!("wrote {}", out.display());
+                    Ok(())
+                }
+                Merged::EpsSweep(points) => write_eps_points(&out, &points),
+                Merged::DkSweep(points) => write_dk_points(&out, &points),
+                Merged::Zoo {
+                    preset,
+                    results,
+                    seconds,
+                } => write_zoo(&preset, &results, seconds, &out),
             }
-            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            write_atomic(&out.join("zoo.csv"), &bytes)?;
-            let json = serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
-            write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
-            let md = markdown(&p, &summaries, &results);
-            write_atomic(&out.join("zoo.md"), md.as_bytes())?;
-            print!("{md}");
-            println!(
-                "\n{} runs in {seconds:.1} s; wrote {}",
-                results.len(),
-                out.display()
-            );
-            Ok(())
         }
         Some(Command::Presets { name: None }) => {
             for (name, text) in BUNDLED {
@@ -558,7 +566,7 @@ fn load_for_sweep(preset: &str, steps: Option<usize>, out: &std::path::Path) -> 
 
 /// Writes `<stem>.csv` and `<stem>.json` into `out` and prints a table: one row per point and
 /// arm, the point's own columns first, then the arm's aggregate over seeds.
-fn write_points<T: serde::Serialize>(
+fn write_points<T: serde::Serialize + ?Sized>(
     out: &std::path::Path,
     stem: &str,
     all: &T,
@@ -827,4 +835,135 @@ fn print_sweep(r: &SweepResult) {
             a.heldout_accuracy_mean
         );
     }
+}
+
+/// Writes `eps_sweep.csv` and `eps_sweep.json` and prints the table.
+fn write_eps_points(
+    out: &std::path::Path,
+    points: &[basis_lab::experiment::EpsPoint],
+) -> Result<()> {
+    let rows: Vec<_> = points
+        .iter()
+        .map(|x| {
+            let eps = basis_lab::experiment::output::csv_num(x.eps);
+            (vec![("eps", eps)], &x.sweep)
+        })
+        .collect();
+    write_points(out, "eps_sweep", points, &rows)
+}
+
+/// Writes `dk_sweep.csv` and `dk_sweep.json` and prints the table.
+fn write_dk_points(out: &std::path::Path, points: &[basis_lab::experiment::DkPoint]) -> Result<()> {
+    let rows: Vec<_> = points
+        .iter()
+        .map(|x| {
+            let sp = &x.sweep.preset;
+            let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
+            let lead = vec![
+                ("d_k", x.d_k.to_string()),
+                ("n_keys", sp.n_keys.to_string()),
+                ("pairs_per_episode", sp.pairs_per_episode.to_string()),
+                ("isotropic", format!("{iso:.4}")),
+            ];
+            (lead, &x.sweep)
+        })
+        .collect();
+    write_points(out, "dk_sweep", points, &rows)
+}
+
+/// Writes `zoo.csv`, `zoo.json` and `zoo.md` for `results` (in cell order) and prints the table.
+fn write_zoo(
+    p: &basis_lab::sensing::zoo::ZooPreset,
+    results: &[basis_lab::sensing::zoo::RunResult],
+    seconds: f64,
+    out: &std::path::Path,
+) -> Result<()> {
+    use basis_lab::sensing::zoo::{markdown, summarise};
+    let summaries = summarise(results);
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "rule",
+        "class",
+        "tau",
+        "lr",
+        "seed",
+        "steps",
+        "outcome",
+        "train_loss",
+        "recovery",
+        "erank",
+        "balancedness",
+        "twin_drift",
+        "selected",
+    ])?;
+    let num = basis_lab::experiment::output::csv_num;
+    for r in results {
+        let selected = summaries
+            .iter()
+            .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
+        csv.write_record([
+            r.rule.clone(),
+            (if r.equivariant {
+                "equivariant"
+            } else {
+                "coordinate-wise"
+            })
+            .into(),
+            num(r.tau),
+            num(r.lr),
+            r.seed.to_string(),
+            r.steps.to_string(),
+            format!("{:?}", r.outcome),
+            num(r.train_loss),
+            num(r.recovery),
+            num(r.erank),
+            num(r.balancedness),
+            r.twin_drift.map_or(String::new(), num),
+            (selected as u8).to_string(),
+        ])?;
+    }
+    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write_atomic(&out.join("zoo.csv"), &bytes)?;
+    let json =
+        serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
+    write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
+    let md = markdown(p, &summaries, results);
+    write_atomic(&out.join("zoo.md"), md.as_bytes())?;
+    print!("{md}");
+    println!(
+        "\n{} runs in {seconds:.1} s; wrote {}",
+        results.len(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// Runs one shard of `job` and writes `shard.ron` into `out`.
+fn run_shard(
+    job: &Job,
+    shard: Shard,
+    out: &std::path::Path,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<()> {
+    let cells = shard.cells(job.total_cells()).len();
+    let bar = progress_bar(quiet, cells as u64, "cells");
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let output = thread_pool(threads)?
+        .install(|| basis_lab::shard::run_shard(job, shard, &|| bar.inc(1), &never))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    bar.finish_and_clear();
+    let file = out.join(basis_lab::shard::SHARD_FILE);
+    basis_lab::shard::write_shard(out, &output)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    println!(
+        "{} shard {}/{}: {cells} of {} cells in {:.1} s; wrote {}\ncombine every shard with: basis-lab merge DIR... --out DIR",
+        job.command(),
+        shard.index,
+        shard.count,
+        job.total_cells(),
+        output.seconds,
+        file.display()
+    );
+    Ok(())
 }

@@ -473,7 +473,7 @@ impl ZooPreset {
                 };
                 for lr in lrs {
                     for s in 0..self.seeds as u64 {
-                        out.push((ti, rule, lr, self.seed + s));
+                        out.push((ti, rule, lr, self.seed.wrapping_add(s)));
                     }
                 }
             }
@@ -489,10 +489,30 @@ pub fn run_zoo(
     progress: &(dyn Fn() + Sync),
     cancel: &AtomicBool,
 ) -> Vec<RunResult> {
+    let all: Vec<usize> = (0..preset.cells().len()).collect();
+    run_zoo_cells(preset, &all, progress, cancel)
+}
+
+/// Runs the cells of `preset` whose indices into [`ZooPreset::cells`] are listed in `which`
+/// (in that order), building only the problem instances they need. Each run depends only on
+/// its cell, so a zoo split over processes and merged equals [`run_zoo`]. Panics on an index
+/// out of range.
+pub fn run_zoo_cells(
+    preset: &ZooPreset,
+    which: &[usize],
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Vec<RunResult> {
     let taus = preset.tau_values();
-    let instances: Vec<(usize, u64)> = (0..taus.len())
-        .flat_map(|ti| (0..preset.seeds as u64).map(move |s| (ti, s)))
+    let cells = preset.cells();
+    let chosen: Vec<(usize, Rule, f64, u64)> = which.iter().map(|&i| cells[i]).collect();
+    let instance = |ti: usize, seed: u64| (ti, seed.wrapping_sub(preset.seed));
+    let mut instances: Vec<(usize, u64)> = chosen
+        .iter()
+        .map(|&(ti, _, _, seed)| instance(ti, seed))
         .collect();
+    instances.sort_unstable();
+    instances.dedup();
     let problems: Vec<SensingProblem> = instances
         .par_iter()
         .map(|&(ti, s)| {
@@ -500,15 +520,16 @@ pub fn run_zoo(
                 tau: taus[ti],
                 ..preset.problem.clone()
             };
-            SensingProblem::new(&cfg, preset.seed + s)
+            SensingProblem::new(&cfg, preset.seed.wrapping_add(s))
         })
         .collect();
-    preset
-        .cells()
+    chosen
         .par_iter()
         .map(|&(ti, rule, lr, seed)| {
-            let problem = &problems[ti * preset.seeds + (seed - preset.seed) as usize];
-            let r = FactorRun::new(problem, rule, lr, preset.budget, seed, preset.twins)
+            let at = instances
+                .binary_search(&instance(ti, seed))
+                .expect("built above");
+            let r = FactorRun::new(&problems[at], rule, lr, preset.budget, seed, preset.twins)
                 .finish(seed, cancel);
             progress();
             r
