@@ -307,6 +307,7 @@ fn real_main() -> Result<()> {
             shard,
             quiet,
         }) => {
+            points_in_range("--eps", eps.len())?;
             let p = load_for_sweep(&preset, steps, &out)?;
             if let Some(bad) = eps
                 .iter()
@@ -352,6 +353,7 @@ fn real_main() -> Result<()> {
             shard,
             quiet,
         }) => {
+            points_in_range("--dks", dks.len())?;
             let p = load_for_sweep(&preset, steps, &out)?;
             for &d in &dks {
                 basis_lab::experiment::scaled_to_dk(&p, d)
@@ -479,23 +481,8 @@ fn real_main() -> Result<()> {
             shard,
             quiet,
         }) => {
-            use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset, run_zoo};
-            let bundled = BUNDLED_ZOO
-                .iter()
-                .find(|(n, _)| !preset.exists() && preset.as_os_str() == *n);
-            let text = match bundled {
-                Some((_, text)) => text.to_string(),
-                None => std::fs::read_to_string(&preset).with_context(|| {
-                    let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
-                    format!(
-                        "cannot read {} (bundled zoo presets: {})",
-                        preset.display(),
-                        names.join(", ")
-                    )
-                })?,
-            };
-            let mut p = ZooPreset::from_ron(&text, &preset.display().to_string())
-                .map_err(|e| anyhow::anyhow!(e))?;
+            use basis_lab::sensing::zoo::{ZooPreset, run_zoo};
+            let mut p = ZooPreset::load(&preset).map_err(anyhow::Error::msg)?;
             p.seeds = seeds.unwrap_or(p.seeds);
             p.budget = budget.unwrap_or(p.budget);
             p.validate()
@@ -552,6 +539,15 @@ fn real_main() -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Errors unless a list of sweep points has 1..=MAX_POINTS values.
+fn points_in_range(flag: &str, n: usize) -> Result<()> {
+    let max = basis_lab::shard::MAX_POINTS;
+    if !(1..=max).contains(&n) {
+        anyhow::bail!("{flag}: {n} values given; allowed 1..={max}");
+    }
+    Ok(())
 }
 
 /// Loads a preset for a sweep command, applies `--steps`, validates it and creates `out`.
@@ -648,6 +644,9 @@ fn write_points<T: serde::Serialize + ?Sized>(
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
+        if !(1..=1024).contains(&t) {
+            anyhow::bail!("--threads {t} is out of range; allowed 1..=1024");
+        }
         pool = pool.num_threads(t);
     }
     Ok(pool.build()?)

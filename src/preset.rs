@@ -13,6 +13,17 @@ use crate::optim::{OptimizerSpec, REGISTRY};
 /// Largest preset file accepted, in bytes.
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 
+/// Most held-out pairs (`n_heldout × pairs_per_episode`) a preset may ask for: they are kept
+/// in memory for the whole run (about 24 bytes each, so at most ~240 MB).
+pub const MAX_HELDOUT_PAIRS: usize = 10_000_000;
+/// Most numbers in all twins' training workspaces together (every arm has two twins, three
+/// with `noise_twins`; each needs `n_values × d_k × (pairs_per_episode + 1)`): 800 MB of f64.
+pub const MAX_WORKSPACE_NUMBERS: usize = 100_000_000;
+/// Longest preset `name`, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+/// Longest preset `description`, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 4000;
+
 /// Presets shipped inside the binary, by name (the files in `presets/`).
 pub const BUNDLED: &[(&str, &str)] = &[
     ("default", include_str!("../presets/default.ron")),
@@ -294,7 +305,7 @@ impl Preset {
         int_range("eval_every", self.eval_every, 1, 100_000_000)?;
         int_range("n_heldout", self.n_heldout, 1, 100_000)?;
         int_range("baseline_rotations", self.baseline_rotations, 2, 100_000)?;
-        // Per twin workspace; every arm holds two.
+        // One twin's workspace (the checks below bound all twins together).
         let work = self.n_values * self.d_k * (self.pairs_per_episode + 1);
         if work > 20_000_000 {
             return Err((
@@ -305,10 +316,48 @@ impl Preset {
                 ),
             ));
         }
+        let held = self.n_heldout * self.pairs_per_episode;
+        if held > MAX_HELDOUT_PAIRS {
+            return Err((
+                "n_heldout".into(),
+                format!(
+                    "n_heldout × pairs_per_episode = {held} exceeds the limit of \
+                     {MAX_HELDOUT_PAIRS} held-out pairs kept in memory; allowed \
+                     1..={} at {} pairs per episode",
+                    MAX_HELDOUT_PAIRS / self.pairs_per_episode,
+                    self.pairs_per_episode
+                ),
+            ));
+        }
+        for (field, text, max) in [
+            ("name", &self.name, MAX_NAME_CHARS),
+            ("description", &self.description, MAX_DESCRIPTION_CHARS),
+        ] {
+            let n = text.chars().count();
+            if n > max {
+                return Err((
+                    field.into(),
+                    format!("{n} characters; allowed at most {max}"),
+                ));
+            }
+        }
         if self.arms.is_empty() || self.arms.len() > 16 {
             return Err((
                 "arms".into(),
                 format!("{} arms given; allowed 1..=16", self.arms.len()),
+            ));
+        }
+        let per_arm = if self.noise_twins { 3 } else { 2 };
+        let total = self.arms.len() * per_arm * work;
+        if total > MAX_WORKSPACE_NUMBERS {
+            return Err((
+                "arms".into(),
+                format!(
+                    "{} arms × {per_arm} twins × {work} workspace numbers = {total} exceeds the \
+                     memory limit of {MAX_WORKSPACE_NUMBERS} numbers; use fewer arms or a \
+                     smaller task",
+                    self.arms.len()
+                ),
             ));
         }
         self.demos.validate()?;

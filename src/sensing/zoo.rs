@@ -400,9 +400,57 @@ impl Default for ZooPreset {
     }
 }
 
+/// Largest zoo preset file accepted, in bytes.
+pub const MAX_ZOO_BYTES: u64 = 1 << 20;
+/// Most rules in one zoo preset.
+pub const MAX_RULES: usize = 64;
+/// Most τ values in one zoo preset.
+pub const MAX_TAUS: usize = 32;
+/// Most runs (cells) in one zoo preset; a bigger study is several presets or `--shard`.
+pub const MAX_CELLS: usize = 100_000;
+/// Most numbers in all problem instances' measurement operators together (taus × seeds ×
+/// m·n²; the zoo builds them all before running): 2 GB of f64.
+pub const MAX_OPERATOR_NUMBERS: usize = 250_000_000;
+
 impl ZooPreset {
-    /// Parses and validates RON text; `file` names the source in errors.
+    /// Loads a zoo preset file, or a bundled one by name ([`BUNDLED_ZOO`]) when no file of that
+    /// name exists. Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or non-UTF-8 files, and
+    /// everything [`ZooPreset::from_ron`] rejects.
+    pub fn load(path_or_name: &std::path::Path) -> Result<Self, String> {
+        let shown = path_or_name.display().to_string();
+        if !path_or_name.exists()
+            && let Some((_, text)) = BUNDLED_ZOO.iter().find(|(n, _)| shown == *n)
+        {
+            return Self::from_ron(text, &shown);
+        }
+        let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
+        let len = std::fs::metadata(path_or_name)
+            .map_err(|e| {
+                format!(
+                    "cannot read {shown}: {e} (bundled zoo presets: {})",
+                    names.join(", ")
+                )
+            })?
+            .len();
+        if len > MAX_ZOO_BYTES {
+            return Err(format!(
+                "{shown}: file is {len} bytes; at most {MAX_ZOO_BYTES} are accepted"
+            ));
+        }
+        let text = std::fs::read_to_string(path_or_name)
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        Self::from_ron(&text, &shown)
+    }
+
+    /// Parses and validates RON text; `file` names the source in errors (with line:column for
+    /// syntax and type errors). Errors also for text over [`MAX_ZOO_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, String> {
+        if text.len() as u64 > MAX_ZOO_BYTES {
+            return Err(format!(
+                "{file}: preset is {} bytes; at most {MAX_ZOO_BYTES} are accepted",
+                text.len()
+            ));
+        }
         let p: ZooPreset = ron::Options::default()
             .from_str(text)
             .map_err(|e| format!("{file}:{}: {}", e.span.start, e.code))?;
@@ -428,8 +476,29 @@ impl ZooPreset {
                 format!("{} is out of range; allowed 1..=1000", self.seeds),
             ));
         }
-        if self.rules.is_empty() {
-            return Err(("rules".into(), "no rules given; allowed 1 or more".into()));
+        if self.rules.is_empty() || self.rules.len() > MAX_RULES {
+            return Err((
+                "rules".into(),
+                format!("{} rules given; allowed 1..={MAX_RULES}", self.rules.len()),
+            ));
+        }
+        if self.taus.len() > MAX_TAUS {
+            return Err((
+                "taus".into(),
+                format!("{} values given; allowed 0..={MAX_TAUS}", self.taus.len()),
+            ));
+        }
+        for (field, text, max) in [
+            ("name", &self.name, 200),
+            ("description", &self.description, 4000),
+        ] {
+            let n = text.chars().count();
+            if n > max {
+                return Err((
+                    field.into(),
+                    format!("{n} characters; allowed at most {max}"),
+                ));
+            }
         }
         for &tau in &self.taus {
             if !(tau.is_finite() && (0.0..1.0).contains(&tau)) {
@@ -448,6 +517,38 @@ impl ZooPreset {
                     format!("dial p = {p} is out of range; allowed [0, 1]"),
                 ));
             }
+        }
+        let taus = self.tau_values().len();
+        let rates: usize = self
+            .rules
+            .iter()
+            .map(|r| if self.grid { r.grid().len() } else { 1 })
+            .sum();
+        let cells = taus * rates * self.seeds;
+        if cells > MAX_CELLS {
+            return Err((
+                "seeds".into(),
+                format!(
+                    "{taus} τ × {rates} (rule, rate) pairs × {} seeds = {cells} runs exceeds the \
+                     limit of {MAX_CELLS}; split the study into several presets",
+                    self.seeds
+                ),
+            ));
+        }
+        let operator = taus * self.seeds * self.problem.measurements() * self.problem.n.pow(2);
+        if operator > MAX_OPERATOR_NUMBERS {
+            return Err((
+                "seeds".into(),
+                format!(
+                    "{taus} τ × {} seeds problem instances hold {operator} numbers together, \
+                     over the memory limit of {MAX_OPERATOR_NUMBERS}; use fewer seeds or τ values \
+                     (at most {} seeds here)",
+                    self.seeds,
+                    (MAX_OPERATOR_NUMBERS
+                        / (taus * self.problem.measurements() * self.problem.n.pow(2)))
+                    .max(1)
+                ),
+            ));
         }
         Ok(())
     }
