@@ -277,8 +277,7 @@ fn real_main() -> Result<()> {
             p.steps = steps.unwrap_or(p.steps);
             p.validate()
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
+            writable_dir(&out)?;
             if let Some(shard) = shard {
                 let job = Job::Sweep {
                     preset: p,
@@ -393,10 +392,9 @@ fn real_main() -> Result<()> {
         }) => {
             let mut p = Preset::load(&preset)?;
             p.steps = steps.unwrap_or(p.steps);
+            writable_dir(&out)?;
             let report = basis_lab::experiment::matched::matched_report(&p, levels)
                 .map_err(|e| anyhow::anyhow!(e))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
             let num = basis_lab::experiment::output::csv_num;
             let mut csv = csv::Writer::from_writer(Vec::new());
             csv.write_record([
@@ -487,8 +485,7 @@ fn real_main() -> Result<()> {
             p.budget = budget.unwrap_or(p.budget);
             p.validate()
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
+            writable_dir(&out)?;
             if let Some(shard) = shard {
                 return run_shard(&Job::Zoo { preset: p }, shard, &out, threads, quiet);
             }
@@ -508,8 +505,7 @@ fn real_main() -> Result<()> {
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(anyhow::Error::msg)?;
             let merged = basis_lab::shard::merge(shards).map_err(anyhow::Error::msg)?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
+            writable_dir(&out)?;
             match merged {
                 Merged::Sweep(r) => {
                     write_sweep(&r, &out)?;
@@ -541,6 +537,16 @@ fn real_main() -> Result<()> {
     }
 }
 
+/// Creates `out` and checks it is writable before any work starts.
+fn writable_dir(out: &std::path::Path) -> Result<()> {
+    basis_lab::experiment::output::ensure_writable_dir(out).with_context(|| {
+        format!(
+            "cannot write to {} (nothing was run; choose another --out)",
+            out.display()
+        )
+    })
+}
+
 /// Errors unless a list of sweep points has 1..=MAX_POINTS values.
 fn points_in_range(flag: &str, n: usize) -> Result<()> {
     let max = basis_lab::shard::MAX_POINTS;
@@ -556,7 +562,7 @@ fn load_for_sweep(preset: &str, steps: Option<usize>, out: &std::path::Path) -> 
     p.steps = steps.unwrap_or(p.steps);
     p.validate()
         .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    writable_dir(out)?;
     Ok(p)
 }
 

@@ -381,6 +381,9 @@ pub struct ZooPreset {
     pub twins: bool,
     /// Spectral-tail amplitudes to sweep (each in [0, 1)); empty runs `problem.tau` only.
     pub taus: Vec<f64>,
+    /// Peak rates at which every rule runs instead of the paper's rate or the grid (each in
+    /// (0, 1e6], at most 32); empty (the default) keeps those.
+    pub rates: Vec<f64>,
 }
 
 impl Default for ZooPreset {
@@ -396,6 +399,7 @@ impl Default for ZooPreset {
             grid: false,
             twins: false,
             taus: Vec::new(),
+            rates: Vec::new(),
         }
     }
 }
@@ -518,11 +522,31 @@ impl ZooPreset {
                 ));
             }
         }
+        if self.rates.len() > 32 {
+            return Err((
+                "rates".into(),
+                format!("{} values given; allowed 0..=32", self.rates.len()),
+            ));
+        }
+        if let Some(bad) = self
+            .rates
+            .iter()
+            .find(|r| !(r.is_finite() && **r > 0.0 && **r <= 1e6))
+        {
+            return Err((
+                "rates".into(),
+                format!("{bad} is out of range; allowed (0, 1000000]"),
+            ));
+        }
         let taus = self.tau_values().len();
         let rates: usize = self
             .rules
             .iter()
-            .map(|r| if self.grid { r.grid().len() } else { 1 })
+            .map(|r| match (self.rates.len(), self.grid) {
+                (0, true) => r.grid().len(),
+                (0, false) => 1,
+                (n, _) => n,
+            })
             .sum();
         let cells = taus * rates * self.seeds;
         if cells > MAX_CELLS {
@@ -567,7 +591,9 @@ impl ZooPreset {
         let mut out = Vec::new();
         for ti in 0..self.tau_values().len() {
             for &rule in &self.rules {
-                let lrs: Vec<f64> = if self.grid {
+                let lrs: Vec<f64> = if !self.rates.is_empty() {
+                    self.rates.clone()
+                } else if self.grid {
                     rule.grid().to_vec()
                 } else {
                     vec![rule.paper_lr()]
@@ -814,7 +840,7 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
          the lowest mean recovery among rates at which every seed interpolated (if none did, the \
          lowest mean overall, marked *not all*).\n",
     );
-    if preset.grid {
+    if preset.grid || !preset.rates.is_empty() {
         s.push_str("\n## Every rate\n\n| rule | lr | recovery mean ± sd | seeds interpolated |\n|---|---|---|---|\n");
         let mut seen: Vec<(String, f64)> = Vec::new();
         for r in results {
