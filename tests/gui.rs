@@ -589,7 +589,7 @@ proptest::proptest! {
 
     #[test]
     fn random_user_actions_in_random_order_never_panic_or_corrupt_the_settings(
-        actions in proptest::collection::vec(action(), 1..30)
+        actions in proptest::collection::vec(action(), 1..=30)
     ) {
         let mut s = settings("classroom");
         s.preset.steps = 300;
