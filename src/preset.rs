@@ -40,9 +40,9 @@ pub const BUNDLED: &[(&str, &str)] = &[
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Preset {
-    /// Short name shown in the UI.
+    /// Short name shown in the UI, at most [`MAX_NAME_CHARS`] characters.
     pub name: String,
-    /// One or two sentences on what the preset is for.
+    /// One or two sentences on what the preset is for, at most [`MAX_DESCRIPTION_CHARS`].
     pub description: String,
     /// Key dimension d_k, 1..=256. Default 16.
     pub d_k: usize,
@@ -66,11 +66,13 @@ pub struct Preset {
     pub init_std: Option<f64>,
     /// Held-out evaluation every this many steps, 1..=10⁸. Default 100.
     pub eval_every: usize,
-    /// Held-out episodes, 1..=100000. Default 200.
+    /// Held-out episodes, 1..=100000, with `n_heldout × pairs_per_episode` at most
+    /// [`MAX_HELDOUT_PAIRS`]. Default 200.
     pub n_heldout: usize,
     /// Haar rotations in the random-rotation baseline, 2..=100000. Default 256.
     pub baseline_rotations: usize,
     /// The arms, 1..=16 optimizers with distinct names; each is trained from W0 and from Q·W0.
+    /// All twins' workspaces together stay within [`MAX_WORKSPACE_NUMBERS`].
     pub arms: Vec<OptimizerSpec>,
     /// `Free` (default) lets raw column norms drift; `Renormalize` rescales every column of
     /// W_K to unit length after each update, removing the effective-learning-rate confound.

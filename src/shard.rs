@@ -444,7 +444,6 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     if !missing.is_empty() {
         let mut shards_missing: Vec<usize> =
             missing.iter().map(|c| c % first.shard.count).collect();
-        shards_missing.dedup();
         shards_missing.sort_unstable();
         shards_missing.dedup();
         let list: Vec<String> = missing.iter().take(10).map(|c| c.to_string()).collect();

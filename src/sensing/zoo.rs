@@ -371,15 +371,17 @@ pub struct ZooPreset {
     pub budget: usize,
     /// First seed.
     pub seed: u64,
-    /// Seeds per cell, 1..=1000.
+    /// Seeds per cell, 1..=1000, with at most [`MAX_CELLS`] runs and
+    /// [`MAX_OPERATOR_NUMBERS`] operator numbers in all.
     pub seeds: usize,
-    /// The rules to run.
+    /// The rules to run, 1..=[`MAX_RULES`].
     pub rules: Vec<Rule>,
     /// `true`: each rule's whole grid and the selection rule; `false`: the paper's rates only.
     pub grid: bool,
     /// Also train gauge twins and report their drift.
     pub twins: bool,
-    /// Spectral-tail amplitudes to sweep (each in [0, 1)); empty runs `problem.tau` only.
+    /// Spectral-tail amplitudes to sweep (each in [0, 1), at most [`MAX_TAUS`]); empty runs
+    /// `problem.tau` only.
     pub taus: Vec<f64>,
     /// Peak rates at which every rule runs instead of the paper's rate or the grid (each in
     /// (0, 1e6], at most 32); empty (the default) keeps those.
