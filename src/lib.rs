@@ -15,4 +15,5 @@ pub mod optim;
 pub mod preset;
 pub mod rng;
 pub mod sensing;
+pub mod shard;
 pub mod worker;

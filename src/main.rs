@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use basis_lab::experiment::output::write_atomic;
 use basis_lab::experiment::{RunOptions, Summary, SweepResult, run_to_dir, sweep};
 use basis_lab::preset::{BUNDLED, Preset};
+use basis_lab::shard::{Job, Merged, Shard};
 
 #[derive(Parser)]
 #[command(
@@ -93,6 +94,10 @@ enum Command {
         /// Override the preset's step count.
         #[arg(long)]
         steps: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -122,6 +127,10 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -146,6 +155,10 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -185,9 +198,23 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+    },
+    /// Combine the shard.ron outputs of `--shard i/N` runs into the tables the unsharded
+    /// command writes, byte for byte.
+    Merge {
+        /// Shard output folders (or shard.ron files), every shard of one run.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
     },
     /// List the bundled presets, or print one as RON.
     Presets {
@@ -248,14 +275,21 @@ fn real_main() -> Result<()> {
             out,
             threads,
             steps,
+            shard,
             quiet,
         }) => {
             let mut p = Preset::load(&preset)?;
             p.steps = steps.unwrap_or(p.steps);
             p.validate()
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
+            writable_dir(&out)?;
+            if let Some(shard) = shard {
+                let job = Job::Sweep {
+                    preset: p,
+                    seeds: seeds as usize,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
+            }
             let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, seeds, "seeds");
             let result = pool
@@ -274,8 +308,10 @@ fn real_main() -> Result<()> {
             out,
             steps,
             threads,
+            shard,
             quiet,
         }) => {
+            points_in_range("--eps", eps.len())?;
             let p = load_for_sweep(&preset, steps, &out)?;
             if let Some(bad) = eps
                 .iter()
@@ -285,6 +321,15 @@ fn real_main() -> Result<()> {
             }
             if !p.arms.iter().any(|a| a.optimizer == "adam") {
                 anyhow::bail!("the preset has no adam arm for the ε sweep");
+            }
+            if let Some(shard) = shard {
+                let seeds = seeds as usize;
+                let job = Job::EpsSweep {
+                    preset: p,
+                    eps,
+                    seeds,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
             }
             let bar = progress_bar(quiet, seeds * eps.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
@@ -300,14 +345,7 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let rows: Vec<_> = points
-                .iter()
-                .map(|x| {
-                    let eps = basis_lab::experiment::output::csv_num(x.eps);
-                    (vec![("eps", eps)], &x.sweep)
-                })
-                .collect();
-            write_points(&out, "eps_sweep", &points, &rows)
+            write_eps_points(&out, &points)
         }
         Some(Command::DkSweep {
             preset,
@@ -316,13 +354,24 @@ fn real_main() -> Result<()> {
             out,
             steps,
             threads,
+            shard,
             quiet,
         }) => {
+            points_in_range("--dks", dks.len())?;
             let p = load_for_sweep(&preset, steps, &out)?;
             for &d in &dks {
                 basis_lab::experiment::scaled_to_dk(&p, d)
                     .validate()
                     .map_err(|(f, m)| anyhow::anyhow!("at d_k = {d}: field `{f}`: {m}"))?;
+            }
+            if let Some(shard) = shard {
+                let seeds = seeds as usize;
+                let job = Job::DkSweep {
+                    preset: p,
+                    dks,
+                    seeds,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
             }
             let bar = progress_bar(quiet, seeds * dks.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
@@ -338,21 +387,7 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let rows: Vec<_> = points
-                .iter()
-                .map(|x| {
-                    let sp = &x.sweep.preset;
-                    let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
-                    let lead = vec![
-                        ("d_k", x.d_k.to_string()),
-                        ("n_keys", sp.n_keys.to_string()),
-                        ("pairs_per_episode", sp.pairs_per_episode.to_string()),
-                        ("isotropic", format!("{iso:.4}")),
-                    ];
-                    (lead, &x.sweep)
-                })
-                .collect();
-            write_points(&out, "dk_sweep", &points, &rows)
+            write_dk_points(&out, &points)
         }
         Some(Command::Matched {
             preset,
@@ -362,10 +397,9 @@ fn real_main() -> Result<()> {
         }) => {
             let mut p = Preset::load(&preset)?;
             p.steps = steps.unwrap_or(p.steps);
+            writable_dir(&out)?;
             let report = basis_lab::experiment::matched::matched_report(&p, levels)
                 .map_err(|e| anyhow::anyhow!(e))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
             let num = basis_lab::experiment::output::csv_num;
             let mut csv = csv::Writer::from_writer(Vec::new());
             csv.write_record([
@@ -447,31 +481,19 @@ fn real_main() -> Result<()> {
             seeds,
             budget,
             threads,
+            shard,
             quiet,
         }) => {
-            use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset, markdown, run_zoo, summarise};
-            let bundled = BUNDLED_ZOO
-                .iter()
-                .find(|(n, _)| !preset.exists() && preset.as_os_str() == *n);
-            let text = match bundled {
-                Some((_, text)) => text.to_string(),
-                None => std::fs::read_to_string(&preset).with_context(|| {
-                    let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
-                    format!(
-                        "cannot read {} (bundled zoo presets: {})",
-                        preset.display(),
-                        names.join(", ")
-                    )
-                })?,
-            };
-            let mut p = ZooPreset::from_ron(&text, &preset.display().to_string())
-                .map_err(|e| anyhow::anyhow!(e))?;
+            use basis_lab::sensing::zoo::{ZooPreset, run_zoo};
+            let mut p = ZooPreset::load(&preset).map_err(anyhow::Error::msg)?;
             p.seeds = seeds.unwrap_or(p.seeds);
             p.budget = budget.unwrap_or(p.budget);
             p.validate()
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
+            writable_dir(&out)?;
+            if let Some(shard) = shard {
+                return run_shard(&Job::Zoo { preset: p }, shard, &out, threads, quiet);
+            }
             let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, p.cells().len() as u64, "runs");
             let started = std::time::Instant::now();
@@ -479,62 +501,31 @@ fn real_main() -> Result<()> {
             let results = pool.install(|| run_zoo(&p, &|| bar.inc(1), &never));
             bar.finish_and_clear();
             let seconds = started.elapsed().as_secs_f64();
-            let summaries = summarise(&results);
-            let mut csv = csv::Writer::from_writer(Vec::new());
-            csv.write_record([
-                "rule",
-                "class",
-                "tau",
-                "lr",
-                "seed",
-                "steps",
-                "outcome",
-                "train_loss",
-                "recovery",
-                "erank",
-                "balancedness",
-                "twin_drift",
-                "selected",
-            ])?;
-            let num = basis_lab::experiment::output::csv_num;
-            for r in &results {
-                let selected = summaries
-                    .iter()
-                    .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
-                csv.write_record([
-                    r.rule.clone(),
-                    (if r.equivariant {
-                        "equivariant"
-                    } else {
-                        "coordinate-wise"
-                    })
-                    .into(),
-                    num(r.tau),
-                    num(r.lr),
-                    r.seed.to_string(),
-                    r.steps.to_string(),
-                    format!("{:?}", r.outcome),
-                    num(r.train_loss),
-                    num(r.recovery),
-                    num(r.erank),
-                    num(r.balancedness),
-                    r.twin_drift.map_or(String::new(), num),
-                    (selected as u8).to_string(),
-                ])?;
+            write_zoo(&p, &results, seconds, &out)
+        }
+        Some(Command::Merge { dirs, out }) => {
+            let shards = dirs
+                .iter()
+                .map(|d| basis_lab::shard::read_shard(d).map(|s| (d.display().to_string(), s)))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(anyhow::Error::msg)?;
+            let merged = basis_lab::shard::merge(shards).map_err(anyhow::Error::msg)?;
+            writable_dir(&out)?;
+            match merged {
+                Merged::Sweep(r) => {
+                    write_sweep(&r, &out)?;
+                    print_sweep(&r);
+                    println!("wrote {}", out.display());
+                    Ok(())
+                }
+                Merged::EpsSweep(points) => write_eps_points(&out, &points),
+                Merged::DkSweep(points) => write_dk_points(&out, &points),
+                Merged::Zoo {
+                    preset,
+                    results,
+                    seconds,
+                } => write_zoo(&preset, &results, seconds, &out),
             }
-            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            write_atomic(&out.join("zoo.csv"), &bytes)?;
-            let json = serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
-            write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
-            let md = markdown(&p, &summaries, &results);
-            write_atomic(&out.join("zoo.md"), md.as_bytes())?;
-            print!("{md}");
-            println!(
-                "\n{} runs in {seconds:.1} s; wrote {}",
-                results.len(),
-                out.display()
-            );
-            Ok(())
         }
         Some(Command::Presets { name: None }) => {
             for (name, text) in BUNDLED {
@@ -551,19 +542,38 @@ fn real_main() -> Result<()> {
     }
 }
 
+/// Creates `out` and checks it is writable before any work starts.
+fn writable_dir(out: &std::path::Path) -> Result<()> {
+    basis_lab::experiment::output::ensure_writable_dir(out).with_context(|| {
+        format!(
+            "cannot write to {} (nothing was run; choose another --out)",
+            out.display()
+        )
+    })
+}
+
+/// Errors unless a list of sweep points has 1..=MAX_POINTS values.
+fn points_in_range(flag: &str, n: usize) -> Result<()> {
+    let max = basis_lab::shard::MAX_POINTS;
+    if !(1..=max).contains(&n) {
+        anyhow::bail!("{flag}: {n} values given; allowed 1..={max}");
+    }
+    Ok(())
+}
+
 /// Loads a preset for a sweep command, applies `--steps`, validates it and creates `out`.
 fn load_for_sweep(preset: &str, steps: Option<usize>, out: &std::path::Path) -> Result<Preset> {
     let mut p = Preset::load(preset)?;
     p.steps = steps.unwrap_or(p.steps);
     p.validate()
         .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    writable_dir(out)?;
     Ok(p)
 }
 
 /// Writes `<stem>.csv` and `<stem>.json` into `out` and prints a table: one row per point and
 /// arm, the point's own columns first, then the arm's aggregate over seeds.
-fn write_points<T: serde::Serialize>(
+fn write_points<T: serde::Serialize + ?Sized>(
     out: &std::path::Path,
     stem: &str,
     all: &T,
@@ -651,6 +661,9 @@ fn write_points<T: serde::Serialize>(
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
+        if !(1..=1024).contains(&t) {
+            anyhow::bail!("--threads {t} is out of range; allowed 1..=1024");
+        }
         pool = pool.num_threads(t);
     }
     Ok(pool.build()?)
@@ -859,4 +872,135 @@ fn print_sweep(r: &SweepResult) {
             a.heldout_accuracy_mean
         );
     }
+}
+
+/// Writes `eps_sweep.csv` and `eps_sweep.json` and prints the table.
+fn write_eps_points(
+    out: &std::path::Path,
+    points: &[basis_lab::experiment::EpsPoint],
+) -> Result<()> {
+    let rows: Vec<_> = points
+        .iter()
+        .map(|x| {
+            let eps = basis_lab::experiment::output::csv_num(x.eps);
+            (vec![("eps", eps)], &x.sweep)
+        })
+        .collect();
+    write_points(out, "eps_sweep", points, &rows)
+}
+
+/// Writes `dk_sweep.csv` and `dk_sweep.json` and prints the table.
+fn write_dk_points(out: &std::path::Path, points: &[basis_lab::experiment::DkPoint]) -> Result<()> {
+    let rows: Vec<_> = points
+        .iter()
+        .map(|x| {
+            let sp = &x.sweep.preset;
+            let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
+            let lead = vec![
+                ("d_k", x.d_k.to_string()),
+                ("n_keys", sp.n_keys.to_string()),
+                ("pairs_per_episode", sp.pairs_per_episode.to_string()),
+                ("isotropic", format!("{iso:.4}")),
+            ];
+            (lead, &x.sweep)
+        })
+        .collect();
+    write_points(out, "dk_sweep", points, &rows)
+}
+
+/// Writes `zoo.csv`, `zoo.json` and `zoo.md` for `results` (in cell order) and prints the table.
+fn write_zoo(
+    p: &basis_lab::sensing::zoo::ZooPreset,
+    results: &[basis_lab::sensing::zoo::RunResult],
+    seconds: f64,
+    out: &std::path::Path,
+) -> Result<()> {
+    use basis_lab::sensing::zoo::{markdown, summarise};
+    let summaries = summarise(results);
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "rule",
+        "class",
+        "tau",
+        "lr",
+        "seed",
+        "steps",
+        "outcome",
+        "train_loss",
+        "recovery",
+        "erank",
+        "balancedness",
+        "twin_drift",
+        "selected",
+    ])?;
+    let num = basis_lab::experiment::output::csv_num;
+    for r in results {
+        let selected = summaries
+            .iter()
+            .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
+        csv.write_record([
+            r.rule.clone(),
+            (if r.equivariant {
+                "equivariant"
+            } else {
+                "coordinate-wise"
+            })
+            .into(),
+            num(r.tau),
+            num(r.lr),
+            r.seed.to_string(),
+            r.steps.to_string(),
+            format!("{:?}", r.outcome),
+            num(r.train_loss),
+            num(r.recovery),
+            num(r.erank),
+            num(r.balancedness),
+            r.twin_drift.map_or(String::new(), num),
+            (selected as u8).to_string(),
+        ])?;
+    }
+    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write_atomic(&out.join("zoo.csv"), &bytes)?;
+    let json =
+        serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
+    write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
+    let md = markdown(p, &summaries, results);
+    write_atomic(&out.join("zoo.md"), md.as_bytes())?;
+    print!("{md}");
+    println!(
+        "\n{} runs in {seconds:.1} s; wrote {}",
+        results.len(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// Runs one shard of `job` and writes `shard.ron` into `out`.
+fn run_shard(
+    job: &Job,
+    shard: Shard,
+    out: &std::path::Path,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<()> {
+    let cells = shard.cells(job.total_cells()).len();
+    let bar = progress_bar(quiet, cells as u64, "cells");
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let output = thread_pool(threads)?
+        .install(|| basis_lab::shard::run_shard(job, shard, &|| bar.inc(1), &never))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    bar.finish_and_clear();
+    let file = out.join(basis_lab::shard::SHARD_FILE);
+    basis_lab::shard::write_shard(out, &output)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    println!(
+        "{} shard {}/{}: {cells} of {} cells in {:.1} s; wrote {}\ncombine every shard with: basis-lab merge DIR... --out DIR",
+        job.command(),
+        shard.index,
+        shard.count,
+        job.total_cells(),
+        output.seconds,
+        file.display()
+    );
+    Ok(())
 }

@@ -51,6 +51,14 @@ pub enum Command {
     SetStop(StopRule),
     /// Make the worker thread panic: a test hook for the crash banner and restart.
     InjectPanic,
+    /// Overwrite one weight of arm `arm`'s run from W0 with `value` (a non-finite value makes
+    /// the arm diverge at its next step): a test hook for divergence handling.
+    InjectWeight {
+        /// Arm index in the preset.
+        arm: usize,
+        /// The value written.
+        value: f64,
+    },
     /// End the thread.
     Shutdown,
 }
@@ -352,6 +360,11 @@ impl Loop {
             }
             Command::SetStop(rule) => self.stop = rule,
             Command::InjectPanic => panic!("worker panic injected by a test"),
+            Command::InjectWeight { arm, value } => {
+                if arm < self.run.arms().len() {
+                    self.run.inject_weight(arm, value);
+                }
+            }
             Command::Shutdown => return false,
         }
         if !(self.running || self.pending > 0) {

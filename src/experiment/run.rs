@@ -136,7 +136,8 @@ pub fn run_to_dir(
             preset.pairs_per_episode
         );
     }
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    super::output::ensure_writable_dir(out)
+        .with_context(|| format!("cannot write to {}", out.display()))?;
     let mut run = PairedRun::new(preset).map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
     let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
     let csv_path = out.join("metrics.csv");

@@ -183,9 +183,7 @@ pub fn sweep_until(
     cancel: &AtomicBool,
 ) -> Result<SweepResult, SweepError> {
     preset.validate()?;
-    let seeds: Vec<u64> = (0..n_seeds as u64)
-        .map(|i| preset.seed.wrapping_add(i))
-        .collect();
+    let seeds = sweep_seeds(preset, n_seeds);
     let per_seed: Vec<Vec<SeedArm>> = seeds
         .par_iter()
         .map(|&s| {
@@ -194,6 +192,25 @@ pub fn sweep_until(
             r
         })
         .collect::<Result<_, _>>()?;
+    Ok(assemble_sweep(preset, seeds, per_seed))
+}
+
+/// The seeds of an `n_seeds`-seed sweep of `preset`: `preset.seed`, `preset.seed + 1`, …
+/// (wrapping at 2⁶⁴).
+pub fn sweep_seeds(preset: &Preset, n_seeds: usize) -> Vec<u64> {
+    (0..n_seeds as u64)
+        .map(|i| preset.seed.wrapping_add(i))
+        .collect()
+}
+
+/// The sweep result from each seed's arms (`per_seed[i]` from [`run_seed`] at `seeds[i]`, in
+/// seed order): the per-seed rows and every arm's aggregate. Pure, so a sweep assembled from
+/// shards run elsewhere is identical to one run here. `preset` must be valid.
+pub fn assemble_sweep(
+    preset: &Preset,
+    seeds: Vec<u64>,
+    per_seed: Vec<Vec<SeedArm>>,
+) -> SweepResult {
     let per_seed: Vec<SeedArm> = per_seed.into_iter().flatten().collect();
     let aggregate = preset
         .arms
@@ -206,12 +223,12 @@ pub fn sweep_until(
             )
         })
         .collect();
-    Ok(SweepResult {
+    SweepResult {
         preset: preset.clone(),
         seeds,
         per_seed,
         aggregate,
-    })
+    }
 }
 
 /// One seed's final metrics, held-out result and baselines.
@@ -276,16 +293,21 @@ pub fn eps_sweep(
 ) -> Result<Vec<EpsPoint>, SweepError> {
     eps.iter()
         .map(|&e| {
-            let mut p = preset.clone();
-            for arm in p.arms.iter_mut().filter(|a| a.optimizer == "adam") {
-                arm.eps = e;
-            }
             Ok(EpsPoint {
                 eps: e,
-                sweep: sweep_until(&p, n_seeds, progress, cancel)?,
+                sweep: sweep_until(&with_adam_eps(preset, e), n_seeds, progress, cancel)?,
             })
         })
         .collect()
+}
+
+/// `preset` with the ε of every arm whose optimizer is `adam` set to `eps`.
+pub fn with_adam_eps(preset: &Preset, eps: f64) -> Preset {
+    let mut p = preset.clone();
+    for arm in p.arms.iter_mut().filter(|a| a.optimizer == "adam") {
+        arm.eps = eps;
+    }
+    p
 }
 
 /// One key dimension of a d_k sweep.

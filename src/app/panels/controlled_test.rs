@@ -202,10 +202,14 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
     }
 }
 
+/// Which plot's data an "Export CSV" button saves.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Export {
+pub enum Export {
+    /// Plot (a): twin orientation divergence.
     Orientation,
+    /// Plot (b): axis concentration and the baseline band.
     Axis,
+    /// Plot (c): training and held-out loss.
     Loss,
 }
 
@@ -640,6 +644,23 @@ fn table_grid(state: &AppState, ui: &mut egui::Ui) {
 }
 
 fn export_csv(state: &mut AppState, kind: Export) {
+    let default = match kind {
+        Export::Orientation => "orientation_divergence.csv",
+        Export::Axis => "axis_concentration.csv",
+        Export::Loss => "loss.csv",
+    };
+    if let Some(path) = rfd::FileDialog::new()
+        .add_filter("CSV", &["csv"])
+        .set_file_name(default)
+        .save_file()
+    {
+        export_csv_to(state, kind, &path);
+    }
+}
+
+/// Writes the data of plot `kind` (`series,step,value` rows) to `path` atomically; the outcome
+/// becomes a notice. On failure nothing is lost: the history stays in memory for another try.
+pub fn export_csv_to(state: &mut AppState, kind: Export, path: &std::path::Path) -> bool {
     let mut csv = String::from("series,step,value\n");
     for a in &state.history.arms {
         let name = &a.label.name;
@@ -673,27 +694,22 @@ fn export_csv(state: &mut AppState, kind: Export) {
             }
         }
     }
-    let default = match kind {
-        Export::Orientation => "orientation_divergence.csv",
-        Export::Axis => "axis_concentration.csv",
-        Export::Loss => "loss.csv",
-    };
-    if let Some(path) = rfd::FileDialog::new()
-        .add_filter("CSV", &["csv"])
-        .set_file_name(default)
-        .save_file()
-    {
-        state.notice = Some(match write_atomic(&path, csv.as_bytes()) {
-            Ok(()) => crate::app::state::Notice {
-                text: format!("Saved {}.", path.display()),
-                error: false,
-            },
-            Err(e) => crate::app::state::Notice {
-                text: format!("Could not save {}: {e}", path.display()),
-                error: true,
-            },
-        });
-    }
+    let result = write_atomic(path, csv.as_bytes());
+    state.notice = Some(match &result {
+        Ok(()) => crate::app::state::Notice {
+            text: format!("Saved {}.", path.display()),
+            error: false,
+        },
+        Err(e) => crate::app::state::Notice {
+            text: format!(
+                "Could not save {}: {e}. The run's data is still here; export again to another \
+                 folder.",
+                path.display()
+            ),
+            error: true,
+        },
+    });
+    result.is_ok()
 }
 
 fn sweep(state: &mut AppState, ui: &mut egui::Ui) {
