@@ -9,6 +9,7 @@ pub mod app;
 pub mod experiment;
 pub mod explainer;
 pub mod linalg;
+pub mod matv5;
 pub mod metrics;
 pub mod model;
 pub mod optim;
