@@ -164,3 +164,20 @@ fn a_paired_run_reports_activations_for_every_arm_deterministically() {
     }
     assert_eq!(a, stats(&p), "same preset and seed, same numbers");
 }
+
+#[test]
+fn big_episodes_are_measured_on_fewer_of_them() {
+    use basis_lab::experiment::activations::{
+        ACTIVATION_EPISODES, MAX_ACTIVATION_VECTORS, activation_episodes,
+    };
+    assert_eq!(activation_episodes(16), ACTIVATION_EPISODES);
+    assert_eq!(activation_episodes(1024), MAX_ACTIVATION_VECTORS / 1024);
+    assert_eq!(activation_episodes(100_000), 1);
+    for k in 1..3000 {
+        let e = activation_episodes(k);
+        assert!(
+            e >= 1 && (e * k <= MAX_ACTIVATION_VECTORS || e == 1),
+            "k {k}: {e}"
+        );
+    }
+}

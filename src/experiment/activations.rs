@@ -23,6 +23,32 @@ pub const ACTIVATION_EPISODES: usize = 64;
 /// baseline spread is narrow and a few dozen rotations pin it.
 pub const ACTIVATION_ROTATIONS: usize = 64;
 
+/// Most reads (and so memory rows) measured: big presets use fewer episodes, so memory and
+/// time stay bounded whatever the pairs per episode.
+pub const MAX_ACTIVATION_VECTORS: usize = 4096;
+
+/// Multiply-adds one baseline may spend (Haar draws plus rotations); wide value spaces get
+/// fewer rotations, never fewer than [`MIN_ACTIVATION_ROTATIONS`].
+const ROTATION_BUDGET: f64 = 2e8;
+
+/// Fewest rotations a baseline uses, whatever its cost.
+pub const MIN_ACTIVATION_ROTATIONS: usize = 8;
+
+/// Held-out episodes measured for `pairs_per_episode` = `k`: [`ACTIVATION_EPISODES`], fewer if
+/// their reads would pass [`MAX_ACTIVATION_VECTORS`] (at least one).
+pub fn activation_episodes(k: usize) -> usize {
+    ACTIVATION_EPISODES.min((MAX_ACTIVATION_VECTORS / k.max(1)).max(1))
+}
+
+/// Rotations for a baseline of `count` vectors in `n` dimensions: `rotations`, lowered so that
+/// `rotations·(n³ + n²·count)` stays within the budget, but at least
+/// [`MIN_ACTIVATION_ROTATIONS`].
+fn affordable_rotations(rotations: usize, n: usize, count: usize) -> usize {
+    let (n, c) = (n as f64, count as f64);
+    let per = n * n * (n + c);
+    rotations.min(((ROTATION_BUDGET / per) as usize).max(MIN_ACTIVATION_ROTATIONS))
+}
+
 /// Activation statistics of one key matrix, each beside its random-rotation baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ActivationStats {
@@ -41,10 +67,12 @@ pub struct ActivationStats {
     pub reads: usize,
 }
 
-/// Measures [`ActivationStats`] of `w` (`d_k × V`) on `episodes` with `rotations` baseline
-/// rotations drawn from `seed`'s activation stream (a fresh copy per statistic, so every key
-/// matrix is compared against the same rotations). Uses `ws` for the forward passes.
-/// Errors: a degenerate column of `w`. Allocates; O(rotations·(d_k²·rows + V_b²·reads)).
+/// Measures [`ActivationStats`] of `w` (`d_k × V`) on `episodes` with up to `rotations`
+/// baseline rotations drawn from `seed`'s activation stream (a fresh copy per statistic, so
+/// every key matrix is compared against the same rotations); a baseline whose cost would pass
+/// 2·10⁸ multiply-adds uses fewer (at least [`MIN_ACTIVATION_ROTATIONS`]). Uses `ws` for the
+/// forward passes. Errors: a degenerate column of `w`. Allocates
+/// O((d_k + V_b)·episodes·pairs) numbers.
 pub fn activation_stats(
     ws: &mut Workspace,
     w: &DMatrix<f64>,
@@ -58,15 +86,22 @@ pub fn activation_stats(
     let rows = DMatrix::from_vec(d, rows.len() / d, rows);
     let mut unit_rows = rows.clone();
     for mut c in unit_rows.column_iter_mut() {
+        // Scale first so that rows of tiny entries do not underflow to 0/0.
+        let top = c.amax();
+        c /= top;
         let n = c.norm();
         c /= n;
     }
     let reads = DMatrix::from_vec(vb, reads.len() / vb, reads);
     let rng = || stream(seed, Stream::Activation);
+    let (rot_s, rot_r) = (
+        affordable_rotations(rotations, d, rows.ncols()),
+        affordable_rotations(rotations, vb, reads.ncols()),
+    );
     Ok(ActivationStats {
-        s_kurtosis: StatBaseline::compute(&rows, rotations, &mut rng(), mean_excess_kurtosis),
-        s_axis: StatBaseline::compute(&unit_rows, rotations, &mut rng(), axis_concentration),
-        read_kurtosis: StatBaseline::compute(&reads, rotations, &mut rng(), mean_excess_kurtosis),
+        s_kurtosis: StatBaseline::compute(&rows, rot_s, &mut rng(), mean_excess_kurtosis),
+        s_axis: StatBaseline::compute(&unit_rows, rot_s, &mut rng(), axis_concentration),
+        read_kurtosis: StatBaseline::compute(&reads, rot_r, &mut rng(), mean_excess_kurtosis),
         s_rows: rows.ncols(),
         reads: reads.ncols(),
     })

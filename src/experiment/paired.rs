@@ -5,7 +5,7 @@ use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
 use super::activations::{
-    ACTIVATION_EPISODES, ACTIVATION_ROTATIONS, ActivationStats, activation_stats,
+    ACTIVATION_ROTATIONS, ActivationStats, activation_episodes, activation_stats,
 };
 use crate::metrics::{
     RotationBaseline, axis_concentration, gram_divergence, mean_sd, orientation_divergence,
@@ -402,12 +402,13 @@ impl PairedRun {
     }
 
     /// Activation statistics (the memory `S` and the reads) of every running arm's run from W0
-    /// at the current weights, on the first [`ACTIVATION_EPISODES`] held-out episodes with
-    /// `min(baseline_rotations, ACTIVATION_ROTATIONS)` rotations; `None` for a diverged arm.
+    /// at the current weights, on the first [`activation_episodes`] held-out episodes with up
+    /// to `min(baseline_rotations, ACTIVATION_ROTATIONS)` rotations; `None` for a diverged arm.
     pub fn activations(&mut self) -> Vec<Option<ActivationStats>> {
         let seed = self.preset.seed;
         let rotations = self.preset.baseline_rotations.min(ACTIVATION_ROTATIONS);
-        let episodes = &self.heldout[..self.heldout.len().min(ACTIVATION_EPISODES)];
+        let n = activation_episodes(self.cfg.pairs_per_episode);
+        let episodes = &self.heldout[..self.heldout.len().min(n)];
         self.arms
             .iter_mut()
             .map(|arm| {

@@ -102,10 +102,11 @@ impl HsiConfig {
                 format!("{} is out of range; allowed 1..=1000000", self.pixels),
             );
         }
-        if !(1..=10_000_000).contains(&self.steps) {
+        // Each run keeps its loss curve (8 bytes a step), and a grid runs sixteen at once.
+        if !(1..=1_000_000).contains(&self.steps) {
             return bad(
                 "steps",
-                format!("{} is out of range; allowed 1..=10000000", self.steps),
+                format!("{} is out of range; allowed 1..=1000000", self.steps),
             );
         }
         Ok(())
@@ -601,7 +602,8 @@ pub fn rule_by_name(name: &str) -> Result<(Rule, f64, &'static [f64]), String> {
 /// The train-only selection rule: for each rule, among its runs that did not diverge, the one
 /// that reached the deepest level of [`LEVELS`], ties broken by the fewest steps to get there,
 /// then by the smaller rate. It reads training losses only, never the held-out entries.
-/// Returns indices into `runs`, one per rule in first-appearance order.
+/// Returns indices into `runs`, one per rule in first-appearance order; a rule whose every run
+/// diverged has none.
 pub fn select(runs: &[HsiRun]) -> Vec<usize> {
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
@@ -614,17 +616,13 @@ pub fn select(runs: &[HsiRun]) -> Vec<usize> {
         let steps = deepest
             .and_then(|d| r.crossings[d].as_ref())
             .map(|c| c.step);
-        (
-            r.outcome == Outcome::Diverged,
-            std::cmp::Reverse(deepest),
-            steps,
-        )
+        (std::cmp::Reverse(deepest), steps)
     };
     names
         .iter()
         .filter_map(|name| {
             (0..runs.len())
-                .filter(|&i| runs[i].rule == *name)
+                .filter(|&i| runs[i].rule == *name && runs[i].outcome != Outcome::Diverged)
                 .min_by(|&a, &b| {
                     key(&runs[a])
                         .cmp(&key(&runs[b]))
@@ -743,7 +741,10 @@ pub fn markdown(setup: &HsiSetup, runs: &[HsiRun], selected: &[usize], seconds: 
     s.push_str(" last step | outcome |\n|---|---|");
     s.push_str(&"---|".repeat(LEVELS.len() + 2));
     s.push('\n');
-    let grid = selected.len() < runs.len();
+    let grid = runs
+        .iter()
+        .enumerate()
+        .any(|(i, r)| runs[..i].iter().any(|q| q.rule == r.rule));
     for (i, r) in runs.iter().enumerate() {
         let mark = if grid && selected.contains(&i) {
             " ✓"

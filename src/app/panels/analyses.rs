@@ -14,7 +14,7 @@ use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, log_grid, log_tick};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::{
-    ArmAggregate, DkPoint, EpsPoint, SweepError, SweepResult, dk_sweep, eps_sweep,
+    ArmAggregate, DkPoint, EpsPoint, SweepError, SweepResult, dk_sweep, eps_sweep, scaled_to_dk,
 };
 use crate::preset::Preset;
 
@@ -116,6 +116,13 @@ pub fn start_eps(state: &mut AppState) {
         Err(e) => return bad_input(state, "Adam's ε", e),
     };
     let (preset, seeds) = (state.settings.preset.clone(), a.seeds.max(2));
+    if !preset.arms.iter().any(|arm| arm.optimizer == "adam") {
+        return bad_input(
+            state,
+            "ε sweep",
+            "the current settings have no Adam arm, so no arm reads ε".into(),
+        );
+    }
     state.analyses.eps = Some(Job::spawn(
         "basis-lab eps sweep",
         eps.len() * seeds,
@@ -132,6 +139,16 @@ pub fn start_dk(state: &mut AppState) {
         Err(e) => return bad_input(state, "d_k", e),
     };
     let (preset, seeds) = (state.settings.preset.clone(), a.seeds.max(2));
+    // Check every scaled preset first, so a bad d_k fails before any work.
+    for &d in &dks {
+        if let Err((field, msg)) = scaled_to_dk(&preset, d).validate() {
+            return bad_input(
+                state,
+                &format!("d_k = {d}"),
+                format!("field `{field}`: {msg}"),
+            );
+        }
+    }
     state.analyses.dk = Some(Job::spawn(
         "basis-lab dk sweep",
         dks.len() * seeds,
@@ -812,12 +829,12 @@ pub fn dk(state: &mut AppState, ui: &mut egui::Ui) {
         ui.label(RichText::new("No d_k sweep yet.").weak());
         return;
     };
-    if let Some(p) = points.first() {
-        let mut ran = p.sweep.preset.clone();
-        ran.d_k = state.settings.preset.d_k;
-        ran.n_keys = state.settings.preset.n_keys;
-        ran.pairs_per_episode = state.settings.preset.pairs_per_episode;
-        stale_note(ui, state, &ran);
+    // Every point must be what the current settings scale to.
+    if let Some(p) = points
+        .iter()
+        .find(|p| !scaled_to_dk(&state.settings.preset, p.d_k).same_experiment(&p.sweep.preset))
+    {
+        stale_note(ui, state, &p.sweep.preset);
     }
     let sweeps: Vec<(f64, &SweepResult)> =
         points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect();
