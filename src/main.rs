@@ -185,6 +185,14 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Time the hot loops (episode, paired step, seed sweep, sensing step, memory stream) and
+    /// print steps/s, episodes/s and GFLOP/s against the operation counts documented in
+    /// `basis_lab::bench`. About five seconds; `--long` for about a minute and n = 128.
+    Bench {
+        /// Longer timings and sweeps, plus the n = 128 sensing steps.
+        #[arg(long)]
+        long: bool,
+    },
     /// List the bundled presets, or print one as RON.
     Presets {
         /// Print this preset's full RON text.
@@ -529,6 +537,17 @@ fn real_main() -> Result<()> {
                 results.len(),
                 out.display()
             );
+            Ok(())
+        }
+        Some(Command::Bench { long }) => {
+            use basis_lab::bench;
+            let opts = if long {
+                bench::BenchOptions::long()
+            } else {
+                bench::BenchOptions::quick()
+            };
+            println!("{}", bench::table_header());
+            bench::run_figures(opts, &mut |f| println!("{}", bench::table_row(f)));
             Ok(())
         }
         Some(Command::Presets { name: None }) => {
