@@ -35,6 +35,13 @@ struct Cli {
     /// Use the dark theme (the View menu switches it too).
     #[arg(long)]
     dark: bool,
+    /// With --screenshot: stream the run at full speed for --frame-seconds instead of stopping at
+    /// --run-steps, then print frame-time percentiles and peak memory before the screenshot.
+    #[arg(long, requires = "screenshot")]
+    frame_stats: bool,
+    /// Seconds measured by --frame-stats.
+    #[arg(long, default_value_t = 30.0, requires = "frame_stats")]
+    frame_seconds: f64,
     /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
     #[arg(long, value_parser = parse_section)]
     panel: Option<basis_lab::app::state::Section>,
@@ -214,6 +221,12 @@ fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         None => {
+            if cli.frame_stats && !(cli.frame_seconds.is_finite() && cli.frame_seconds > 0.0) {
+                anyhow::bail!(
+                    "--frame-seconds {} is out of range; allowed a positive number",
+                    cli.frame_seconds
+                );
+            }
             let preset = cli.preset.as_deref().map(Preset::load).transpose()?;
             basis_lab::app::run_gui(basis_lab::app::GuiOptions {
                 preset,
@@ -221,6 +234,7 @@ fn real_main() -> Result<()> {
                 run_steps: cli.run_steps,
                 dark: cli.dark.then_some(true),
                 section: cli.panel,
+                frame_seconds: cli.frame_stats.then_some(cli.frame_seconds),
             })
         }
         Some(Command::Run {

@@ -49,6 +49,7 @@ pub enum ModelError {
 ///
 /// Errors: [`ModelError::DegenerateColumn`] if a norm is zero or non-finite.
 /// Panics if the shapes disagree.
+#[inline(always)]
 pub fn normalize_columns(
     w: &DMatrix<f64>,
     keys: &mut DMatrix<f64>,
@@ -129,6 +130,16 @@ impl Workspace {
         episodes: &[Episode],
         grad: &mut DMatrix<f64>,
     ) -> Result<f64, ModelError> {
+        loss_and_grad_dispatch(self, w, episodes, grad)
+    }
+
+    #[inline(always)]
+    fn loss_and_grad_impl(
+        &mut self,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        grad: &mut DMatrix<f64>,
+    ) -> Result<f64, ModelError> {
         assert!(!episodes.is_empty(), "a step needs at least one episode");
         assert_eq!(grad.shape(), w.shape(), "grad must have the shape of W_K");
         self.check_episodes(episodes);
@@ -171,6 +182,7 @@ impl Workspace {
         Ok((loss / count as f64, correct as f64 / count as f64))
     }
 
+    #[inline(always)]
     fn check_episodes(&self, episodes: &[Episode]) {
         let k = self.cfg.pairs_per_episode;
         for ep in episodes {
@@ -181,11 +193,13 @@ impl Workspace {
         }
     }
 
+    #[inline(always)]
     fn final_memory_offset(&self) -> usize {
         self.cfg.pairs_per_episode * self.cfg.n_values * self.cfg.d_k
     }
 
     /// Runs the k delta-rule writes of `ep`, filling `s_hist` (S_0 … S_k) and `deltas`.
+    #[inline(always)]
     fn forward_writes(&mut self, ep: &Episode) {
         let (d, vb, beta) = (self.cfg.d_k, self.cfg.n_values, self.cfg.beta);
         let sz = vb * d;
@@ -215,6 +229,7 @@ impl Workspace {
     }
 
     /// Scores `r = S k_a` into `self.scores`, S taken at `s_off` in `s_hist`.
+    #[inline(always)]
     fn read(&mut self, s_off: usize, a: usize) {
         let (d, vb) = (self.cfg.d_k, self.cfg.n_values);
         let s = &self.s_hist[s_off..s_off + vb * d];
@@ -228,6 +243,7 @@ impl Workspace {
     }
 
     /// −ln softmax(g·r)_b via log-sum-exp; leaves softmax(g·r) in `self.scores`.
+    #[inline(always)]
     fn cross_entropy(&mut self, b: usize) -> f64 {
         let g = self.cfg.gain;
         let max = self
@@ -248,6 +264,7 @@ impl Workspace {
 
     /// Forward and reverse pass of one episode; accumulates `scale·∂(Σ query losses)/∂K` into
     /// `d_keys` and returns the summed query loss.
+    #[inline(always)]
     fn episode_backward(&mut self, ep: &Episode, scale: f64) -> f64 {
         let (d, vb, beta, g) = (
             self.cfg.d_k,
@@ -324,6 +341,7 @@ impl Workspace {
     }
 
     /// Chain rule through k = w/‖w‖: ∂w = (I − k kᵀ) ∂k / ‖w‖ on used columns, 0 elsewhere.
+    #[inline(always)]
     fn project_to_columns(&self, grad: &mut DMatrix<f64>) {
         let d = self.cfg.d_k;
         let (keys, dk) = (self.keys.as_slice(), self.d_keys.as_slice());
@@ -343,6 +361,16 @@ impl Workspace {
             }
         }
     }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// [`Workspace::loss_and_grad`], compiled with AVX2 where the CPU has it.
+    fn loss_and_grad_dispatch(
+        ws: &mut Workspace,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        grad: &mut DMatrix<f64>,
+    ) -> Result<f64, ModelError> => Workspace::loss_and_grad_impl
 }
 
 /// Index of the largest entry, the first one on ties (SPEC §1's accuracy rule). A NaN after the
