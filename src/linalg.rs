@@ -231,6 +231,61 @@ mod tests {
         DMatrix::from_fn(r, c, |i, j| ((i * 7 + j * 3) as f64 + seed).sin())
     }
 
+    /// The plain loops the blocked kernels replaced: the same sums in the same order.
+    fn reference_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+        DMatrix::from_fn(a.nrows(), b.ncols(), |i, j| {
+            let mut o = 0.0;
+            for l in 0..a.ncols() {
+                if b[(l, j)] != 0.0 {
+                    o += a[(i, l)] * b[(l, j)];
+                }
+            }
+            o
+        })
+    }
+
+    fn reference_tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+        DMatrix::from_fn(a.ncols(), b.ncols(), |i, j| {
+            (0..a.nrows()).map(|l| a[(l, i)] * b[(l, j)]).sum()
+        })
+    }
+
+    fn bits(m: &DMatrix<f64>) -> Vec<u64> {
+        m.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn blocked_products_are_bit_identical_to_the_plain_loops() {
+        // Shapes with and without remainders, and one sum longer than a panel.
+        for (m, k, n) in [
+            (16, 16, 32),
+            (40, 40, 40),
+            (19, 23, 13),
+            (9, 300, 11),
+            (3, 2, 1),
+        ] {
+            let a = m_(m, k, 0.3);
+            let mut b = m_(k, n, 1.1);
+            b[(1, 0)] = 0.0;
+            let mut out = DMatrix::zeros(m, n);
+            mul_into(&mut out, &a, &b);
+            assert_eq!(bits(&out), bits(&reference_mul(&a, &b)), "mul {m}×{k}×{n}");
+            let at = m_(k, m, 0.9);
+            tr_mul_into(&mut out, &at, &b);
+            assert_eq!(
+                bits(&out),
+                bits(&reference_tr_mul(&at, &b)),
+                "tr_mul {m}×{k}×{n}"
+            );
+        }
+    }
+
+    fn m_(r: usize, c: usize, seed: f64) -> DMatrix<f64> {
+        DMatrix::from_fn(r, c, |i, j| {
+            ((i * 13 + j * 7) as f64 * 0.37 + seed).sin() * 1e3f64.powf(((i + j) % 5) as f64 - 2.0)
+        })
+    }
+
     #[test]
     fn products_match_nalgebra() {
         let (a, b) = (m(5, 3, 0.1), m(3, 4, 0.7));
