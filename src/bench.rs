@@ -190,16 +190,16 @@ pub fn sensing_run(problem: &SensingProblem, rule: Rule) -> FactorRun<'_> {
     run
 }
 
-/// Seconds per call of `f`: a few warm-up calls, then ten batches of calls, each lasting about
-/// a tenth of `budget` (at least 3 calls); returns the fastest batch's mean, so that other
+/// Seconds per call of `f`: a few warm-up calls, then 30 batches of calls, each lasting about
+/// a 30th of `budget` (at least 3 calls); returns the fastest batch's mean, so that other
 /// programs briefly taking the core do not count, and the calls timed in all.
 pub fn time_per_call(budget: Duration, mut f: impl FnMut()) -> (f64, u64) {
     for _ in 0..3 {
         f();
     }
-    let slice = budget / 10;
+    let slice = budget / 30;
     let (mut best, mut total) = (f64::INFINITY, 0u64);
-    for _ in 0..10 {
+    for _ in 0..30 {
         let start = Instant::now();
         let mut calls = 0u64;
         while calls < 3 || start.elapsed() < slice {
