@@ -211,11 +211,7 @@ impl Workspace {
             let delta = &mut self.deltas[i * vb..(i + 1) * vb];
             // δ = e_b − S k
             delta.fill(0.0);
-            for (j, &kj) in key.iter().enumerate() {
-                for (dl, s) in delta.iter_mut().zip(&prev[j * vb..(j + 1) * vb]) {
-                    *dl -= s * kj;
-                }
-            }
+            fold_columns(delta, prev, key, |dl, s, kj| dl - s * kj);
             delta[b] += 1.0;
             // S ← S + β δ kᵀ
             for (j, &kj) in key.iter().enumerate() {
@@ -235,11 +231,7 @@ impl Workspace {
         let s = &self.s_hist[s_off..s_off + vb * d];
         let key = &self.keys.as_slice()[a * d..(a + 1) * d];
         self.scores.fill(0.0);
-        for (j, &kj) in key.iter().enumerate() {
-            for (r, sv) in self.scores.iter_mut().zip(&s[j * vb..(j + 1) * vb]) {
-                *r += sv * kj;
-            }
-        }
+        fold_columns(&mut self.scores, s, key, |r, sv, kj| r + sv * kj);
     }
 
     /// −ln softmax(g·r)_b via log-sum-exp; leaves softmax(g·r) in `self.scores`.
@@ -328,11 +320,7 @@ impl Workspace {
             // dδ = β dS k
             let d_delta = &mut self.scores;
             d_delta.fill(0.0);
-            for (j, &kj) in key.iter().enumerate() {
-                for (dd, ds) in d_delta.iter_mut().zip(&self.d_s[j * vb..(j + 1) * vb]) {
-                    *dd += beta * ds * kj;
-                }
-            }
+            fold_columns(d_delta, &self.d_s, key, |dd, ds, kj| dd + beta * ds * kj);
             // dk += β dSᵀ δ − S_iᵀ dδ ; dS −= dδ kᵀ
             let dk = &mut self.d_keys.as_mut_slice()[a * d..(a + 1) * d];
             let d_s = &mut self.d_s;
@@ -392,6 +380,37 @@ impl Workspace {
                 *o = (gj - dot * kj) * inv;
             }
         }
+    }
+}
+
+/// For every entry v of `out` (length V_b), in order of j: `out[v] = f(out[v], m[j·V_b + v],
+/// key[j])`, with `m` a column-major `V_b × d` matrix (at least d columns) — a matrix–vector
+/// product in the form `f` gives it. Eight entries at a time stay in registers over the whole
+/// j loop (the plain loop would store and reload them for every j); each entry sees the same
+/// operations in the same order.
+#[inline(always)]
+fn fold_columns(out: &mut [f64], m: &[f64], key: &[f64], f: impl Fn(f64, f64, f64) -> f64) {
+    const W: usize = 8;
+    let vb = out.len();
+    let full = vb - vb % W;
+    for c0 in (0..full).step_by(W) {
+        let mut acc: [f64; W] = out[c0..c0 + W].try_into().expect("block length");
+        for (j, &kj) in key.iter().enumerate() {
+            let col: &[f64; W] = m[j * vb + c0..j * vb + c0 + W]
+                .try_into()
+                .expect("block length");
+            for (a, &x) in acc.iter_mut().zip(col) {
+                *a = f(*a, x, kj);
+            }
+        }
+        out[c0..c0 + W].copy_from_slice(&acc);
+    }
+    for (v, o) in out.iter_mut().enumerate().skip(full) {
+        let mut a = *o;
+        for (j, &kj) in key.iter().enumerate() {
+            a = f(a, m[j * vb + v], kj);
+        }
+        *o = a;
     }
 }
 
