@@ -128,6 +128,9 @@ fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
     assert_eq!(b.nrows(), k, "inner dimensions");
     let n = b.ncols();
     assert_eq!(out.shape(), (m, n), "output shape");
+    // aᵀa is symmetric, and its entries (i, j) and (j, i) are the same products summed in the
+    // same order: compute the blocks on and below the diagonal and mirror the rest.
+    let symmetric = std::ptr::eq(a, b);
     let (a, b, out) = (a.as_slice(), b.as_slice(), out.as_mut_slice());
     let full_rows = m - m % TR_ROWS;
     // Four columns of `a` are copied into a row-major panel, so that one vector holds the
@@ -136,6 +139,7 @@ fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
     // sums in `out` (exact) between panels.
     let mut panel = [[0.0f64; TR_ROWS]; TR_PANEL];
     for i in (0..full_rows).step_by(TR_ROWS) {
+        let n = if symmetric { n.min(i + TR_ROWS) } else { n };
         for l0 in (0..k).step_by(TR_PANEL) {
             let len = TR_PANEL.min(k - l0);
             for (l, row) in panel[..len].iter_mut().enumerate() {
@@ -188,6 +192,13 @@ fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
                 .zip(bj)
                 .map(|(x, y)| x * y)
                 .sum();
+        }
+    }
+    if symmetric {
+        for i in 0..full_rows {
+            for j in (i - i % TR_ROWS + TR_ROWS)..n {
+                out[j * m + i] = out[i * m + j];
+            }
         }
     }
 }
