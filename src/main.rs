@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use basis_lab::experiment::output::write_atomic;
 use basis_lab::experiment::{RunOptions, Summary, SweepResult, run_to_dir, sweep};
 use basis_lab::preset::{BUNDLED, Preset};
+use basis_lab::shard::{Job, Merged, Shard};
 
 #[derive(Parser)]
 #[command(
@@ -45,6 +46,10 @@ struct Cli {
     /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
     #[arg(long, value_parser = parse_section)]
     panel: Option<basis_lab::app::state::Section>,
+    /// Open this tab of the controlled test: live, activations, sweep, eps, matched or dk (in
+    /// screenshot mode the ε, matched and d_k analyses run first).
+    #[arg(long)]
+    tab: Option<basis_lab::app::state::LiveTab>,
 }
 
 fn parse_section(name: &str) -> Result<basis_lab::app::state::Section, String> {
@@ -96,6 +101,10 @@ enum Command {
         /// Override the preset's step count.
         #[arg(long)]
         steps: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -125,6 +134,10 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -149,6 +162,10 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -185,6 +202,58 @@ enum Command {
         /// Override the step budget.
         #[arg(long)]
         budget: Option<usize>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+        /// `basis-lab merge`.
+        #[arg(long, value_name = "i/N")]
+        shard: Option<Shard>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Combine the shard.ron outputs of `--shard i/N` runs into the tables the unsharded
+    /// command writes, byte for byte.
+    Merge {
+        /// Shard output folders (or shard.ron files), every shard of one run.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+    },
+    /// Hyperspectral completion (the paper's Table 5): fit W = UVᵀ to a random fraction of a
+    /// scene's pixels × bands matrix with GD, Adam and Muon in parallel; report held-out RMSE
+    /// and effective rank at matched training loss; write hsi.csv and hsi.md into --out. You
+    /// supply the scene (a MATLAB v5 .mat file); nothing is downloaded.
+    Hsi {
+        /// The scene: a MATLAB v5 .mat file holding a rows × columns × bands array.
+        scene: PathBuf,
+        /// Fraction of entries observed, in (0, 1) (the paper: 0.15 and 0.25).
+        #[arg(long)]
+        density: f64,
+        /// Variable holding the cube.
+        #[arg(long, default_value = "indian_pines_corrected")]
+        var: String,
+        /// Seed of the pixel choice, the mask and the initial factors.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Step budget per rule.
+        #[arg(long, default_value_t = 30_000)]
+        steps: usize,
+        /// Output folder (created if missing).
+        #[arg(long, short, default_value = ".")]
+        out: PathBuf,
+        /// Comma-separated rules: gd, adam, muon.
+        #[arg(long, value_delimiter = ',', default_value = "gd,adam,muon")]
+        rules: Vec<String>,
+        /// Override rates, e.g. `gd=500,adam=3e-4` (defaults: the documented choice).
+        #[arg(long, value_delimiter = ',', conflicts_with = "grid")]
+        lr: Vec<String>,
+        /// Run each rule's whole rate grid and mark the rate the train-only rule selects.
+        #[arg(long)]
+        grid: bool,
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
@@ -234,6 +303,7 @@ fn real_main() -> Result<()> {
                 run_steps: cli.run_steps,
                 dark: cli.dark.then_some(true),
                 section: cli.panel,
+                tab: cli.tab,
                 frame_seconds: cli.frame_stats.then_some(cli.frame_seconds),
             })
         }
@@ -265,14 +335,21 @@ fn real_main() -> Result<()> {
             out,
             threads,
             steps,
+            shard,
             quiet,
         }) => {
             let mut p = Preset::load(&preset)?;
             p.steps = steps.unwrap_or(p.steps);
             p.validate()
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
+            writable_dir(&out)?;
+            if let Some(shard) = shard {
+                let job = Job::Sweep {
+                    preset: p,
+                    seeds: seeds as usize,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
+            }
             let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, seeds, "seeds");
             let result = pool
@@ -291,8 +368,10 @@ fn real_main() -> Result<()> {
             out,
             steps,
             threads,
+            shard,
             quiet,
         }) => {
+            points_in_range("--eps", eps.len())?;
             let p = load_for_sweep(&preset, steps, &out)?;
             if let Some(bad) = eps
                 .iter()
@@ -302,6 +381,15 @@ fn real_main() -> Result<()> {
             }
             if !p.arms.iter().any(|a| a.optimizer == "adam") {
                 anyhow::bail!("the preset has no adam arm for the ε sweep");
+            }
+            if let Some(shard) = shard {
+                let seeds = seeds as usize;
+                let job = Job::EpsSweep {
+                    preset: p,
+                    eps,
+                    seeds,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
             }
             let bar = progress_bar(quiet, seeds * eps.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
@@ -317,14 +405,7 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let rows: Vec<_> = points
-                .iter()
-                .map(|x| {
-                    let eps = basis_lab::experiment::output::csv_num(x.eps);
-                    (vec![("eps", eps)], &x.sweep)
-                })
-                .collect();
-            write_points(&out, "eps_sweep", &points, &rows)
+            write_eps_points(&out, &points)
         }
         Some(Command::DkSweep {
             preset,
@@ -333,13 +414,24 @@ fn real_main() -> Result<()> {
             out,
             steps,
             threads,
+            shard,
             quiet,
         }) => {
+            points_in_range("--dks", dks.len())?;
             let p = load_for_sweep(&preset, steps, &out)?;
             for &d in &dks {
                 basis_lab::experiment::scaled_to_dk(&p, d)
                     .validate()
                     .map_err(|(f, m)| anyhow::anyhow!("at d_k = {d}: field `{f}`: {m}"))?;
+            }
+            if let Some(shard) = shard {
+                let seeds = seeds as usize;
+                let job = Job::DkSweep {
+                    preset: p,
+                    dks,
+                    seeds,
+                };
+                return run_shard(&job, shard, &out, threads, quiet);
             }
             let bar = progress_bar(quiet, seeds * dks.len() as u64, "seeds");
             let never = std::sync::atomic::AtomicBool::new(false);
@@ -355,21 +447,7 @@ fn real_main() -> Result<()> {
                 })
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             bar.finish_and_clear();
-            let rows: Vec<_> = points
-                .iter()
-                .map(|x| {
-                    let sp = &x.sweep.preset;
-                    let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
-                    let lead = vec![
-                        ("d_k", x.d_k.to_string()),
-                        ("n_keys", sp.n_keys.to_string()),
-                        ("pairs_per_episode", sp.pairs_per_episode.to_string()),
-                        ("isotropic", format!("{iso:.4}")),
-                    ];
-                    (lead, &x.sweep)
-                })
-                .collect();
-            write_points(&out, "dk_sweep", &points, &rows)
+            write_dk_points(&out, &points)
         }
         Some(Command::Matched {
             preset,
@@ -379,10 +457,9 @@ fn real_main() -> Result<()> {
         }) => {
             let mut p = Preset::load(&preset)?;
             p.steps = steps.unwrap_or(p.steps);
+            writable_dir(&out)?;
             let report = basis_lab::experiment::matched::matched_report(&p, levels)
                 .map_err(|e| anyhow::anyhow!(e))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
             let num = basis_lab::experiment::output::csv_num;
             let mut csv = csv::Writer::from_writer(Vec::new());
             csv.write_record([
@@ -464,31 +541,19 @@ fn real_main() -> Result<()> {
             seeds,
             budget,
             threads,
+            shard,
             quiet,
         }) => {
-            use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset, markdown, run_zoo, summarise};
-            let bundled = BUNDLED_ZOO
-                .iter()
-                .find(|(n, _)| !preset.exists() && preset.as_os_str() == *n);
-            let text = match bundled {
-                Some((_, text)) => text.to_string(),
-                None => std::fs::read_to_string(&preset).with_context(|| {
-                    let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
-                    format!(
-                        "cannot read {} (bundled zoo presets: {})",
-                        preset.display(),
-                        names.join(", ")
-                    )
-                })?,
-            };
-            let mut p = ZooPreset::from_ron(&text, &preset.display().to_string())
-                .map_err(|e| anyhow::anyhow!(e))?;
+            use basis_lab::sensing::zoo::{ZooPreset, run_zoo};
+            let mut p = ZooPreset::load(&preset).map_err(anyhow::Error::msg)?;
             p.seeds = seeds.unwrap_or(p.seeds);
             p.budget = budget.unwrap_or(p.budget);
             p.validate()
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-            std::fs::create_dir_all(&out)
-                .with_context(|| format!("cannot create {}", out.display()))?;
+            writable_dir(&out)?;
+            if let Some(shard) = shard {
+                return run_shard(&Job::Zoo { preset: p }, shard, &out, threads, quiet);
+            }
             let pool = thread_pool(threads)?;
             let bar = progress_bar(quiet, p.cells().len() as u64, "runs");
             let started = std::time::Instant::now();
@@ -496,63 +561,57 @@ fn real_main() -> Result<()> {
             let results = pool.install(|| run_zoo(&p, &|| bar.inc(1), &never));
             bar.finish_and_clear();
             let seconds = started.elapsed().as_secs_f64();
-            let summaries = summarise(&results);
-            let mut csv = csv::Writer::from_writer(Vec::new());
-            csv.write_record([
-                "rule",
-                "class",
-                "tau",
-                "lr",
-                "seed",
-                "steps",
-                "outcome",
-                "train_loss",
-                "recovery",
-                "erank",
-                "balancedness",
-                "twin_drift",
-                "selected",
-            ])?;
-            let num = basis_lab::experiment::output::csv_num;
-            for r in &results {
-                let selected = summaries
-                    .iter()
-                    .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
-                csv.write_record([
-                    r.rule.clone(),
-                    (if r.equivariant {
-                        "equivariant"
-                    } else {
-                        "coordinate-wise"
-                    })
-                    .into(),
-                    num(r.tau),
-                    num(r.lr),
-                    r.seed.to_string(),
-                    r.steps.to_string(),
-                    format!("{:?}", r.outcome),
-                    num(r.train_loss),
-                    num(r.recovery),
-                    num(r.erank),
-                    num(r.balancedness),
-                    r.twin_drift.map_or(String::new(), num),
-                    (selected as u8).to_string(),
-                ])?;
-            }
-            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            write_atomic(&out.join("zoo.csv"), &bytes)?;
-            let json = serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
-            write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
-            let md = markdown(&p, &summaries, &results);
-            write_atomic(&out.join("zoo.md"), md.as_bytes())?;
-            print!("{md}");
-            println!(
-                "\n{} runs in {seconds:.1} s; wrote {}",
-                results.len(),
-                out.display()
-            );
-            Ok(())
+            write_zoo(&p, &results, seconds, &out)
         }
+        Some(Command::Merge { dirs, out }) => {
+            let shards = dirs
+                .iter()
+                .map(|d| basis_lab::shard::read_shard(d).map(|s| (d.display().to_string(), s)))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(anyhow::Error::msg)?;
+            let merged = basis_lab::shard::merge(shards).map_err(anyhow::Error::msg)?;
+            writable_dir(&out)?;
+            match merged {
+                Merged::Sweep(r) => {
+                    write_sweep(&r, &out)?;
+                    print_sweep(&r);
+                    println!("wrote {}", out.display());
+                    Ok(())
+                }
+                Merged::EpsSweep(points) => write_eps_points(&out, &points),
+                Merged::DkSweep(points) => write_dk_points(&out, &points),
+                Merged::Zoo {
+                    preset,
+                    results,
+                    seconds,
+                } => write_zoo(&preset, &results, seconds, &out),
+            }
+        }
+        Some(Command::Hsi {
+            scene,
+            density,
+            var,
+            seed,
+            steps,
+            out,
+            rules,
+            lr,
+            grid,
+            threads,
+            quiet,
+        }) => hsi(HsiArgs {
+            scene,
+            density,
+            var,
+            seed,
+            steps,
+            out,
+            rules,
+            lr,
+            grid,
+            threads,
+            quiet,
+        }),
         Some(Command::Bench { long }) => {
             use basis_lab::bench;
             let opts = if long {
@@ -579,19 +638,38 @@ fn real_main() -> Result<()> {
     }
 }
 
+/// Creates `out` and checks it is writable before any work starts.
+fn writable_dir(out: &std::path::Path) -> Result<()> {
+    basis_lab::experiment::output::ensure_writable_dir(out).with_context(|| {
+        format!(
+            "cannot write to {} (nothing was run; choose another --out)",
+            out.display()
+        )
+    })
+}
+
+/// Errors unless a list of sweep points has 1..=MAX_POINTS values.
+fn points_in_range(flag: &str, n: usize) -> Result<()> {
+    let max = basis_lab::shard::MAX_POINTS;
+    if !(1..=max).contains(&n) {
+        anyhow::bail!("{flag}: {n} values given; allowed 1..={max}");
+    }
+    Ok(())
+}
+
 /// Loads a preset for a sweep command, applies `--steps`, validates it and creates `out`.
 fn load_for_sweep(preset: &str, steps: Option<usize>, out: &std::path::Path) -> Result<Preset> {
     let mut p = Preset::load(preset)?;
     p.steps = steps.unwrap_or(p.steps);
     p.validate()
         .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    writable_dir(out)?;
     Ok(p)
 }
 
 /// Writes `<stem>.csv` and `<stem>.json` into `out` and prints a table: one row per point and
 /// arm, the point's own columns first, then the arm's aggregate over seeds.
-fn write_points<T: serde::Serialize>(
+fn write_points<T: serde::Serialize + ?Sized>(
     out: &std::path::Path,
     stem: &str,
     all: &T,
@@ -611,8 +689,11 @@ fn write_points<T: serde::Serialize>(
         "baseline_sd_mean",
         "outside_band",
         "orientation_div_mean",
+        "orientation_div_sd",
         "gram_div_mean",
+        "gram_div_sd",
         "heldout_accuracy_mean",
+        "heldout_accuracy_sd",
     ]);
     csv.write_record(&header)?;
     let widths: Vec<usize> = lead.iter().map(|h| h.chars().count().max(10)).collect();
@@ -641,8 +722,11 @@ fn write_points<T: serde::Serialize>(
                 num(a.baseline_sd_mean),
                 a.outside_band.to_string(),
                 num(a.orientation_div_mean),
+                num(a.orientation_div_sd),
                 num(a.gram_div_mean),
+                num(a.gram_div_sd),
                 num(a.heldout_accuracy_mean),
+                num(a.heldout_accuracy_sd),
             ]);
             csv.write_record(&record)?;
             println!(
@@ -669,10 +753,89 @@ fn write_points<T: serde::Serialize>(
     Ok(())
 }
 
+struct HsiArgs {
+    scene: PathBuf,
+    density: f64,
+    var: String,
+    seed: u64,
+    steps: usize,
+    out: PathBuf,
+    rules: Vec<String>,
+    lr: Vec<String>,
+    grid: bool,
+    threads: Option<usize>,
+    quiet: bool,
+}
+
+/// The `hsi` command: load, run the rules in parallel, print and write hsi.csv / hsi.md.
+fn hsi(a: HsiArgs) -> Result<()> {
+    use basis_lab::sensing::hsi::{
+        HsiConfig, csv_bytes, load, markdown, rule_by_name, run_all, select,
+    };
+    let rules = a
+        .rules
+        .iter()
+        .map(|n| rule_by_name(n.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow::anyhow!("--rules: {e}"))?;
+    let mut runs: Vec<_> = if a.grid {
+        rules
+            .iter()
+            .flat_map(|&(r, _, grid)| grid.iter().map(move |&lr| (r, lr)))
+            .collect()
+    } else {
+        rules.iter().map(|&(r, lr, _)| (r, lr)).collect()
+    };
+    for item in &a.lr {
+        let (name, value) = item
+            .split_once('=')
+            .with_context(|| format!("--lr `{item}`: expected RULE=RATE, e.g. gd=0.5"))?;
+        let rate: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite() && *x > 0.0)
+            .with_context(|| format!("--lr `{item}`: the rate must be a positive number"))?;
+        let (rule, _, _) = rule_by_name(name.trim()).map_err(|e| anyhow::anyhow!("--lr: {e}"))?;
+        let slot = runs
+            .iter_mut()
+            .find(|(r, _)| *r == rule)
+            .with_context(|| format!("--lr `{item}`: {} is not in --rules", rule.name()))?;
+        slot.1 = rate;
+    }
+    let cfg = HsiConfig {
+        density: a.density,
+        seed: a.seed,
+        steps: a.steps,
+        ..HsiConfig::default()
+    };
+    let (setup, problem) = load(&a.scene, &a.var, &cfg)?;
+    writable_dir(&a.out)?;
+    let pool = thread_pool(a.threads)?;
+    let bar = progress_bar(a.quiet, (runs.len() * cfg.steps) as u64, "steps");
+    let started = std::time::Instant::now();
+    let results = pool.install(|| run_all(&problem, &runs, &|n| bar.inc(n)));
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    let selected = select(&results);
+    write_atomic(
+        &a.out.join("hsi.csv"),
+        &csv_bytes(&setup, &results, &selected)?,
+    )?;
+    let md = markdown(&setup, &results, &selected, seconds);
+    write_atomic(&a.out.join("hsi.md"), md.as_bytes())?;
+    print!("{md}");
+    println!("wrote {}", a.out.display());
+    Ok(())
+}
+
 /// A rayon pool of `threads` workers (default: one per core).
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
+        if !(1..=1024).contains(&t) {
+            anyhow::bail!("--threads {t} is out of range; allowed 1..=1024");
+        }
         pool = pool.num_threads(t);
     }
     Ok(pool.build()?)
@@ -752,6 +915,27 @@ fn print_summary(s: &Summary) {
                 h.loss[0]
             ),
             _ => println!("{:<w$} {:<14} diverged: {:?}", a.arm, class, a.status),
+        }
+    }
+    println!(
+        "memory S (rows, key space) and reads S·k (value space), each vs its rotation baseline mean ± sd:"
+    );
+    println!(
+        "{:<w$} {:>28} {:>28} {:>28}",
+        "arm", "kurtosis of S rows", "A(S rows)", "kurtosis of reads"
+    );
+    for a in &s.arms {
+        if let Some(act) = &a.activations {
+            let cell = |b: &basis_lab::metrics::StatBaseline| {
+                format!("{:>8.3} vs {:>7.3} ± {:<6.3}", b.value, b.mean, b.sd)
+            };
+            println!(
+                "{:<w$} {:>28} {:>28} {:>28}",
+                a.arm,
+                cell(&act.s_kurtosis),
+                cell(&act.s_axis),
+                cell(&act.read_kurtosis)
+            );
         }
     }
     for a in &s.arms {
@@ -860,4 +1044,135 @@ fn print_sweep(r: &SweepResult) {
             a.heldout_accuracy_mean
         );
     }
+}
+
+/// Writes `eps_sweep.csv` and `eps_sweep.json` and prints the table.
+fn write_eps_points(
+    out: &std::path::Path,
+    points: &[basis_lab::experiment::EpsPoint],
+) -> Result<()> {
+    let rows: Vec<_> = points
+        .iter()
+        .map(|x| {
+            let eps = basis_lab::experiment::output::csv_num(x.eps);
+            (vec![("eps", eps)], &x.sweep)
+        })
+        .collect();
+    write_points(out, "eps_sweep", points, &rows)
+}
+
+/// Writes `dk_sweep.csv` and `dk_sweep.json` and prints the table.
+fn write_dk_points(out: &std::path::Path, points: &[basis_lab::experiment::DkPoint]) -> Result<()> {
+    let rows: Vec<_> = points
+        .iter()
+        .map(|x| {
+            let sp = &x.sweep.preset;
+            let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
+            let lead = vec![
+                ("d_k", x.d_k.to_string()),
+                ("n_keys", sp.n_keys.to_string()),
+                ("pairs_per_episode", sp.pairs_per_episode.to_string()),
+                ("isotropic", format!("{iso:.4}")),
+            ];
+            (lead, &x.sweep)
+        })
+        .collect();
+    write_points(out, "dk_sweep", points, &rows)
+}
+
+/// Writes `zoo.csv`, `zoo.json` and `zoo.md` for `results` (in cell order) and prints the table.
+fn write_zoo(
+    p: &basis_lab::sensing::zoo::ZooPreset,
+    results: &[basis_lab::sensing::zoo::RunResult],
+    seconds: f64,
+    out: &std::path::Path,
+) -> Result<()> {
+    use basis_lab::sensing::zoo::{markdown, summarise};
+    let summaries = summarise(results);
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "rule",
+        "class",
+        "tau",
+        "lr",
+        "seed",
+        "steps",
+        "outcome",
+        "train_loss",
+        "recovery",
+        "erank",
+        "balancedness",
+        "twin_drift",
+        "selected",
+    ])?;
+    let num = basis_lab::experiment::output::csv_num;
+    for r in results {
+        let selected = summaries
+            .iter()
+            .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
+        csv.write_record([
+            r.rule.clone(),
+            (if r.equivariant {
+                "equivariant"
+            } else {
+                "coordinate-wise"
+            })
+            .into(),
+            num(r.tau),
+            num(r.lr),
+            r.seed.to_string(),
+            r.steps.to_string(),
+            format!("{:?}", r.outcome),
+            num(r.train_loss),
+            num(r.recovery),
+            num(r.erank),
+            num(r.balancedness),
+            r.twin_drift.map_or(String::new(), num),
+            (selected as u8).to_string(),
+        ])?;
+    }
+    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write_atomic(&out.join("zoo.csv"), &bytes)?;
+    let json =
+        serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
+    write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
+    let md = markdown(p, &summaries, results);
+    write_atomic(&out.join("zoo.md"), md.as_bytes())?;
+    print!("{md}");
+    println!(
+        "\n{} runs in {seconds:.1} s; wrote {}",
+        results.len(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// Runs one shard of `job` and writes `shard.ron` into `out`.
+fn run_shard(
+    job: &Job,
+    shard: Shard,
+    out: &std::path::Path,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<()> {
+    let cells = shard.cells(job.total_cells()).len();
+    let bar = progress_bar(quiet, cells as u64, "cells");
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let output = thread_pool(threads)?
+        .install(|| basis_lab::shard::run_shard(job, shard, &|| bar.inc(1), &never))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    bar.finish_and_clear();
+    let file = out.join(basis_lab::shard::SHARD_FILE);
+    basis_lab::shard::write_shard(out, &output)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    println!(
+        "{} shard {}/{}: {cells} of {} cells in {:.1} s; wrote {}\ncombine every shard with: basis-lab merge DIR... --out DIR",
+        job.command(),
+        shard.index,
+        shard.count,
+        job.total_cells(),
+        output.seconds,
+        file.display()
+    );
+    Ok(())
 }

@@ -13,6 +13,17 @@ use crate::optim::{OptimizerSpec, REGISTRY};
 /// Largest preset file accepted, in bytes.
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 
+/// Most held-out pairs (`n_heldout × pairs_per_episode`) a preset may ask for: they are kept
+/// in memory for the whole run (about 24 bytes each, so at most ~240 MB).
+pub const MAX_HELDOUT_PAIRS: usize = 10_000_000;
+/// Most numbers in all twins' training workspaces together (every arm has two twins, three
+/// with `noise_twins`; each needs `n_values × d_k × (pairs_per_episode + 1)`): 800 MB of f64.
+pub const MAX_WORKSPACE_NUMBERS: usize = 100_000_000;
+/// Longest preset `name`, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+/// Longest preset `description`, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 4000;
+
 /// Presets shipped inside the binary, by name (the files in `presets/`).
 pub const BUNDLED: &[(&str, &str)] = &[
     ("default", include_str!("../presets/default.ron")),
@@ -29,9 +40,9 @@ pub const BUNDLED: &[(&str, &str)] = &[
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Preset {
-    /// Short name shown in the UI.
+    /// Short name shown in the UI, at most [`MAX_NAME_CHARS`] characters.
     pub name: String,
-    /// One or two sentences on what the preset is for.
+    /// One or two sentences on what the preset is for, at most [`MAX_DESCRIPTION_CHARS`].
     pub description: String,
     /// Key dimension d_k, 1..=256. Default 16.
     pub d_k: usize,
@@ -55,11 +66,13 @@ pub struct Preset {
     pub init_std: Option<f64>,
     /// Held-out evaluation every this many steps, 1..=10⁸. Default 100.
     pub eval_every: usize,
-    /// Held-out episodes, 1..=100000. Default 200.
+    /// Held-out episodes, 1..=100000, with `n_heldout × pairs_per_episode` at most
+    /// [`MAX_HELDOUT_PAIRS`]. Default 200.
     pub n_heldout: usize,
     /// Haar rotations in the random-rotation baseline, 2..=100000. Default 256.
     pub baseline_rotations: usize,
     /// The arms, 1..=16 optimizers with distinct names; each is trained from W0 and from Q·W0.
+    /// All twins' workspaces together stay within [`MAX_WORKSPACE_NUMBERS`].
     pub arms: Vec<OptimizerSpec>,
     /// `Free` (default) lets raw column norms drift; `Renormalize` rescales every column of
     /// W_K to unit length after each update, removing the effective-learning-rate confound.
@@ -294,7 +307,7 @@ impl Preset {
         int_range("eval_every", self.eval_every, 1, 100_000_000)?;
         int_range("n_heldout", self.n_heldout, 1, 100_000)?;
         int_range("baseline_rotations", self.baseline_rotations, 2, 100_000)?;
-        // Per twin workspace; every arm holds two.
+        // One twin's workspace (the checks below bound all twins together).
         let work = self.n_values * self.d_k * (self.pairs_per_episode + 1);
         if work > 20_000_000 {
             return Err((
@@ -305,10 +318,48 @@ impl Preset {
                 ),
             ));
         }
+        let held = self.n_heldout * self.pairs_per_episode;
+        if held > MAX_HELDOUT_PAIRS {
+            return Err((
+                "n_heldout".into(),
+                format!(
+                    "n_heldout × pairs_per_episode = {held} exceeds the limit of \
+                     {MAX_HELDOUT_PAIRS} held-out pairs kept in memory; allowed \
+                     1..={} at {} pairs per episode",
+                    MAX_HELDOUT_PAIRS / self.pairs_per_episode,
+                    self.pairs_per_episode
+                ),
+            ));
+        }
+        for (field, text, max) in [
+            ("name", &self.name, MAX_NAME_CHARS),
+            ("description", &self.description, MAX_DESCRIPTION_CHARS),
+        ] {
+            let n = text.chars().count();
+            if n > max {
+                return Err((
+                    field.into(),
+                    format!("{n} characters; allowed at most {max}"),
+                ));
+            }
+        }
         if self.arms.is_empty() || self.arms.len() > 16 {
             return Err((
                 "arms".into(),
                 format!("{} arms given; allowed 1..=16", self.arms.len()),
+            ));
+        }
+        let per_arm = if self.noise_twins { 3 } else { 2 };
+        let total = self.arms.len() * per_arm * work;
+        if total > MAX_WORKSPACE_NUMBERS {
+            return Err((
+                "arms".into(),
+                format!(
+                    "{} arms × {per_arm} twins × {work} workspace numbers = {total} exceeds the \
+                     memory limit of {MAX_WORKSPACE_NUMBERS} numbers; use fewer arms or a \
+                     smaller task",
+                    self.arms.len()
+                ),
             ));
         }
         self.demos.validate()?;

@@ -22,6 +22,8 @@ pub enum Stream {
     Baseline = 5,
     /// The perturbation of the noise twins.
     Noise = 6,
+    /// Rotations of the memory and read baselines ([`crate::experiment::activations`]).
+    Activation = 7,
 }
 
 /// A ChaCha8 generator for `stream` of `seed`: the seed picks the key, the stream the ChaCha

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, unbounded};
 use nalgebra::DMatrix;
 
-use crate::experiment::{ArmStatus, HeldOut, PairedRun, StepRecord};
+use crate::experiment::{ActivationStats, ArmStatus, HeldOut, PairedRun, StepRecord};
 use crate::metrics::RotationBaseline;
 use crate::preset::Preset;
 
@@ -51,6 +51,14 @@ pub enum Command {
     SetStop(StopRule),
     /// Make the worker thread panic: a test hook for the crash banner and restart.
     InjectPanic,
+    /// Overwrite one weight of arm `arm`'s run from W0 with `value` (a non-finite value makes
+    /// the arm diverge at its next step): a test hook for divergence handling.
+    InjectWeight {
+        /// Arm index in the preset.
+        arm: usize,
+        /// The value written.
+        value: f64,
+    },
     /// End the thread.
     Shutdown,
 }
@@ -77,6 +85,8 @@ pub struct Snapshot {
     pub baselines: Vec<Option<[RotationBaseline; 2]>>,
     /// Pair metrics of W_step (loss NaN), so the table shows the same step as the keys.
     pub records: Vec<StepRecord>,
+    /// Axis structure of the memory and reads of each arm's run from W0.
+    pub activations: Vec<Option<ActivationStats>>,
 }
 
 /// What the worker reports.
@@ -350,6 +360,11 @@ impl Loop {
             }
             Command::SetStop(rule) => self.stop = rule,
             Command::InjectPanic => panic!("worker panic injected by a test"),
+            Command::InjectWeight { arm, value } => {
+                if arm < self.run.arms().len() {
+                    self.run.inject_weight(arm, value);
+                }
+            }
             Command::Shutdown => return false,
         }
         if !(self.running || self.pending > 0) {
@@ -514,6 +529,7 @@ impl Loop {
         let step = self.run.step_index();
         let records = self.run.snapshot();
         let baselines = self.run.baselines();
+        let activations = self.run.activations();
         let keys = self
             .run
             .arms()
@@ -527,6 +543,7 @@ impl Loop {
             keys,
             baselines,
             records,
+            activations,
         })));
         self.snapshot_step = Some(step);
         self.last_snapshot = Instant::now();

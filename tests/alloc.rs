@@ -85,3 +85,37 @@ fn a_sensing_step_allocates_nothing_after_warm_up() {
         assert_eq!(during, 0, "{rule:?}: {during} allocations in 50 steps");
     }
 }
+
+#[test]
+fn a_completion_step_allocates_nothing_after_warm_up() {
+    use basis_lab::sensing::hsi::{HsiConfig, HsiProblem, HsiWorkspace};
+    use basis_lab::sensing::zoo::Rule;
+    use nalgebra::DMatrix;
+    let x = DMatrix::from_fn(60, 20, |i, j| ((i * 3 + j) as f64 * 0.3).sin());
+    let cfg = HsiConfig {
+        width: 8,
+        ..HsiConfig::default()
+    };
+    let problem = HsiProblem::new(x, &cfg).unwrap();
+    for rule in [Rule::Gd, Rule::Adam, Rule::Muon] {
+        let (u, v) = problem.init();
+        let mut params = [u, v];
+        let mut grads = [DMatrix::zeros(60, 8), DMatrix::zeros(20, 8)];
+        let mut ws = HsiWorkspace::new(60, 20, 8);
+        let mut opt = rule.build();
+        let mut step = |params: &mut [DMatrix<f64>; 2]| {
+            let [u, v] = &*params;
+            problem.loss_and_grad(u, v, &mut grads, &mut ws);
+            opt.step(params, &grads, 1e-3);
+        };
+        for _ in 0..3 {
+            step(&mut params);
+        }
+        let before = allocations();
+        for _ in 0..50 {
+            step(&mut params);
+        }
+        let during = allocations() - before;
+        assert_eq!(during, 0, "{rule:?}: {during} allocations in 50 steps");
+    }
+}

@@ -1,6 +1,8 @@
 //! The desktop UI driven as a user would (egui_kittest: no display needed): play, step,
 //! reset, a bad preset, a crashed worker, a sweep, and saving and reopening a preset.
 
+mod common;
+
 use std::time::Duration;
 
 use basis_lab::app::state::{AppState, LiveTab, Section, Settings};
@@ -401,4 +403,324 @@ fn plot_c_switches_to_column_norms() {
     assert!(app(&h).settings.show_norms);
     h.get_by_label_contains("spread (sd over keys)");
     assert!(app(&h).history.arms[0].column_norm_sd.len() > 10);
+}
+
+#[test]
+fn the_memory_tab_plots_each_arm_against_its_baseline() {
+    let mut s = settings("classroom");
+    s.tab = LiveTab::Activations;
+    let mut h = harness(s);
+    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    h.get_by_label("▶ Play").click();
+    wait_for(&mut h, "a few snapshots", |a| {
+        a.history.step >= 300 && a.history.arms[0].activations[0].points().len() >= 2
+    });
+    h.get_by_label("Memory & reads").click();
+    h.run_steps(2);
+    h.get_by_label("Excess kurtosis of the reads S·k (value space)");
+    h.get_by_label_contains("At step");
+    let a = app(&h);
+    for arm in &a.history.arms {
+        for series in &arm.activations {
+            let p = series.points().last().unwrap();
+            // (step, value, p5, mean, p95): the band is ordered and the step is real.
+            assert!(p[0] > 0.0 && p[2] <= p[3] && p[3] <= p[4], "{p:?}");
+        }
+    }
+}
+
+#[test]
+fn the_eps_sweep_tab_rejects_a_bad_list_then_runs_and_plots() {
+    let mut s = settings("classroom");
+    s.preset.steps = 60;
+    s.preset.baseline_rotations = 16;
+    s.tab = LiveTab::Eps;
+    s.analyses.seeds = 2;
+    s.analyses.eps_text = "1e-8, banana".into();
+    let mut h = harness(s);
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.get_by_label("Run ε sweep").click();
+    h.run_steps(2);
+    h.get_by_label_contains("“banana” is not a number");
+    assert!(app(&h).settings.analyses.eps.is_none());
+    h.state_mut().as_mut().unwrap().settings.analyses.eps_text = "1e-8, 1".into();
+    h.get_by_label("Run ε sweep").click();
+    wait_for(&mut h, "the ε sweep", |a| {
+        a.settings.analyses.eps.is_some()
+    });
+    let points = app(&h).settings.analyses.eps.clone().unwrap();
+    assert_eq!(
+        points.iter().map(|p| p.eps).collect::<Vec<_>>(),
+        [1e-8, 1.0]
+    );
+    for p in &points {
+        assert_eq!(p.sweep.seeds, vec![0, 1]);
+        let adam = &p.sweep.aggregate[1];
+        assert_eq!(adam.seeds_ok, 2);
+        assert!(adam.orientation_div_sd.is_finite());
+    }
+    // Adam at ε = 1 is nearly momentum SGD: its twins stay much closer than at 1e-8.
+    assert!(
+        points[1].sweep.aggregate[1].orientation_div_mean
+            < 0.5 * points[0].sweep.aggregate[1].orientation_div_mean
+    );
+    h.step();
+    h.get_by_label("Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F");
+}
+
+#[test]
+fn the_matched_and_dk_tabs_run_and_show_their_results() {
+    let mut s = settings("classroom");
+    s.preset.steps = 100;
+    s.preset.eval_every = 10;
+    s.preset.baseline_rotations = 16;
+    s.tab = LiveTab::Matched;
+    s.analyses.levels = 3;
+    s.analyses.seeds = 2;
+    s.analyses.dk_text = "4, 8".into();
+    let mut h = harness(s);
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.get_by_label("Run comparison").click();
+    wait_for(&mut h, "the comparison", |a| {
+        a.settings.analyses.matched.is_some()
+    });
+    let (_, report) = app(&h).settings.analyses.matched.clone().unwrap();
+    assert_eq!(report.levels.len(), 3);
+    assert_eq!(report.verdicts.len(), 1);
+    h.step();
+    h.get_by_label_contains("adam vs gd: excess difference");
+    h.get_by_label("d_k sweep").click();
+    h.run_steps(2);
+    h.get_by_label("Run d_k sweep").click();
+    wait_for(&mut h, "the d_k sweep", |a| {
+        a.settings.analyses.dk.is_some()
+    });
+    let dk = app(&h).settings.analyses.dk.clone().unwrap();
+    assert_eq!(dk.iter().map(|p| p.d_k).collect::<Vec<_>>(), [4, 8]);
+    assert_eq!(dk[0].sweep.preset.n_keys, 8, "keys scale with d_k");
+    h.step();
+    h.get_by_label_contains("d_k   4 (8 keys");
+}
+
+#[test]
+fn a_failed_save_or_export_keeps_the_run_and_settings_for_a_retry() {
+    use basis_lab::app::panels::controlled_test::{Export, export_csv_to};
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    h.get_by_label("Step 100").click();
+    wait_for(&mut h, "100 steps", |a| a.history.step == 100);
+    let dir = tempfile::tempdir().unwrap();
+    let ro = common::read_only_dir(dir.path());
+    let a = h.state_mut().as_mut().unwrap();
+    let preset = a.settings.preset.clone();
+    let received = a.history.records_received;
+
+    assert!(!a.save_preset_file(&ro.join("mine.ron")));
+    let n = a.notice.clone().unwrap();
+    assert!(n.error && n.text.contains(&ro.join("mine.ron").display().to_string()));
+    assert!(n.text.contains("still here"), "{}", n.text);
+    assert!(
+        !a.load_preset_file(&ro.join("mine.ron")),
+        "nothing was written"
+    );
+
+    assert!(!export_csv_to(a, Export::Orientation, &ro.join("a.csv")));
+    let n = a.notice.clone().unwrap();
+    assert!(n.error && n.text.contains("still here"), "{}", n.text);
+    assert_eq!(a.settings.preset, preset);
+    assert_eq!(a.history.records_received, received, "the run is kept");
+
+    // The retry to a writable folder saves everything that was there.
+    let csv_path = dir.path().join("a.csv");
+    assert!(export_csv_to(a, Export::Orientation, &csv_path));
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    assert!(csv.starts_with("series,step,value\n"));
+    let gd_rows = csv
+        .lines()
+        .filter(|l| l.starts_with("gd_orientation_div,"))
+        .count();
+    assert!(gd_rows > 50, "{gd_rows} rows");
+    assert!(csv.lines().any(|l| l.starts_with("gd_orientation_div,99,")));
+    let preset_path = dir.path().join("mine.ron");
+    assert!(a.save_preset_file(&preset_path));
+    assert_eq!(Preset::load(preset_path.to_str().unwrap()).unwrap(), preset);
+    h.step();
+    h.get_by_label_contains("Saved");
+}
+
+/// A user action on the app, for the random-order test below.
+#[derive(Clone, Debug)]
+enum Action {
+    Click(&'static str),
+    Key(egui::Key),
+    StepN(usize),
+    Apply {
+        beta: f64,
+        keys: usize,
+        pairs: usize,
+        steps: usize,
+        seed: u64,
+    },
+    LoadText(usize),
+    Speed(Option<f64>),
+    Stop(Option<usize>, Option<f64>),
+    Section(usize),
+    Tab(usize),
+    Sweep,
+    BandArm(usize),
+    Norms(bool),
+    Dark(bool),
+    Crash,
+    Frames(usize),
+}
+
+const TEXTS: [&str; 6] = [
+    "Preset(d_k: 4, n_keys: 6, pairs_per_episode: 3, steps: 200, baseline_rotations: 8)",
+    "Preset(beta: NaN)",
+    "Preset(arms: [])",
+    "Preset(d_k: 4, n_keys: 6, pairs_per_episode: 3, baseline_rotations: 8, arms: [(optimizer: \"sign\", lr: 0.01), (optimizer: \"muon\", lr: 0.02, polar: Svd)])",
+    "Preset(d_k: 6",
+    "",
+];
+
+fn action() -> impl proptest::strategy::Strategy<Value = Action> {
+    use proptest::prelude::*;
+    use proptest::sample::select;
+    prop_oneof![
+        4 => select(vec!["▶ Play", "❚❚ Pause", "Step", "⟲ Reset", "New seed", "Run sweep", "Cancel", "Restart worker", "dismiss"]).prop_map(Action::Click),
+        2 => select(vec![egui::Key::Space, egui::Key::Period, egui::Key::R]).prop_map(Action::Key),
+        1 => (1usize..80).prop_map(Action::StepN),
+        2 => (0.0f64..2.5, 1usize..24, 1usize..24, 0usize..400, 0u64..4)
+            .prop_map(|(beta, keys, pairs, steps, seed)| Action::Apply { beta, keys, pairs, steps, seed }),
+        2 => (0usize..TEXTS.len()).prop_map(Action::LoadText),
+        1 => prop::option::of(prop_oneof![1.0f64..5000.0, Just(f64::NAN), Just(-3.0)]).prop_map(Action::Speed),
+        1 => (prop::option::of(0usize..300), prop::option::of(0.0f64..2.0)).prop_map(|(a, b)| Action::Stop(a, b)),
+        2 => (0usize..Section::ALL.len()).prop_map(Action::Section),
+        1 => (0..LiveTab::ALL.len()).prop_map(Action::Tab),
+        1 => Just(Action::Sweep),
+        1 => (0usize..20).prop_map(Action::BandArm),
+        1 => any::<bool>().prop_map(Action::Norms),
+        1 => any::<bool>().prop_map(Action::Dark),
+        1 => Just(Action::Crash),
+        2 => (1usize..6).prop_map(Action::Frames),
+    ]
+}
+
+fn perform(h: &mut Harness<'static, State>, act: &Action) {
+    let a = h.state_mut().as_mut().unwrap();
+    match act {
+        Action::Click(label) => {
+            // Some buttons appear twice (toolbar and settings); either does the same.
+            if let Some(node) = h.query_all_by_label(label).next() {
+                node.click();
+            }
+        }
+        Action::Key(k) => h.key_press(*k),
+        Action::StepN(n) => a.send(Command::Step(*n)),
+        Action::Apply {
+            beta,
+            keys,
+            pairs,
+            steps,
+            seed,
+        } => {
+            let mut p = a.settings.preset.clone();
+            (p.beta, p.n_keys, p.pairs_per_episode, p.steps, p.seed) =
+                (*beta, *keys, *pairs, *steps, *seed);
+            p.baseline_rotations = 8;
+            let before = a.settings.preset.clone();
+            let ok = a.apply_preset(p.clone());
+            assert_eq!(ok, p.validate().is_ok());
+            if !ok {
+                assert_eq!(
+                    a.settings.preset, before,
+                    "a rejected preset changes nothing"
+                );
+            }
+        }
+        Action::LoadText(i) => {
+            let before = a.settings.preset.clone();
+            if !a.load_preset_text(TEXTS[*i], "typed") {
+                assert_eq!(a.settings.preset, before);
+            }
+        }
+        Action::Speed(s) => {
+            a.settings.speed = *s;
+            a.send(Command::SetSpeed(*s));
+        }
+        Action::Stop(at, below) => {
+            a.settings.stop.at_step = *at;
+            a.settings.stop.heldout_loss_below = *below;
+            a.send(Command::SetStop(a.settings.stop));
+        }
+        Action::Section(i) => a.settings.section = Section::ALL[*i],
+        Action::Tab(i) => a.settings.tab = LiveTab::ALL[*i].0,
+        Action::Sweep => {
+            if a.sweep.is_none() {
+                a.settings.sweep_seeds = 2;
+                a.start_sweep();
+            }
+        }
+        Action::BandArm(i) => a.settings.band_arm = *i,
+        Action::Norms(on) => a.settings.show_norms = *on,
+        Action::Dark(on) => a.settings.dark = *on,
+        Action::Crash => a.send(Command::InjectPanic),
+        Action::Frames(n) => {
+            for _ in 0..*n {
+                h.step();
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        }
+    }
+    h.step();
+    h.step();
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        max_shrink_iters: 200,
+        ..Default::default()
+    })]
+
+    #[test]
+    fn random_user_actions_in_random_order_never_panic_or_corrupt_the_settings(
+        actions in proptest::collection::vec(action(), 1..=30)
+    ) {
+        let mut s = settings("classroom");
+        s.preset.steps = 300;
+        s.preset.baseline_rotations = 8;
+        s.speed = Some(2000.0);
+        let mut h = harness(s);
+        wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+        // An injected panic not yet seen by the UI.
+        let mut crash_pending = false;
+        for act in &actions {
+            perform(&mut h, act);
+            let a = app(&h);
+            crash_pending = (crash_pending || matches!(act, Action::Crash)) && a.crashed.is_none();
+            proptest::prop_assert_eq!(a.settings.preset.validate(), Ok(()), "after {:?}", act);
+            if a.crashed.is_none()
+                && let Some(p) = &a.history.preset
+            {
+                // What the worker runs is always a preset the user applied and that validated.
+                proptest::prop_assert_eq!(p.validate(), Ok(()));
+            }
+        }
+        // Whatever happened, the app can still be brought back to a running state.
+        if crash_pending {
+            wait_for(&mut h, "the crash report", |a| a.crashed.is_some());
+        }
+        let a = h.state_mut().as_mut().unwrap();
+        if a.crashed.is_some() {
+            a.restart_worker();
+        }
+        let a = h.state_mut().as_mut().unwrap();
+        a.settings.section = Section::ControlledTest;
+        a.send(Command::Reset);
+        wait_for(&mut h, "a reset run", |a| a.history.step == 0 && a.crashed.is_none());
+        app(&h).send(Command::Step(3));
+        wait_for(&mut h, "three steps", |a| a.history.step == 3);
+    }
 }

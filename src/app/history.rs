@@ -7,7 +7,7 @@
 use egui_plot::PlotPoint;
 
 use crate::experiment::{ArmStatus, HeldOut, StepRecord};
-use crate::metrics::RotationBaseline;
+use crate::metrics::{RotationBaseline, StatBaseline};
 use crate::preset::Preset;
 use crate::worker::{ArmLabel, Snapshot, Update};
 
@@ -160,19 +160,21 @@ impl MinMaxSeries {
     }
 }
 
-/// The random-rotation baseline band of one arm over time: (step, p5, mean, p95).
+/// A statistic and its random-rotation baseline band over time: rows of
+/// (step, value, p5, mean, p95), one per snapshot.
 #[derive(Clone, Debug, Default)]
 pub struct BandSeries {
-    points: Vec<[f64; 4]>,
+    points: Vec<[f64; 5]>,
 }
 
 impl BandSeries {
-    /// Adds the band at `step`; keeps at most [`BUCKETS`] entries by dropping every other one.
-    pub fn push(&mut self, step: usize, b: &RotationBaseline) {
+    /// Adds the row at `step` (replacing one at the same step); keeps at most [`BUCKETS`] rows
+    /// by dropping every other one.
+    pub fn push(&mut self, step: usize, value: f64, p5: f64, mean: f64, p95: f64) {
         if self.points.last().is_some_and(|p| p[0] == step as f64) {
             self.points.pop();
         }
-        self.points.push([step as f64, b.p5, b.mean, b.p95]);
+        self.points.push([step as f64, value, p5, mean, p95]);
         if self.points.len() > BUCKETS {
             let mut i = 0;
             self.points.retain(|_| {
@@ -182,9 +184,21 @@ impl BandSeries {
         }
     }
 
-    /// The stored (step, p5, mean, p95) rows.
-    pub fn points(&self) -> &[[f64; 4]] {
+    /// Adds a [`StatBaseline`] at `step`.
+    pub fn push_stat(&mut self, step: usize, b: &StatBaseline) {
+        self.push(step, b.value, b.p5, b.mean, b.p95);
+    }
+
+    /// The stored (step, value, p5, mean, p95) rows, in step order.
+    pub fn points(&self) -> &[[f64; 5]] {
         &self.points
+    }
+
+    /// The rows whose five numbers are all finite (egui_plot must never see NaN).
+    pub fn finite_points(&self) -> impl Iterator<Item = &[f64; 5]> {
+        self.points
+            .iter()
+            .filter(|p| p.iter().all(|x| x.is_finite()))
     }
 }
 
@@ -216,6 +230,9 @@ pub struct ArmHistory {
     pub column_norm_sd: MinMaxSeries,
     /// Baseline band of the base twin.
     pub band: BandSeries,
+    /// The memory and its reads (run from W0): [kurtosis of S rows, A of S rows, kurtosis of
+    /// reads], each with its rotation baseline.
+    pub activations: [BandSeries; 3],
     /// The latest step record.
     pub latest: Option<StepRecord>,
     /// The latest held-out result and its step.
@@ -241,6 +258,7 @@ impl ArmHistory {
             column_norm: pair(Scale::Linear),
             column_norm_sd: MinMaxSeries::new(Scale::Linear),
             band: BandSeries::default(),
+            activations: Default::default(),
             latest: None,
             heldout: None,
             baseline: None,
@@ -328,8 +346,17 @@ impl RunHistory {
                 }
                 for (a, b) in self.arms.iter_mut().zip(&snap.baselines) {
                     if let Some(b) = b {
-                        a.band.push(snap.step, &b[0]);
+                        let b0 = &b[0];
+                        a.band
+                            .push(snap.step, b0.axis_concentration, b0.p5, b0.mean, b0.p95);
                         a.baseline = Some(b.clone());
+                    }
+                }
+                for (a, act) in self.arms.iter_mut().zip(&snap.activations) {
+                    if let Some(act) = act {
+                        a.activations[0].push_stat(snap.step, &act.s_kurtosis);
+                        a.activations[1].push_stat(snap.step, &act.s_axis);
+                        a.activations[2].push_stat(snap.step, &act.read_kurtosis);
                     }
                 }
                 self.snapshot = Some(*snap);

@@ -31,6 +31,8 @@ pub struct GuiOptions {
     pub dark: Option<bool>,
     /// Open this section (in screenshot mode: photograph it).
     pub section: Option<state::Section>,
+    /// Open this tab of the controlled test (in screenshot mode: run its analysis first).
+    pub tab: Option<state::LiveTab>,
     /// Frame-statistics mode (with `screenshot`): instead of stopping at `run_steps`, stream the
     /// run at full speed for this many seconds, then print frame-time percentiles, the steps
     /// reached and the peak resident memory before the screenshot.
@@ -128,9 +130,12 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             if let Some(section) = opts.section {
                 settings.section = section;
             }
+            if let Some(tab) = opts.tab {
+                settings.tab = tab;
+            }
             let shot = opts.screenshot.clone().map(|path| {
                 settings.section = opts.section.unwrap_or(state::Section::ControlledTest);
-                settings.tab = state::LiveTab::Live;
+                settings.tab = opts.tab.unwrap_or(state::LiveTab::Live);
                 ShotPlan {
                     path,
                     steps: opts.run_steps,
@@ -336,6 +341,15 @@ impl ShotPlan {
                 state.settings.gauge.tab = panels::gauge_lab::GaugeTab::Zoo;
                 panels::gauge_lab::start_sweep(state, panels::gauge_lab::GaugeTab::Zoo);
             }
+            if state.settings.section == state::Section::ControlledTest {
+                use panels::analyses::{start_dk, start_eps, start_matched};
+                match state.settings.tab {
+                    state::LiveTab::Eps => start_eps(state),
+                    state::LiveTab::Matched => start_matched(state),
+                    state::LiveTab::Dk => start_dk(state),
+                    _ => {}
+                }
+            }
             return;
         }
         let budget =
@@ -369,16 +383,20 @@ impl ShotPlan {
             return;
         }
         let h = &state.history;
-        let done = match state.settings.section {
-            state::Section::GaugeLab => {
+        let run_done = h.step >= self.steps && !h.running;
+        let done = match (state.settings.section, state.settings.tab) {
+            (state::Section::GaugeLab, _) => {
                 !panels::gauge_lab::sweep_running(state) && state.settings.gauge.zoo.is_some()
             }
-            state::Section::ControlledTest => false,
+            (
+                state::Section::ControlledTest,
+                state::LiveTab::Eps | state::LiveTab::Matched | state::LiveTab::Dk,
+            ) => run_done && !state.analyses.busy(),
+            (state::Section::ControlledTest, _) => {
+                run_done && h.snapshot.as_ref().is_some_and(|s| s.step == h.step)
+            }
             _ => true,
-        } || (state.settings.section == state::Section::ControlledTest
-            && h.step >= self.steps
-            && !h.running
-            && h.snapshot.as_ref().is_some_and(|s| s.step == h.step));
+        };
         if !done {
             return;
         }

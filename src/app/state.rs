@@ -90,8 +90,55 @@ pub enum LiveTab {
     /// The live paired run.
     #[default]
     Live,
+    /// The memory and its reads over training.
+    Activations,
     /// The seed sweep.
     Sweep,
+    /// The ε sweep.
+    Eps,
+    /// Matched budget against matched loss.
+    Matched,
+    /// The d_k sweep.
+    Dk,
+}
+
+impl LiveTab {
+    /// All tabs in display order, with their labels.
+    pub const ALL: [(LiveTab, &'static str); 6] = [
+        (LiveTab::Live, "Live run"),
+        (LiveTab::Activations, "Memory & reads"),
+        (LiveTab::Sweep, "Seed sweep"),
+        (LiveTab::Eps, "ε sweep"),
+        (LiveTab::Matched, "Matched loss"),
+        (LiveTab::Dk, "d_k sweep"),
+    ];
+
+    /// Short name used on the command line (`--tab`).
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            LiveTab::Live => "live",
+            LiveTab::Activations => "activations",
+            LiveTab::Sweep => "sweep",
+            LiveTab::Eps => "eps",
+            LiveTab::Matched => "matched",
+            LiveTab::Dk => "dk",
+        }
+    }
+}
+
+impl std::str::FromStr for LiveTab {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        LiveTab::ALL
+            .iter()
+            .map(|t| t.0)
+            .find(|t| t.cli_name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = LiveTab::ALL.iter().map(|t| t.0.cli_name()).collect();
+                format!("unknown tab `{s}`; one of: {}", names.join(", "))
+            })
+    }
 }
 
 /// Everything restored at the next start (eframe persistence).
@@ -120,6 +167,8 @@ pub struct Settings {
     pub show_norms: bool,
     /// The gauge lab's settings and last results.
     pub gauge: panels::gauge_lab::GaugeSettings,
+    /// The ε, matched and d_k analyses' settings and last results.
+    pub analyses: panels::analyses::AnalysisSettings,
 }
 
 impl Default for Settings {
@@ -136,6 +185,7 @@ impl Default for Settings {
             band_arm: 1,
             show_norms: false,
             gauge: panels::gauge_lab::GaugeSettings::default(),
+            analyses: panels::analyses::AnalysisSettings::default(),
         }
     }
 }
@@ -167,6 +217,8 @@ pub struct AppState {
     pub about_open: bool,
     /// The gauge lab's jobs and live series.
     pub gauge: panels::gauge_lab::GaugeRuntime,
+    /// The analyses' background jobs.
+    pub analyses: panels::analyses::AnalysisRuntime,
     /// The notice on screen and when it appeared (information notices fade after a while).
     notice_seen: Option<(Notice, std::time::Instant)>,
     /// The last finished sweep.
@@ -212,6 +264,7 @@ impl AppState {
             sweep: None,
             about_open: false,
             gauge: panels::gauge_lab::GaugeRuntime::default(),
+            analyses: panels::analyses::AnalysisRuntime::default(),
             notice_seen: None,
             sweep_result: None,
             hover: true,
@@ -333,6 +386,7 @@ impl AppState {
     /// Folds every pending worker update into the history; never blocks.
     pub fn poll(&mut self) {
         self.expire_notice();
+        panels::analyses::poll(self);
         let updates: Vec<Update> = match &self.worker {
             Some(w) => w.drain().collect(),
             None => return,

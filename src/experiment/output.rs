@@ -61,6 +61,16 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
     f.commit()
 }
 
+/// Creates `dir` if needed and checks that a file can be written in it (a temporary file,
+/// removed again), so a long computation never ends at a folder it cannot write.
+/// Errors: the folder cannot be created, or is read-only or full.
+pub fn ensure_writable_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut probe = AtomicFile::create(&dir.join(".basis-lab-write-check"))?;
+    probe.writer().write_all(b"ok")?;
+    probe.writer().flush()
+}
+
 /// Formats a number for CSV: the shortest decimal that reads back to the same f64, in
 /// scientific notation outside [1e-4, 1e15), empty for NaN.
 pub fn csv_num(x: f64) -> String {

@@ -4,6 +4,9 @@
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
+use super::activations::{
+    ACTIVATION_EPISODES, ACTIVATION_ROTATIONS, ActivationStats, activation_stats,
+};
 use crate::metrics::{
     RotationBaseline, axis_concentration, gram_divergence_with, mean_sd, orientation_divergence,
 };
@@ -404,6 +407,25 @@ impl PairedRun {
                 };
                 let [a, b] = &mut arm.twins;
                 Some([one(a)?, one(b)?])
+            })
+            .collect()
+    }
+
+    /// Activation statistics (the memory `S` and the reads) of every running arm's run from W0
+    /// at the current weights, on the first [`ACTIVATION_EPISODES`] held-out episodes with
+    /// `min(baseline_rotations, ACTIVATION_ROTATIONS)` rotations; `None` for a diverged arm.
+    pub fn activations(&mut self) -> Vec<Option<ActivationStats>> {
+        let seed = self.preset.seed;
+        let rotations = self.preset.baseline_rotations.min(ACTIVATION_ROTATIONS);
+        let episodes = &self.heldout[..self.heldout.len().min(ACTIVATION_EPISODES)];
+        self.arms
+            .iter_mut()
+            .map(|arm| {
+                if arm.status != ArmStatus::Running {
+                    return None;
+                }
+                let t = &mut arm.twins[BASE];
+                activation_stats(&mut t.ws, &t.w, episodes, rotations, seed).ok()
             })
             .collect()
     }

@@ -10,6 +10,7 @@ use nalgebra::DMatrix;
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::activations::ActivationStats;
 use super::output::{AtomicFile, csv_num};
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 use crate::metrics::{RotationBaseline, isotropic_axis_concentration};
@@ -44,6 +45,25 @@ pub const METRICS_HEADER: [&str; 17] = [
     "noise_div",
 ];
 
+/// The header of `activations.csv`: one row per arm at every `eval_every` steps and at the
+/// end, measured on the run from W0 (see [`crate::experiment::activations`]). Each statistic
+/// comes with the mean and sd of its random-rotation baseline.
+pub const ACTIVATIONS_HEADER: [&str; 13] = [
+    "step",
+    "arm",
+    "s_kurtosis",
+    "s_kurtosis_baseline_mean",
+    "s_kurtosis_baseline_sd",
+    "s_axis_concentration",
+    "s_axis_concentration_baseline_mean",
+    "s_axis_concentration_baseline_sd",
+    "read_kurtosis",
+    "read_kurtosis_baseline_mean",
+    "read_kurtosis_baseline_sd",
+    "s_rows",
+    "reads",
+];
+
 /// Final results of one arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmSummary {
@@ -64,6 +84,9 @@ pub struct ArmSummary {
     pub heldout: Option<HeldOut>,
     /// Random-rotation baselines of both twins' final keys.
     pub baseline: Option<[RotationBaseline; 2]>,
+    /// Axis structure of the final memory and reads (run from W0); absent in older files.
+    #[serde(default)]
+    pub activations: Option<ActivationStats>,
 }
 
 /// Contents of `summary.json`.
@@ -113,7 +136,8 @@ pub fn run_to_dir(
             preset.pairs_per_episode
         );
     }
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    super::output::ensure_writable_dir(out)
+        .with_context(|| format!("cannot write to {}", out.display()))?;
     let mut run = PairedRun::new(preset).map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
     let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
     let csv_path = out.join("metrics.csv");
@@ -121,10 +145,18 @@ pub fn run_to_dir(
         .with_context(|| format!("cannot write {}", csv_path.display()))?;
     let mut csv = csv::Writer::from_writer(csv_file.writer());
     csv.write_record(METRICS_HEADER)?;
+    let act_path = out.join("activations.csv");
+    let mut act_file = AtomicFile::create(&act_path)
+        .with_context(|| format!("cannot write {}", act_path.display()))?;
+    let mut act_csv = csv::Writer::from_writer(act_file.writer());
+    act_csv.write_record(ACTIVATIONS_HEADER)?;
     let mut trace = opts.trace.then(|| TraceLog::new(&run));
     let mut last_loss = vec![[f64::NAN; 2]; names.len()];
     for s in 0..preset.steps {
         let heldout = (s % preset.eval_every == 0).then(|| run.evaluate_heldout());
+        if heldout.is_some() {
+            write_activations(&mut act_csv, s, &names, &run.activations())?;
+        }
         run.step();
         let records = run.last_records();
         for r in records {
@@ -148,6 +180,10 @@ pub fn run_to_dir(
     }
     csv.flush()?;
     drop(csv);
+    let activations = run.activations();
+    write_activations(&mut act_csv, run.step_index(), &names, &activations)?;
+    act_csv.flush()?;
+    drop(act_csv);
     let baselines = run.baselines();
     let summary = Summary {
         preset: preset.clone(),
@@ -168,6 +204,7 @@ pub fn run_to_dir(
                     final_metrics: finals.iter().find(|r| r.arm == i && running).copied(),
                     heldout: heldout[i],
                     baseline: baselines[i].clone(),
+                    activations: activations[i].clone(),
                 }
             })
             .collect(),
@@ -178,7 +215,11 @@ pub fn run_to_dir(
     let mut summary_file = AtomicFile::create(&summary_path)
         .with_context(|| format!("cannot write {}", summary_path.display()))?;
     serde_json::to_writer_pretty(summary_file.writer(), &summary)?;
-    let mut staged = vec![(csv_path, csv_file), (summary_path, summary_file)];
+    let mut staged = vec![
+        (csv_path, csv_file),
+        (act_path, act_file),
+        (summary_path, summary_file),
+    ];
     if let Some(mut t) = trace {
         t.finish(&run, &finals, &names);
         let trace_path = out.join("trace.json");
@@ -221,6 +262,24 @@ fn write_row<W: Write>(
         hv(|h| h.accuracy[ROTATED]),
         csv_num(r.noise_div),
     ])?;
+    Ok(())
+}
+
+fn write_activations<W: Write>(
+    csv: &mut csv::Writer<W>,
+    step: usize,
+    names: &[String],
+    stats: &[Option<ActivationStats>],
+) -> Result<()> {
+    for (name, a) in names.iter().zip(stats) {
+        let Some(a) = a else { continue };
+        let mut row = vec![step.to_string(), name.clone()];
+        for b in [&a.s_kurtosis, &a.s_axis, &a.read_kurtosis] {
+            row.extend([csv_num(b.value), csv_num(b.mean), csv_num(b.sd)]);
+        }
+        row.extend([a.s_rows.to_string(), a.reads.to_string()]);
+        csv.write_record(row)?;
+    }
     Ok(())
 }
 

@@ -51,10 +51,19 @@ pub struct ArmAggregate {
     pub outside_band: usize,
     /// Mean final twin orientation divergence.
     pub orientation_div_mean: f64,
+    /// Sample standard deviation over seeds of the final twin orientation divergence.
+    #[serde(default)]
+    pub orientation_div_sd: f64,
     /// Mean final Gram divergence.
     pub gram_div_mean: f64,
+    /// Sample standard deviation over seeds of the final Gram divergence.
+    #[serde(default)]
+    pub gram_div_sd: f64,
     /// Mean final held-out accuracy (run from W0).
     pub heldout_accuracy_mean: f64,
+    /// Sample standard deviation over seeds of the final held-out accuracy (run from W0).
+    #[serde(default)]
+    pub heldout_accuracy_sd: f64,
 }
 
 impl ArmAggregate {
@@ -174,9 +183,7 @@ pub fn sweep_until(
     cancel: &AtomicBool,
 ) -> Result<SweepResult, SweepError> {
     preset.validate()?;
-    let seeds: Vec<u64> = (0..n_seeds as u64)
-        .map(|i| preset.seed.wrapping_add(i))
-        .collect();
+    let seeds = sweep_seeds(preset, n_seeds);
     let per_seed: Vec<Vec<SeedArm>> = seeds
         .par_iter()
         .map(|&s| {
@@ -185,6 +192,25 @@ pub fn sweep_until(
             r
         })
         .collect::<Result<_, _>>()?;
+    Ok(assemble_sweep(preset, seeds, per_seed))
+}
+
+/// The seeds of an `n_seeds`-seed sweep of `preset`: `preset.seed`, `preset.seed + 1`, …
+/// (wrapping at 2⁶⁴).
+pub fn sweep_seeds(preset: &Preset, n_seeds: usize) -> Vec<u64> {
+    (0..n_seeds as u64)
+        .map(|i| preset.seed.wrapping_add(i))
+        .collect()
+}
+
+/// The sweep result from each seed's arms (`per_seed[i]` from [`run_seed`] at `seeds[i]`, in
+/// seed order): the per-seed rows and every arm's aggregate. Pure, so a sweep assembled from
+/// shards run elsewhere is identical to one run here. `preset` must be valid.
+pub fn assemble_sweep(
+    preset: &Preset,
+    seeds: Vec<u64>,
+    per_seed: Vec<Vec<SeedArm>>,
+) -> SweepResult {
     let per_seed: Vec<SeedArm> = per_seed.into_iter().flatten().collect();
     let aggregate = preset
         .arms
@@ -197,12 +223,12 @@ pub fn sweep_until(
             )
         })
         .collect();
-    Ok(SweepResult {
+    SweepResult {
         preset: preset.clone(),
         seeds,
         per_seed,
         aggregate,
-    })
+    }
 }
 
 /// One seed's final metrics, held-out result and baselines.
@@ -222,6 +248,9 @@ fn aggregate(arm: &str, equivariant: bool, per_seed: &[SeedArm]) -> ArmAggregate
         .collect();
     let col = |f: &dyn Fn(&Finished) -> f64| -> Vec<f64> { ok.iter().map(f).collect() };
     let (excess_mean, excess_sd) = mean_sd(&col(&|x| x.2[BASE].excess));
+    let orientation = mean_sd(&col(&|x| x.0.orientation_div));
+    let gram = mean_sd(&col(&|x| x.0.gram_div));
+    let accuracy = mean_sd(&col(&|x| x.1.accuracy[BASE]));
     ArmAggregate {
         arm: arm.into(),
         equivariant,
@@ -232,9 +261,12 @@ fn aggregate(arm: &str, equivariant: bool, per_seed: &[SeedArm]) -> ArmAggregate
         z_mean: mean_sd(&col(&|x| x.2[BASE].z)).0,
         baseline_sd_mean: mean_sd(&col(&|x| x.2[BASE].sd)).0,
         outside_band: ok.iter().filter(|x| x.2[BASE].outside_band()).count(),
-        orientation_div_mean: mean_sd(&col(&|x| x.0.orientation_div)).0,
-        gram_div_mean: mean_sd(&col(&|x| x.0.gram_div)).0,
-        heldout_accuracy_mean: mean_sd(&col(&|x| x.1.accuracy[BASE])).0,
+        orientation_div_mean: orientation.0,
+        orientation_div_sd: orientation.1,
+        gram_div_mean: gram.0,
+        gram_div_sd: gram.1,
+        heldout_accuracy_mean: accuracy.0,
+        heldout_accuracy_sd: accuracy.1,
     }
 }
 
@@ -261,16 +293,21 @@ pub fn eps_sweep(
 ) -> Result<Vec<EpsPoint>, SweepError> {
     eps.iter()
         .map(|&e| {
-            let mut p = preset.clone();
-            for arm in p.arms.iter_mut().filter(|a| a.optimizer == "adam") {
-                arm.eps = e;
-            }
             Ok(EpsPoint {
                 eps: e,
-                sweep: sweep_until(&p, n_seeds, progress, cancel)?,
+                sweep: sweep_until(&with_adam_eps(preset, e), n_seeds, progress, cancel)?,
             })
         })
         .collect()
+}
+
+/// `preset` with the ε of every arm whose optimizer is `adam` set to `eps`.
+pub fn with_adam_eps(preset: &Preset, eps: f64) -> Preset {
+    let mut p = preset.clone();
+    for arm in p.arms.iter_mut().filter(|a| a.optimizer == "adam") {
+        arm.eps = eps;
+    }
+    p
 }
 
 /// One key dimension of a d_k sweep.

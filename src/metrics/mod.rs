@@ -135,24 +135,15 @@ impl RotationBaseline {
     /// Draws `rotations` Haar Q's (`d_k × d_k`) from `rng` and summarises A(QK) for unit keys
     /// `keys` (`d_k × V`). Allocates; O(rotations·d_k²·(d_k + V)).
     pub fn compute(keys: &DMatrix<f64>, rotations: usize, rng: &mut ChaCha8Rng) -> Self {
-        let a = axis_concentration(keys);
-        let mut rotated = DMatrix::zeros(keys.nrows(), keys.ncols());
-        let mut samples: Vec<f64> = (0..rotations)
-            .map(|_| {
-                haar_orthogonal(rng, keys.nrows()).mul_to(keys, &mut rotated);
-                axis_concentration(&rotated)
-            })
-            .collect();
-        samples.sort_by(f64::total_cmp);
-        let (mean, sd) = mean_sd(&samples);
+        let s = StatBaseline::compute(keys, rotations, rng, axis_concentration);
         Self {
-            axis_concentration: a,
-            mean,
-            sd,
-            p5: percentile(&samples, 5.0),
-            p95: percentile(&samples, 95.0),
-            excess: a - mean,
-            z: (a - mean) / sd,
+            axis_concentration: s.value,
+            mean: s.mean,
+            sd: s.sd,
+            p5: s.p5,
+            p95: s.p95,
+            excess: s.excess,
+            z: s.z,
             rotations,
         }
     }
@@ -160,5 +151,97 @@ impl RotationBaseline {
     /// Whether A(K) lies outside the baseline's 5–95% band.
     pub fn outside_band(&self) -> bool {
         self.axis_concentration < self.p5 || self.axis_concentration > self.p95
+    }
+}
+
+/// Excess kurtosis (Fisher's definition, population moments) of the coordinates of one vector:
+/// `m4 / m2² − 3` with `m_k` the mean of `(x_i − x̄)^k`. 0 in expectation for i.i.d. Gaussian
+/// coordinates (as n → ∞), large when a few coordinates dominate; a one-hot vector of length n
+/// gives `(n² − 6n + 6)/(n − 1)`. NaN when every coordinate is equal (or `x` is empty).
+/// Source: the explainer §7 (the transformer outlier-channel statistic).
+pub fn excess_kurtosis(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let (mut m2, mut m4) = (0.0, 0.0);
+    for v in x {
+        let d2 = (v - mean) * (v - mean);
+        m2 += d2;
+        m4 += d2 * d2;
+    }
+    let (m2, m4) = (m2 / n, m4 / n);
+    if m2 > 0.0 {
+        m4 / (m2 * m2) - 3.0
+    } else {
+        f64::NAN
+    }
+}
+
+/// Mean [`excess_kurtosis`] over the columns of `x` (`n × count`, one vector per column),
+/// skipping columns whose kurtosis is undefined (all coordinates equal). NaN if none is defined.
+pub fn mean_excess_kurtosis(x: &DMatrix<f64>) -> f64 {
+    let (mut sum, mut count) = (0.0, 0usize);
+    for col in x.column_iter() {
+        let k = excess_kurtosis(col.as_slice());
+        if k.is_finite() {
+            sum += k;
+            count += 1;
+        }
+    }
+    if count == 0 {
+        f64::NAN
+    } else {
+        sum / count as f64
+    }
+}
+
+/// A statistic of a set of vectors against its random-rotation baseline: `stat(X)` beside the
+/// distribution of `stat(QX)` over Haar rotations Q of the vectors' space. The generalisation of
+/// [`RotationBaseline`] (SPEC §4) to any statistic, used for the memory and its reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatBaseline {
+    /// `stat(X)` in the coordinates as learned.
+    pub value: f64,
+    /// Mean of `stat(QX)`.
+    pub mean: f64,
+    /// Sample standard deviation of `stat(QX)`.
+    pub sd: f64,
+    /// 5th percentile of `stat(QX)`.
+    pub p5: f64,
+    /// 95th percentile of `stat(QX)`.
+    pub p95: f64,
+    /// `value − mean`.
+    pub excess: f64,
+    /// `excess / sd` (±inf or NaN if sd = 0).
+    pub z: f64,
+}
+
+impl StatBaseline {
+    /// Draws `rotations` Haar Q's (`n × n`) from `rng` and summarises `stat(QX)` for `x`
+    /// (`n × count`, one vector per column). Allocates; O(rotations·n²·(n + count)).
+    pub fn compute(
+        x: &DMatrix<f64>,
+        rotations: usize,
+        rng: &mut ChaCha8Rng,
+        stat: impl Fn(&DMatrix<f64>) -> f64,
+    ) -> Self {
+        let value = stat(x);
+        let mut rotated = DMatrix::zeros(x.nrows(), x.ncols());
+        let mut samples: Vec<f64> = (0..rotations)
+            .map(|_| {
+                haar_orthogonal(rng, x.nrows()).mul_to(x, &mut rotated);
+                stat(&rotated)
+            })
+            .collect();
+        samples.sort_by(f64::total_cmp);
+        let (mean, sd) = mean_sd(&samples);
+        Self {
+            value,
+            mean,
+            sd,
+            p5: percentile(&samples, 5.0),
+            p95: percentile(&samples, 95.0),
+            excess: value - mean,
+            z: (value - mean) / sd,
+        }
     }
 }

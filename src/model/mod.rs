@@ -182,6 +182,39 @@ impl Workspace {
         Ok((loss / count as f64, correct as f64 / count as f64))
     }
 
+    /// The memory's activations at `w` (`d_k × V`) over `episodes`: appends to `s_rows` every
+    /// non-zero row of each episode's final memory `S_k` (`d_k` numbers per row; rows of values
+    /// the episode never wrote stay exactly 0 and are skipped), and to `reads` every query's
+    /// read `r = S_k k_a` before the softmax (`V_b` numbers per query). Allocates only by
+    /// growing the two vectors. Errors: a degenerate column. Panics like
+    /// [`Workspace::loss_and_grad`]. Source: the explainer §7's "analog of an activation".
+    pub fn collect_activations(
+        &mut self,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        s_rows: &mut Vec<f64>,
+        reads: &mut Vec<f64>,
+    ) -> Result<(), ModelError> {
+        self.check_episodes(episodes);
+        normalize_columns(w, &mut self.keys, &mut self.norms)?;
+        let (d, vb) = (self.cfg.d_k, self.cfg.n_values);
+        let s_final = self.final_memory_offset();
+        for ep in episodes {
+            self.forward_writes(ep);
+            let s = &self.s_hist[s_final..s_final + vb * d];
+            for b in 0..vb {
+                if (0..d).any(|j| s[j * vb + b] != 0.0) {
+                    s_rows.extend((0..d).map(|j| s[j * vb + b]));
+                }
+            }
+            for &q in &ep.query_order {
+                self.read(s_final, ep.keys[q]);
+                reads.extend_from_slice(&self.scores);
+            }
+        }
+        Ok(())
+    }
+
     #[inline(always)]
     fn check_episodes(&self, episodes: &[Episode]) {
         let k = self.cfg.pairs_per_episode;

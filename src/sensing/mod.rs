@@ -2,6 +2,7 @@
 //! measurements of a planted low-rank matrix (SPEC §7, the paper §6). The loss is unchanged by
 //! `(U, V) → (UQ, VQ)` for any orthogonal Q — the gauge symmetry.
 
+pub mod hsi;
 pub mod zoo;
 
 use nalgebra::DMatrix;
@@ -379,7 +380,7 @@ fn projector(b: &DMatrix<f64>) -> DMatrix<f64> {
 
 /// Dot product in four independent lanes (fixed order, so bit-reproducible).
 #[inline(always)]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     let mut acc = [0.0f64; 4];
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let (ra, rb) = (ca.remainder(), cb.remainder());

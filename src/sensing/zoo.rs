@@ -371,16 +371,21 @@ pub struct ZooPreset {
     pub budget: usize,
     /// First seed.
     pub seed: u64,
-    /// Seeds per cell, 1..=1000.
+    /// Seeds per cell, 1..=1000, with at most [`MAX_CELLS`] runs and
+    /// [`MAX_OPERATOR_NUMBERS`] operator numbers in all.
     pub seeds: usize,
-    /// The rules to run.
+    /// The rules to run, 1..=[`MAX_RULES`].
     pub rules: Vec<Rule>,
     /// `true`: each rule's whole grid and the selection rule; `false`: the paper's rates only.
     pub grid: bool,
     /// Also train gauge twins and report their drift.
     pub twins: bool,
-    /// Spectral-tail amplitudes to sweep (each in [0, 1)); empty runs `problem.tau` only.
+    /// Spectral-tail amplitudes to sweep (each in [0, 1), at most [`MAX_TAUS`]); empty runs
+    /// `problem.tau` only.
     pub taus: Vec<f64>,
+    /// Peak rates at which every rule runs instead of the paper's rate or the grid (each in
+    /// (0, 1e6], at most 32); empty (the default) keeps those.
+    pub rates: Vec<f64>,
 }
 
 impl Default for ZooPreset {
@@ -396,13 +401,62 @@ impl Default for ZooPreset {
             grid: false,
             twins: false,
             taus: Vec::new(),
+            rates: Vec::new(),
         }
     }
 }
 
+/// Largest zoo preset file accepted, in bytes.
+pub const MAX_ZOO_BYTES: u64 = 1 << 20;
+/// Most rules in one zoo preset.
+pub const MAX_RULES: usize = 64;
+/// Most τ values in one zoo preset.
+pub const MAX_TAUS: usize = 32;
+/// Most runs (cells) in one zoo preset; a bigger study is several presets or `--shard`.
+pub const MAX_CELLS: usize = 100_000;
+/// Most numbers in all problem instances' measurement operators together (taus × seeds ×
+/// m·n²; the zoo builds them all before running): 2 GB of f64.
+pub const MAX_OPERATOR_NUMBERS: usize = 250_000_000;
+
 impl ZooPreset {
-    /// Parses and validates RON text; `file` names the source in errors.
+    /// Loads a zoo preset file, or a bundled one by name ([`BUNDLED_ZOO`]) when no file of that
+    /// name exists. Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or non-UTF-8 files, and
+    /// everything [`ZooPreset::from_ron`] rejects.
+    pub fn load(path_or_name: &std::path::Path) -> Result<Self, String> {
+        let shown = path_or_name.display().to_string();
+        if !path_or_name.exists()
+            && let Some((_, text)) = BUNDLED_ZOO.iter().find(|(n, _)| shown == *n)
+        {
+            return Self::from_ron(text, &shown);
+        }
+        let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
+        let len = std::fs::metadata(path_or_name)
+            .map_err(|e| {
+                format!(
+                    "cannot read {shown}: {e} (bundled zoo presets: {})",
+                    names.join(", ")
+                )
+            })?
+            .len();
+        if len > MAX_ZOO_BYTES {
+            return Err(format!(
+                "{shown}: file is {len} bytes; at most {MAX_ZOO_BYTES} are accepted"
+            ));
+        }
+        let text = std::fs::read_to_string(path_or_name)
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        Self::from_ron(&text, &shown)
+    }
+
+    /// Parses and validates RON text; `file` names the source in errors (with line:column for
+    /// syntax and type errors). Errors also for text over [`MAX_ZOO_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, String> {
+        if text.len() as u64 > MAX_ZOO_BYTES {
+            return Err(format!(
+                "{file}: preset is {} bytes; at most {MAX_ZOO_BYTES} are accepted",
+                text.len()
+            ));
+        }
         let p: ZooPreset = ron::Options::default()
             .from_str(text)
             .map_err(|e| format!("{file}:{}: {}", e.span.start, e.code))?;
@@ -428,8 +482,29 @@ impl ZooPreset {
                 format!("{} is out of range; allowed 1..=1000", self.seeds),
             ));
         }
-        if self.rules.is_empty() {
-            return Err(("rules".into(), "no rules given; allowed 1 or more".into()));
+        if self.rules.is_empty() || self.rules.len() > MAX_RULES {
+            return Err((
+                "rules".into(),
+                format!("{} rules given; allowed 1..={MAX_RULES}", self.rules.len()),
+            ));
+        }
+        if self.taus.len() > MAX_TAUS {
+            return Err((
+                "taus".into(),
+                format!("{} values given; allowed 0..={MAX_TAUS}", self.taus.len()),
+            ));
+        }
+        for (field, text, max) in [
+            ("name", &self.name, 200),
+            ("description", &self.description, 4000),
+        ] {
+            let n = text.chars().count();
+            if n > max {
+                return Err((
+                    field.into(),
+                    format!("{n} characters; allowed at most {max}"),
+                ));
+            }
         }
         for &tau in &self.taus {
             if !(tau.is_finite() && (0.0..1.0).contains(&tau)) {
@@ -449,6 +524,58 @@ impl ZooPreset {
                 ));
             }
         }
+        if self.rates.len() > 32 {
+            return Err((
+                "rates".into(),
+                format!("{} values given; allowed 0..=32", self.rates.len()),
+            ));
+        }
+        if let Some(bad) = self
+            .rates
+            .iter()
+            .find(|r| !(r.is_finite() && **r > 0.0 && **r <= 1e6))
+        {
+            return Err((
+                "rates".into(),
+                format!("{bad} is out of range; allowed (0, 1000000]"),
+            ));
+        }
+        let taus = self.tau_values().len();
+        let rates: usize = self
+            .rules
+            .iter()
+            .map(|r| match (self.rates.len(), self.grid) {
+                (0, true) => r.grid().len(),
+                (0, false) => 1,
+                (n, _) => n,
+            })
+            .sum();
+        let cells = taus * rates * self.seeds;
+        if cells > MAX_CELLS {
+            return Err((
+                "seeds".into(),
+                format!(
+                    "{taus} τ × {rates} (rule, rate) pairs × {} seeds = {cells} runs exceeds the \
+                     limit of {MAX_CELLS}; split the study into several presets",
+                    self.seeds
+                ),
+            ));
+        }
+        let operator = taus * self.seeds * self.problem.measurements() * self.problem.n.pow(2);
+        if operator > MAX_OPERATOR_NUMBERS {
+            return Err((
+                "seeds".into(),
+                format!(
+                    "{taus} τ × {} seeds problem instances hold {operator} numbers together, \
+                     over the memory limit of {MAX_OPERATOR_NUMBERS}; use fewer seeds or τ values \
+                     (at most {} seeds here)",
+                    self.seeds,
+                    (MAX_OPERATOR_NUMBERS
+                        / (taus * self.problem.measurements() * self.problem.n.pow(2)))
+                    .max(1)
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -466,14 +593,16 @@ impl ZooPreset {
         let mut out = Vec::new();
         for ti in 0..self.tau_values().len() {
             for &rule in &self.rules {
-                let lrs: Vec<f64> = if self.grid {
+                let lrs: Vec<f64> = if !self.rates.is_empty() {
+                    self.rates.clone()
+                } else if self.grid {
                     rule.grid().to_vec()
                 } else {
                     vec![rule.paper_lr()]
                 };
                 for lr in lrs {
                     for s in 0..self.seeds as u64 {
-                        out.push((ti, rule, lr, self.seed + s));
+                        out.push((ti, rule, lr, self.seed.wrapping_add(s)));
                     }
                 }
             }
@@ -489,10 +618,30 @@ pub fn run_zoo(
     progress: &(dyn Fn() + Sync),
     cancel: &AtomicBool,
 ) -> Vec<RunResult> {
+    let all: Vec<usize> = (0..preset.cells().len()).collect();
+    run_zoo_cells(preset, &all, progress, cancel)
+}
+
+/// Runs the cells of `preset` whose indices into [`ZooPreset::cells`] are listed in `which`
+/// (in that order), building only the problem instances they need. Each run depends only on
+/// its cell, so a zoo split over processes and merged equals [`run_zoo`]. Panics on an index
+/// out of range.
+pub fn run_zoo_cells(
+    preset: &ZooPreset,
+    which: &[usize],
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Vec<RunResult> {
     let taus = preset.tau_values();
-    let instances: Vec<(usize, u64)> = (0..taus.len())
-        .flat_map(|ti| (0..preset.seeds as u64).map(move |s| (ti, s)))
+    let cells = preset.cells();
+    let chosen: Vec<(usize, Rule, f64, u64)> = which.iter().map(|&i| cells[i]).collect();
+    let instance = |ti: usize, seed: u64| (ti, seed.wrapping_sub(preset.seed));
+    let mut instances: Vec<(usize, u64)> = chosen
+        .iter()
+        .map(|&(ti, _, _, seed)| instance(ti, seed))
         .collect();
+    instances.sort_unstable();
+    instances.dedup();
     let problems: Vec<SensingProblem> = instances
         .par_iter()
         .map(|&(ti, s)| {
@@ -500,15 +649,16 @@ pub fn run_zoo(
                 tau: taus[ti],
                 ..preset.problem.clone()
             };
-            SensingProblem::new(&cfg, preset.seed + s)
+            SensingProblem::new(&cfg, preset.seed.wrapping_add(s))
         })
         .collect();
-    preset
-        .cells()
+    chosen
         .par_iter()
         .map(|&(ti, rule, lr, seed)| {
-            let problem = &problems[ti * preset.seeds + (seed - preset.seed) as usize];
-            let r = FactorRun::new(problem, rule, lr, preset.budget, seed, preset.twins)
+            let at = instances
+                .binary_search(&instance(ti, seed))
+                .expect("built above");
+            let r = FactorRun::new(&problems[at], rule, lr, preset.budget, seed, preset.twins)
                 .finish(seed, cancel);
             progress();
             r
@@ -692,7 +842,7 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
          the lowest mean recovery among rates at which every seed interpolated (if none did, the \
          lowest mean overall, marked *not all*).\n",
     );
-    if preset.grid {
+    if preset.grid || !preset.rates.is_empty() {
         s.push_str("\n## Every rate\n\n| rule | lr | recovery mean ± sd | seeds interpolated |\n|---|---|---|---|\n");
         let mut seen: Vec<(String, f64)> = Vec::new();
         for r in results {

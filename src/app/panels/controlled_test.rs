@@ -48,12 +48,17 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     toolbar(state, ui);
     ui.separator();
     ui.horizontal(|ui| {
-        ui.selectable_value(&mut state.settings.tab, LiveTab::Live, "Live run");
-        ui.selectable_value(&mut state.settings.tab, LiveTab::Sweep, "Seed sweep");
+        for (tab, label) in LiveTab::ALL {
+            ui.selectable_value(&mut state.settings.tab, tab, label);
+        }
     });
     match state.settings.tab {
         LiveTab::Live => live(state, ui),
+        LiveTab::Activations => super::analyses::activations(state, ui),
         LiveTab::Sweep => sweep(state, ui),
+        LiveTab::Eps => super::analyses::eps(state, ui),
+        LiveTab::Matched => super::analyses::matched(state, ui),
+        LiveTab::Dk => super::analyses::dk(state, ui),
     }
 }
 
@@ -197,10 +202,14 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
     }
 }
 
+/// Which plot's data an "Export CSV" button saves.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Export {
+pub enum Export {
+    /// Plot (a): twin orientation divergence.
     Orientation,
+    /// Plot (b): axis concentration and the baseline band.
     Axis,
+    /// Plot (c): training and held-out loss.
     Loss,
 }
 
@@ -355,8 +364,8 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
                 let band = a.band.points();
                 if band.len() >= 2 {
                     let xs: Vec<f64> = band.iter().map(|p| p[0]).collect();
-                    let lo: Vec<f64> = band.iter().map(|p| p[1]).collect();
-                    let hi: Vec<f64> = band.iter().map(|p| p[3]).collect();
+                    let lo: Vec<f64> = band.iter().map(|p| p[2]).collect();
+                    let hi: Vec<f64> = band.iter().map(|p| p[4]).collect();
                     let alpha = if dark { 30 } else { 45 };
                     plot.add(
                         FilledArea::new(
@@ -635,6 +644,23 @@ fn table_grid(state: &AppState, ui: &mut egui::Ui) {
 }
 
 fn export_csv(state: &mut AppState, kind: Export) {
+    let default = match kind {
+        Export::Orientation => "orientation_divergence.csv",
+        Export::Axis => "axis_concentration.csv",
+        Export::Loss => "loss.csv",
+    };
+    if let Some(path) = rfd::FileDialog::new()
+        .add_filter("CSV", &["csv"])
+        .set_file_name(default)
+        .save_file()
+    {
+        export_csv_to(state, kind, &path);
+    }
+}
+
+/// Writes the data of plot `kind` (`series,step,value` rows) to `path` atomically; the outcome
+/// becomes a notice. On failure nothing is lost: the history stays in memory for another try.
+pub fn export_csv_to(state: &mut AppState, kind: Export, path: &std::path::Path) -> bool {
     let mut csv = String::from("series,step,value\n");
     for a in &state.history.arms {
         let name = &a.label.name;
@@ -662,33 +688,28 @@ fn export_csv(state: &mut AppState, kind: Export) {
         }
         if kind == Export::Axis {
             for p in a.band.points() {
-                csv.push_str(&format!("{name}_baseline_p5,{},{}\n", p[0], p[1]));
-                csv.push_str(&format!("{name}_baseline_mean,{},{}\n", p[0], p[2]));
-                csv.push_str(&format!("{name}_baseline_p95,{},{}\n", p[0], p[3]));
+                csv.push_str(&format!("{name}_baseline_p5,{},{}\n", p[0], p[2]));
+                csv.push_str(&format!("{name}_baseline_mean,{},{}\n", p[0], p[3]));
+                csv.push_str(&format!("{name}_baseline_p95,{},{}\n", p[0], p[4]));
             }
         }
     }
-    let default = match kind {
-        Export::Orientation => "orientation_divergence.csv",
-        Export::Axis => "axis_concentration.csv",
-        Export::Loss => "loss.csv",
-    };
-    if let Some(path) = rfd::FileDialog::new()
-        .add_filter("CSV", &["csv"])
-        .set_file_name(default)
-        .save_file()
-    {
-        state.notice = Some(match write_atomic(&path, csv.as_bytes()) {
-            Ok(()) => crate::app::state::Notice {
-                text: format!("Saved {}.", path.display()),
-                error: false,
-            },
-            Err(e) => crate::app::state::Notice {
-                text: format!("Could not save {}: {e}", path.display()),
-                error: true,
-            },
-        });
-    }
+    let result = write_atomic(path, csv.as_bytes());
+    state.notice = Some(match &result {
+        Ok(()) => crate::app::state::Notice {
+            text: format!("Saved {}.", path.display()),
+            error: false,
+        },
+        Err(e) => crate::app::state::Notice {
+            text: format!(
+                "Could not save {}: {e}. The run's data is still here; export again to another \
+                 folder.",
+                path.display()
+            ),
+            error: true,
+        },
+    });
+    result.is_ok()
 }
 
 fn sweep(state: &mut AppState, ui: &mut egui::Ui) {

@@ -14,7 +14,8 @@ pub fn paragraphs(s: Section) -> &'static [&'static str] {
         Section::ControlledTest => TEST,
         Section::Reading => READING,
         Section::BlindSpots => BLIND,
-        Section::GaugeLab => GAUGE,
+        // The gauge lab's panel carries its own text.
+        Section::GaugeLab => &[],
     }
 }
 
@@ -189,11 +190,7 @@ const BLIND: &[&str] = &[
      the normalisation is the cause. Small d_k makes A(K) coarse: at d_k = 3 the gap between \
      random (3/(d_k+2) = 0.6) and aligned (1) is 0.4, and chance fills much of it — use d_k ≥ 16 and always \
      report the rotation baseline. Finally, axis concentration of keys is not kurtosis of activations; here \
-     the activations' analogue is the memory S or the read S k_a.",
-];
-
-const GAUGE: &[&str] = &[
-    "The same question for a factored matrix W = U V^⊤ (matrix sensing): the loss is unchanged by \
-     (U, V) → (UQ, VQ), and nine optimizers split into gauge-equivariant and coordinate-wise classes. This \
-     lab is not built yet.",
+     the activations' analogue is the memory S or the read S k_a. The controlled test has a tab for each \
+     check: ε sweep, matched loss, d_k sweep, and “Memory & reads”, which tracks the kurtosis of S and of \
+     the reads against their own rotation baselines.",
 ];

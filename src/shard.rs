@@ -1,0 +1,464 @@
+//! Sweeps split over processes or machines: `--shard i/N` runs the cells whose index is `i`
+//! modulo `N` and writes them to `shard.ron`; [`merge`] puts shards back together into exactly
+//! the result a single process computes (every cell depends only on its own index, and the
+//! tables are assembled from the cells in index order).
+//!
+//! A cell is one seed of a seed sweep (`sweep`), one (point, seed) of an ε or d_k sweep (point
+//! major), or one (τ, rule, rate, seed) run of the zoo in [`ZooPreset::cells`] order. Shard
+//! files are RON, which keeps every f64 (NaN and ±∞ included) exactly.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::output::write_atomic;
+use crate::experiment::{
+    DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, assemble_sweep, run_seed_until,
+    scaled_to_dk, sweep_seeds, with_adam_eps,
+};
+use crate::preset::Preset;
+use crate::sensing::zoo::{RunResult, ZooPreset, run_zoo_cells};
+
+/// Name of the file a shard writes into its output folder.
+pub const SHARD_FILE: &str = "shard.ron";
+/// Most shards a job may be split into.
+pub const MAX_SHARDS: usize = 10_000;
+/// Version of the shard file layout; [`merge`] refuses other versions.
+pub const SHARD_FORMAT: u32 = 1;
+/// Most seeds per point of a seed, ε or d_k sweep (as the commands' `--seeds`).
+pub const MAX_SEEDS: usize = 10_000;
+/// Most ε or d_k values of one sweep.
+pub const MAX_POINTS: usize = 64;
+/// Largest shard file [`read_shard`] accepts, in bytes.
+pub const MAX_SHARD_BYTES: u64 = 1 << 30;
+
+/// Shard `index` of `count` (0-based): holds the cells whose index is `index` modulo `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 0..count.
+    pub index: usize,
+    /// 1..=[`MAX_SHARDS`].
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// Parses `i/N` with `0 ≤ i < N ≤ MAX_SHARDS`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("`{text}` is not a shard; write i/N with 0 <= i < N <= {MAX_SHARDS}, e.g. 0/4")
+        };
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || count > MAX_SHARDS || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// The cells of a `total`-cell job this shard holds, in increasing order.
+    pub fn cells(self, total: usize) -> Vec<usize> {
+        (self.index..total).step_by(self.count).collect()
+    }
+}
+
+/// What a sharded command computes: the command and every setting that changes a number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Job {
+    /// `sweep`: `seeds` seeds of `preset` (steps already applied).
+    Sweep {
+        /// The preset.
+        preset: Preset,
+        /// Number of seeds.
+        seeds: usize,
+    },
+    /// `eps-sweep`: the seed sweep at each Adam ε.
+    EpsSweep {
+        /// The preset.
+        preset: Preset,
+        /// Adam's ε values, in order.
+        eps: Vec<f64>,
+        /// Seeds per ε.
+        seeds: usize,
+    },
+    /// `dk-sweep`: the seed sweep at each key dimension.
+    DkSweep {
+        /// The preset (at its own d_k).
+        preset: Preset,
+        /// Key dimensions, in order.
+        dks: Vec<usize>,
+        /// Seeds per d_k.
+        seeds: usize,
+    },
+    /// `zoo` (`dial`, `tail`): every cell of the zoo preset.
+    Zoo {
+        /// The zoo preset (seeds and budget already applied).
+        preset: ZooPreset,
+    },
+}
+
+/// One cell's result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum CellResult {
+    /// Every arm at one seed of a seed, ε or d_k sweep.
+    Seed(Vec<SeedArm>),
+    /// One zoo run.
+    Zoo(RunResult),
+}
+
+/// Contents of `shard.ron`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardOutput {
+    /// [`SHARD_FORMAT`].
+    pub format: u32,
+    /// The whole job (equal in every shard of it).
+    pub job: Job,
+    /// Which shard this is.
+    pub shard: Shard,
+    /// Cells of the whole job.
+    pub total_cells: usize,
+    /// The cells held, in increasing order.
+    pub cells: Vec<usize>,
+    /// Their results, parallel to `cells`.
+    pub results: Vec<CellResult>,
+    /// Wall time of this shard, seconds.
+    pub seconds: f64,
+}
+
+/// A merged job: what the unsharded command would have computed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Merged {
+    /// `sweep`.
+    Sweep(SweepResult),
+    /// `eps-sweep`.
+    EpsSweep(Vec<EpsPoint>),
+    /// `dk-sweep`.
+    DkSweep(Vec<DkPoint>),
+    /// `zoo`, with the summed wall time of its shards.
+    Zoo {
+        /// The zoo preset.
+        preset: ZooPreset,
+        /// Every run, in cell order.
+        results: Vec<RunResult>,
+        /// Sum of the shards' wall times, seconds.
+        seconds: f64,
+    },
+}
+
+impl Job {
+    /// The command that runs it.
+    pub fn command(&self) -> &'static str {
+        match self {
+            Job::Sweep { .. } => "sweep",
+            Job::EpsSweep { .. } => "eps-sweep",
+            Job::DkSweep { .. } => "dk-sweep",
+            Job::Zoo { .. } => "zoo",
+        }
+    }
+
+    /// Number of cells.
+    pub fn total_cells(&self) -> usize {
+        match self {
+            Job::Sweep { seeds, .. } => *seeds,
+            Job::EpsSweep { eps, seeds, .. } => eps.len() * seeds,
+            Job::DkSweep { dks, seeds, .. } => dks.len() * seeds,
+            Job::Zoo { preset } => preset.cells().len(),
+        }
+    }
+
+    /// Checks the settings as the commands do: seeds 1..=[`MAX_SEEDS`], 1..=[`MAX_POINTS`] ε
+    /// or d_k values (ε in [0, 1e6], an Adam arm present), and a valid preset at every point.
+    /// Errors: `(field, message)`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        if let Job::Zoo { preset } = self {
+            return preset.validate();
+        }
+        let (_, seeds) = self.point(0);
+        if !(1..=MAX_SEEDS).contains(&seeds) {
+            return Err((
+                "seeds".into(),
+                format!("{seeds} is out of range; allowed 1..={MAX_SEEDS}"),
+            ));
+        }
+        let points = match self {
+            Job::EpsSweep { eps, preset, .. } => {
+                if let Some(bad) = eps
+                    .iter()
+                    .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
+                {
+                    return Err((
+                        "eps".into(),
+                        format!("{bad} is out of range; allowed [0, 1e6]"),
+                    ));
+                }
+                if !preset.arms.iter().any(|a| a.optimizer == "adam") {
+                    return Err((
+                        "arms".into(),
+                        "the preset has no adam arm for the ε sweep".into(),
+                    ));
+                }
+                eps.len()
+            }
+            Job::DkSweep { dks, .. } => dks.len(),
+            _ => 1,
+        };
+        if !(1..=MAX_POINTS).contains(&points) {
+            return Err((
+                self.points_name().into(),
+                format!("{points} values given; allowed 1..={MAX_POINTS}"),
+            ));
+        }
+        for p in 0..points {
+            let preset = self.point(p).0;
+            preset.validate().map_err(|(f, m)| match self {
+                Job::DkSweep { dks, .. } => (f, format!("at d_k = {}: {m}", dks[p])),
+                _ => (f, m),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn points_name(&self) -> &'static str {
+        match self {
+            Job::EpsSweep { .. } => "eps",
+            Job::DkSweep { .. } => "dks",
+            _ => "seeds",
+        }
+    }
+
+    /// The preset of point `p` of a seed, ε or d_k sweep, and its seeds per point.
+    fn point(&self, p: usize) -> (Preset, usize) {
+        match self {
+            Job::Sweep { preset, seeds } => (preset.clone(), *seeds),
+            Job::EpsSweep { preset, eps, seeds } => (with_adam_eps(preset, eps[p]), *seeds),
+            Job::DkSweep { preset, dks, seeds } => (scaled_to_dk(preset, dks[p]), *seeds),
+            Job::Zoo { .. } => unreachable!("the zoo has no seed-sweep points"),
+        }
+    }
+
+    /// Runs the cells listed in `cells` in parallel on the current rayon pool; `progress()`
+    /// after each. Errors: an invalid preset (at any point), or a cancel. Panics on a cell
+    /// index out of range.
+    pub fn run_cells(
+        &self,
+        cells: &[usize],
+        progress: &(dyn Fn() + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Vec<CellResult>, SweepError> {
+        self.validate()?;
+        if let Job::Zoo { preset } = self {
+            let runs = run_zoo_cells(preset, cells, progress, cancel);
+            return Ok(runs.into_iter().map(CellResult::Zoo).collect());
+        }
+        let (_, seeds) = self.point(0);
+        let presets: Vec<Preset> = (0..self.total_cells() / seeds)
+            .map(|p| self.point(p).0)
+            .collect();
+        cells
+            .par_iter()
+            .map(|&c| {
+                let preset = &presets[c / seeds];
+                let seed = preset.seed.wrapping_add((c % seeds) as u64);
+                let r = run_seed_until(preset, seed, cancel).map(CellResult::Seed);
+                progress();
+                r
+            })
+            .collect()
+    }
+
+    /// Assembles the full result from every cell's result, in cell order.
+    fn assemble(&self, results: Vec<CellResult>, seconds: f64) -> Merged {
+        if let Job::Zoo { preset } = self {
+            let runs = results
+                .into_iter()
+                .map(|r| match r {
+                    CellResult::Zoo(r) => r,
+                    CellResult::Seed(_) => unreachable!("checked by merge"),
+                })
+                .collect();
+            return Merged::Zoo {
+                preset: preset.clone(),
+                results: runs,
+                seconds,
+            };
+        }
+        let (_, seeds) = self.point(0);
+        let mut cells = results.into_iter().map(|r| match r {
+            CellResult::Seed(s) => s,
+            CellResult::Zoo(_) => unreachable!("checked by merge"),
+        });
+        let mut sweeps: Vec<SweepResult> = (0..self.total_cells() / seeds)
+            .map(|p| {
+                let preset = self.point(p).0;
+                let chunk: Vec<Vec<SeedArm>> = cells.by_ref().take(seeds).collect();
+                assemble_sweep(&preset, sweep_seeds(&preset, seeds), chunk)
+            })
+            .collect();
+        match self {
+            Job::Sweep { .. } => Merged::Sweep(sweeps.remove(0)),
+            Job::EpsSweep { eps, .. } => Merged::EpsSweep(
+                eps.iter()
+                    .zip(sweeps)
+                    .map(|(&eps, sweep)| EpsPoint { eps, sweep })
+                    .collect(),
+            ),
+            Job::DkSweep { dks, .. } => Merged::DkSweep(
+                dks.iter()
+                    .zip(sweeps)
+                    .map(|(&d_k, sweep)| DkPoint { d_k, sweep })
+                    .collect(),
+            ),
+            Job::Zoo { .. } => unreachable!("handled above"),
+        }
+    }
+}
+
+/// Runs `shard` of `job` and returns its output (not yet written). Errors as
+/// [`Job::run_cells`].
+pub fn run_shard(
+    job: &Job,
+    shard: Shard,
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<ShardOutput, SweepError> {
+    let started = std::time::Instant::now();
+    let total_cells = job.total_cells();
+    let cells = shard.cells(total_cells);
+    let results = job.run_cells(&cells, progress, cancel)?;
+    Ok(ShardOutput {
+        format: SHARD_FORMAT,
+        job: job.clone(),
+        shard,
+        total_cells,
+        cells,
+        results,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Writes `out` to `dir/shard.ron` atomically. Errors: the folder is not writable.
+pub fn write_shard(dir: &Path, out: &ShardOutput) -> std::io::Result<()> {
+    let text = ron::ser::to_string(out).map_err(std::io::Error::other)?;
+    write_atomic(&dir.join(SHARD_FILE), text.as_bytes())
+}
+
+/// Reads `dir/shard.ron` (or `dir` itself when it names a file). Errors name the file.
+pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
+    let file = if dir.is_dir() {
+        dir.join(SHARD_FILE)
+    } else {
+        dir.to_path_buf()
+    };
+    let name = file.display().to_string();
+    let len = std::fs::metadata(&file)
+        .map_err(|e| format!("{name}: cannot read: {e}"))?
+        .len();
+    if len > MAX_SHARD_BYTES {
+        return Err(format!(
+            "{name}: {len} bytes; at most {MAX_SHARD_BYTES} are accepted"
+        ));
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let out: ShardOutput =
+        ron::from_str(&text).map_err(|e| format!("{name}: not a shard file: {e}"))?;
+    if out.format != SHARD_FORMAT {
+        return Err(format!(
+            "{name}: shard format {} (this build reads {SHARD_FORMAT})",
+            out.format
+        ));
+    }
+    if out.cells.len() != out.results.len() {
+        return Err(format!(
+            "{name}: {} cells but {} results",
+            out.cells.len(),
+            out.results.len()
+        ));
+    }
+    Ok(out)
+}
+
+/// Combines shards (each with the name it was read from, for errors) into the full result.
+///
+/// Errors: no shards; shards of different jobs (command, preset or settings) or split into
+/// different counts; a cell held twice or missing (listing them); a result of the wrong kind.
+pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
+    let Some((first_name, first)) = shards.first() else {
+        return Err("no shards given".into());
+    };
+    let job = first.job.clone();
+    job.validate()
+        .map_err(|(f, m)| format!("{first_name}: field `{f}`: {m}"))?;
+    let total = job.total_cells();
+    let mut owner: Vec<Option<usize>> = vec![None; total];
+    let mut slots: Vec<Option<CellResult>> = vec![None; total];
+    let mut seconds = 0.0;
+    for (k, (name, s)) in shards.iter().enumerate() {
+        if s.job != job {
+            let what = if s.job.command() != job.command() {
+                format!("`{}` and `{}` outputs", job.command(), s.job.command())
+            } else {
+                "different presets or settings".into()
+            };
+            return Err(format!(
+                "{name} and {first_name} are shards of different jobs ({what}); merge only \
+                 shards of one command run"
+            ));
+        }
+        if s.shard.count != first.shard.count || s.total_cells != total {
+            return Err(format!(
+                "{name} is shard {}/{} but {first_name} is shard {}/{}; all shards must come \
+                 from one split",
+                s.shard.index, s.shard.count, first.shard.index, first.shard.count
+            ));
+        }
+        seconds += s.seconds;
+        for (&c, r) in s.cells.iter().zip(&s.results) {
+            let kind_ok = matches!(
+                (&job, r),
+                (Job::Zoo { .. }, CellResult::Zoo(_))
+                    | (Job::Sweep { .. }, CellResult::Seed(_))
+                    | (Job::EpsSweep { .. }, CellResult::Seed(_))
+                    | (Job::DkSweep { .. }, CellResult::Seed(_))
+            );
+            if c >= total || !kind_ok {
+                return Err(format!("{name}: cell {c} does not belong to this job"));
+            }
+            if let Some(other) = owner[c] {
+                return Err(format!(
+                    "cell {c} is in both {} and {name}: the same shard was given twice, or \
+                     shards of different splits",
+                    shards[other].0
+                ));
+            }
+            owner[c] = Some(k);
+            slots[c] = Some(r.clone());
+        }
+    }
+    let missing: Vec<usize> = (0..total).filter(|&c| owner[c].is_none()).collect();
+    if !missing.is_empty() {
+        let mut shards_missing: Vec<usize> =
+            missing.iter().map(|c| c % first.shard.count).collect();
+        shards_missing.sort_unstable();
+        shards_missing.dedup();
+        let list: Vec<String> = missing.iter().take(10).map(|c| c.to_string()).collect();
+        let more = if missing.len() > 10 { ", …" } else { "" };
+        let which: Vec<String> = shards_missing
+            .iter()
+            .map(|i| format!("{i}/{}", first.shard.count))
+            .collect();
+        return Err(format!(
+            "{} of {total} cells are missing (cells {}{more}); run shard(s) {} and merge again",
+            missing.len(),
+            list.join(", "),
+            which.join(", ")
+        ));
+    }
+    let results = slots.into_iter().map(|r| r.expect("checked")).collect();
+    Ok(job.assemble(results, seconds))
+}

@@ -1,0 +1,326 @@
+//! Faults: a killed save never damages the previous file, an unwritable output folder fails
+//! before any work with a clear error, a diverging arm is marked while the others finish (the
+//! CLI, the training worker and the gauge lab's live worker), and a panicking worker is
+//! reported and can be started again.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use basis_lab::experiment::ArmStatus;
+use basis_lab::experiment::output::AtomicFile;
+use basis_lab::preset::Preset;
+use basis_lab::sensing::SensingConfig;
+use basis_lab::sensing::zoo::{Outcome, Rule};
+use basis_lab::worker::{Command as Cmd, Update, Worker};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+}
+
+fn run_ok(args: &[&str]) {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn killing_the_process_during_a_big_save_leaves_the_old_files_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    run_ok(&[
+        "run",
+        "classroom",
+        "--steps",
+        "30",
+        "--no-trace",
+        "--quiet",
+        "--out",
+        out,
+    ]);
+    let old_csv = std::fs::read(dir.path().join("metrics.csv")).unwrap();
+    let old_summary = std::fs::read(dir.path().join("summary.json")).unwrap();
+
+    // A long run streams metrics.csv into a temporary file beside the old one.
+    let mut child = bin()
+        .args([
+            "run",
+            "default",
+            "--steps",
+            "100000000",
+            "--no-trace",
+            "--quiet",
+            "--out",
+            out,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let tmp = dir.path().join(format!(".metrics.csv.tmp-{}", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut written = 0;
+    while written < 2 << 20 {
+        assert!(Instant::now() < deadline, "the save never got going");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+        written = std::fs::metadata(&tmp).map_or(0, |m| m.len());
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    assert!(
+        std::fs::metadata(&tmp).unwrap().len() >= 2 << 20,
+        "killed in the middle of writing"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("metrics.csv")).unwrap(),
+        old_csv,
+        "the old metrics.csv is untouched"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("summary.json")).unwrap(),
+        old_summary
+    );
+    // The next run replaces the old files whole.
+    run_ok(&[
+        "run",
+        "classroom",
+        "--steps",
+        "40",
+        "--no-trace",
+        "--quiet",
+        "--out",
+        out,
+    ]);
+    let csv = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 41 * 2);
+}
+
+#[test]
+fn an_atomic_file_abandoned_midway_leaves_the_old_file_and_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("preset.ron");
+    std::fs::write(&dest, "Preset(d_k: 8)").unwrap();
+    {
+        let mut f = AtomicFile::create(&dest).unwrap();
+        f.writer().write_all(&vec![b'x'; 1 << 20]).unwrap();
+        f.writer().flush().unwrap();
+        // Dropped without commit: an error or a panic in the middle of a save.
+    }
+    assert_eq!(std::fs::read_to_string(&dest).unwrap(), "Preset(d_k: 8)");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("preset.ron")]);
+}
+
+#[test]
+fn an_unwritable_output_folder_fails_before_any_work_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ro = common::read_only_dir(dir.path());
+    let ro_s = ro.to_str().unwrap();
+    // Step counts a single process would take hours over: the check comes first.
+    let commands: [&[&str]; 5] = [
+        &["run", "default", "--steps", "100000000", "--no-trace"],
+        &["sweep", "default", "--steps", "100000000", "--seeds", "64"],
+        &[
+            "eps-sweep",
+            "default",
+            "--steps",
+            "100000000",
+            "--eps",
+            "1e-8,1",
+        ],
+        &["zoo", "zoo-paper", "--seeds", "100"],
+        &["sweep", "default", "--steps", "100000000", "--shard", "0/2"],
+    ];
+    for args in commands {
+        let out = bin()
+            .args(args)
+            .args(["--quiet", "--out", ro_s])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("cannot write to {ro_s}")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("denied") || err.contains("Read-only"),
+            "{args:?}: the system's reason is shown: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_diverging_zoo_rate_is_marked_and_the_other_runs_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("diverge.ron");
+    std::fs::write(
+        &preset,
+        "ZooPreset(name: \"diverge\", problem: (n: 12, rank: 2), budget: 600, seeds: 2, \
+         rules: [Gd, ScalarAdam], rates: [1e3, 0.01])",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    run_ok(&[
+        "zoo",
+        preset.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(out.join("zoo.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (lr, outcome, steps) = (col("lr"), col("outcome"), col("steps"));
+    let records: Vec<csv::StringRecord> = rows.records().map(|r| r.unwrap()).collect();
+    assert_eq!(records.len(), 2 * 2 * 2);
+    for r in &records {
+        if &r[lr] == "1000" {
+            assert_eq!(&r[outcome], "Diverged", "{r:?}");
+            assert!(r[steps].parse::<usize>().unwrap() < 600);
+        } else {
+            assert_ne!(&r[outcome], "Diverged", "{r:?}");
+            assert_ne!(&r[outcome], "Cancelled", "{r:?}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("zoo.md")).unwrap();
+    assert!(md.contains("| gd | equivariant | 0.01 |"), "{md}");
+}
+
+/// Collects worker updates until `done` holds for a status; fails after 30 s.
+fn wait_status(w: &Worker, done: impl Fn(usize, &[ArmStatus]) -> bool) -> Vec<Update> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    loop {
+        for u in w.drain() {
+            let stop = matches!(&u, Update::Status { step, arms, running: false, .. } if done(*step, arms));
+            seen.push(u);
+            if stop {
+                return seen;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out; last: {:?}",
+            seen.last()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn the_training_worker_marks_a_diverged_arm_and_keeps_training_the_others() {
+    let p = Preset::load("classroom").unwrap();
+    let w = Worker::spawn(p, Arc::new(|| {})).unwrap();
+    w.send(Cmd::Step(5));
+    wait_status(&w, |s, _| s == 5);
+    w.send(Cmd::InjectWeight {
+        arm: 1,
+        value: f64::NAN,
+    });
+    w.send(Cmd::Step(30));
+    let seen = wait_status(&w, |s, _| s == 35);
+    let Some(Update::Status { arms, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert_eq!(arms[0], ArmStatus::Running);
+    assert!(
+        matches!(arms[1], ArmStatus::Diverged { step: 5, .. }),
+        "{:?}",
+        arms[1]
+    );
+    let steps: Vec<_> = seen
+        .iter()
+        .filter_map(|u| match u {
+            Update::Steps(r) => Some(r.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(steps.iter().any(|r| r.arm == 0 && r.step == 34));
+    assert!(
+        steps.iter().all(|r| r.arm == 0 || r.step <= 5),
+        "a diverged arm reports nothing after it diverged"
+    );
+    assert!(
+        steps
+            .iter()
+            .filter(|r| r.arm == 0)
+            .all(|r| r.loss[0].is_finite())
+    );
+}
+
+#[test]
+fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
+    use basis_lab::app::gauge_job::{LiveJob, LiveUpdate};
+    let cfg = SensingConfig {
+        n: 12,
+        rank: 2,
+        ..SensingConfig::default()
+    };
+    let rules = vec![(Rule::Gd, 1e3), (Rule::Gd, 0.01), (Rule::Muon, 0.1)];
+    let job = LiveJob::start(cfg, rules, 3, 800, Arc::new(|| {}));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut done = [None, None, None];
+    while done.iter().any(Option::is_none) {
+        assert!(Instant::now() < deadline, "live runs did not finish");
+        for u in job.drain() {
+            if let LiveUpdate::Done { rule, summary, .. } = u {
+                done[rule] = Some(summary);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let [diverged, gd, muon] = done.map(Option::unwrap);
+    assert_eq!(diverged.outcome, Outcome::Diverged);
+    assert!(diverged.steps < 800);
+    for r in [&gd, &muon] {
+        assert!(
+            matches!(r.outcome, Outcome::Interpolated | Outcome::Budget),
+            "{r:?}"
+        );
+        assert!(r.recovery.is_finite() && r.train_loss.is_finite());
+    }
+    assert!(gd.steps > diverged.steps);
+}
+
+#[test]
+fn a_worker_panic_is_reported_and_a_new_worker_runs() {
+    let p = Preset::load("classroom").unwrap();
+    let w = Worker::spawn(p.clone(), Arc::new(|| {})).unwrap();
+    w.send(Cmd::Step(3));
+    wait_status(&w, |s, _| s == 3);
+    w.send(Cmd::InjectPanic);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let message = loop {
+        if let Some(Update::Crashed(m)) = w.drain().find(|u| matches!(u, Update::Crashed(_))) {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "no crash report");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(message.contains("injected by a test"), "{message}");
+    while !w.is_finished() {
+        assert!(Instant::now() < deadline, "the thread did not end");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    w.send(Cmd::Step(1));
+    drop(w);
+    let again = Worker::spawn(p, Arc::new(|| {})).unwrap();
+    again.send(Cmd::Step(2));
+    wait_status(&again, |s, arms| {
+        s == 2 && arms.iter().all(|a| *a == ArmStatus::Running)
+    });
+}

@@ -1,0 +1,501 @@
+//! Hyperspectral completion on synthetic data: the MAT-file loader on files written here byte by
+//! byte, preprocessing, masks, the masked gradient, the matched-loss crossings, and the `hsi`
+//! command.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use basis_lab::matv5::{MatError, read_array, read_cube};
+use basis_lab::sensing::hsi::{
+    HsiConfig, HsiError, HsiProblem, HsiWorkspace, LEVELS, pixel_matrix, preprocess, run,
+};
+use basis_lab::sensing::zoo::{Outcome, Rule};
+use nalgebra::DMatrix;
+
+// MAT-file level 5 data types and array classes (MathWorks, "MAT-File Format", level 5).
+const MI_INT8: u32 = 1;
+const MI_UINT16: u32 = 4;
+const MI_INT32: u32 = 5;
+const MI_UINT32: u32 = 6;
+const MI_DOUBLE: u32 = 9;
+const MI_MATRIX: u32 = 14;
+const MI_COMPRESSED: u32 = 15;
+const MX_DOUBLE: u8 = 6;
+const MX_UINT16: u8 = 11;
+
+/// A data element: 8-byte tag (type, byte count), the data, zero padding to 8 bytes.
+fn element(ty: u32, data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend(ty.to_le_bytes());
+    out.extend((data.len() as u32).to_le_bytes());
+    out.extend(data);
+    out.resize(out.len().next_multiple_of(8), 0);
+    out
+}
+
+/// A small data element (at most 4 bytes): byte count and type packed in the first 4 bytes.
+fn small_element(ty: u32, data: &[u8]) -> Vec<u8> {
+    assert!(data.len() <= 4);
+    let mut out = Vec::new();
+    out.extend(((data.len() as u32) << 16 | ty).to_le_bytes());
+    out.extend(data);
+    out.resize(8, 0);
+    out
+}
+
+/// An miMATRIX element of a real numeric array: array flags, dimensions, name, real part.
+fn matrix(name: &str, class: u8, dims: &[i32], data_type: u32, data: &[u8]) -> Vec<u8> {
+    let mut body = element(MI_UINT32, &[class, 0, 0, 0, 0, 0, 0, 0]);
+    let dims: Vec<u8> = dims.iter().flat_map(|d| d.to_le_bytes()).collect();
+    body.extend(element(MI_INT32, &dims));
+    body.extend(if name.len() <= 4 {
+        small_element(MI_INT8, name.as_bytes())
+    } else {
+        element(MI_INT8, name.as_bytes())
+    });
+    body.extend(element(data_type, data));
+    element(MI_MATRIX, &body)
+}
+
+/// The element zlib-compressed inside an miCOMPRESSED element (not padded, as MATLAB writes it).
+fn compressed(el: &[u8]) -> Vec<u8> {
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(el).unwrap();
+    let z = z.finish().unwrap();
+    let mut out = Vec::new();
+    out.extend(MI_COMPRESSED.to_le_bytes());
+    out.extend((z.len() as u32).to_le_bytes());
+    out.extend(z);
+    out
+}
+
+/// The 128-byte header: descriptive text padded with spaces to 116 bytes, 8 bytes of subsystem
+/// offset, version 0x0100 and the endian indicator "IM" (little-endian writer).
+fn header(version: u16) -> Vec<u8> {
+    let mut h = b"MATLAB 5.0 MAT-file, written by the basis-lab tests".to_vec();
+    h.resize(116, b' ');
+    h.extend([0u8; 8]);
+    h.extend(version.to_le_bytes());
+    h.extend(b"IM");
+    h
+}
+
+fn u16_bytes(v: &[u16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn f64_bytes(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A v5 file with a compressed `rows × cols × bands` uint16 variable `name` (values given
+/// column-major) and a compressed 3 × 2 double `d`.
+fn write_mat(path: &Path, name: &str, dims: [usize; 3], cube: &[u16], d: &[f64]) {
+    let mut bytes = header(0x0100);
+    let dims32 = dims.map(|x| x as i32);
+    bytes.extend(compressed(&matrix(
+        name,
+        MX_UINT16,
+        &dims32,
+        MI_UINT16,
+        &u16_bytes(cube),
+    )));
+    bytes.extend(compressed(&matrix(
+        "d",
+        MX_DOUBLE,
+        &[3, 2],
+        MI_DOUBLE,
+        &f64_bytes(d),
+    )));
+    std::fs::write(path, bytes).unwrap();
+}
+
+const D: [f64; 6] = [1.5, -2.25, 1e-300, 3.0e10, -0.0, std::f64::consts::PI];
+
+fn small_cube() -> Vec<u16> {
+    (0..2 * 3 * 4).map(|i| (i * 2731 + 7) as u16).collect()
+}
+
+#[test]
+fn the_loader_reads_back_what_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scene.mat");
+    let cube = small_cube();
+    write_mat(&path, "hyperspectral_cube", [2, 3, 4], &cube, &D);
+
+    let a = read_cube(&path, "hyperspectral_cube").unwrap();
+    assert_eq!(a.dims, vec![2, 3, 4]);
+    assert_eq!(a.class, "uint16");
+    let want: Vec<f64> = cube.iter().map(|&x| f64::from(x)).collect();
+    assert_eq!(a.data, want);
+    // Column-major: (i, j, k) = data[i + 2(j + 3k)].
+    assert_eq!(a.data[1 + 2 * (2 + 3 * 3)], f64::from(cube[23]));
+
+    let d = read_array(&path, "d").unwrap();
+    assert_eq!(d.dims, vec![3, 2]);
+    assert_eq!(d.class, "double");
+    assert_eq!(
+        d.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        D.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn loader_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scene.mat");
+    write_mat(&path, "cube", [2, 3, 4], &small_cube(), &D);
+
+    let e = read_cube(&path, "nope").unwrap_err();
+    assert!(matches!(e, MatError::MissingVariable { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("`nope`") && text.contains("cube, d"),
+        "{text}"
+    );
+
+    let e = read_cube(&path, "d").unwrap_err();
+    assert!(matches!(e, MatError::WrongDims { .. }), "{e}");
+    assert!(e.to_string().contains("[3, 2]"), "{e}");
+
+    let hdf5 = dir.path().join("v73.mat");
+    let mut bytes = header(0x0200);
+    bytes.extend([0u8; 64]);
+    std::fs::write(&hdf5, bytes).unwrap();
+    let e = read_cube(&hdf5, "cube").unwrap_err();
+    assert!(matches!(e, MatError::NotV5 { .. }), "{e}");
+    assert!(e.to_string().contains("7.3"), "{e}");
+
+    let text_file = dir.path().join("notes.mat");
+    std::fs::write(&text_file, "just some text, not a MAT-file at all").unwrap();
+    let e = read_cube(&text_file, "cube").unwrap_err();
+    assert!(matches!(e, MatError::NotV5 { .. }), "{e}");
+
+    let truncated = dir.path().join("truncated.mat");
+    let full = std::fs::read(&path).unwrap();
+    for cut in [8, 20, 60] {
+        std::fs::write(&truncated, &full[..128 + cut]).unwrap();
+        let e = read_cube(&truncated, "cube").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                MatError::Malformed { .. } | MatError::MissingVariable { .. }
+            ),
+            "cut at {cut}: {e}"
+        );
+    }
+
+    let e = read_cube(&dir.path().join("missing.mat"), "cube").unwrap_err();
+    assert!(matches!(e, MatError::Io { .. }), "{e}");
+}
+
+/// A 2 × 3 × 2 cube, column-major: pixel p = i + 2j. Pixels 1 and 5 are all zero.
+/// Pixel values (band 0, band 1): p0 (2, 4), p1 (0, 0), p2 (8, 6), p3 (1, 3), p4 (0, 5), p5 (0, 0).
+const TINY: [f64; 12] = [2.0, 0.0, 8.0, 1.0, 0.0, 0.0, 4.0, 0.0, 6.0, 3.0, 5.0, 0.0];
+
+#[test]
+fn preprocessing_scales_drops_zero_pixels_and_centres() {
+    let m = pixel_matrix(&TINY, [2, 3, 2]);
+    assert_eq!(m.shape(), (6, 2));
+    assert_eq!((m[(2, 0)], m[(2, 1)]), (8.0, 6.0));
+    let pre = preprocess(&m, 100, 0).unwrap();
+    assert_eq!(pre.max, 8.0);
+    assert_eq!(pre.kept, vec![0, 2, 3, 4]);
+    assert_eq!((pre.scene_pixels, pre.nonzero_pixels), (6, 4));
+    // Scaled rows (0.25, 0.5), (1, 0.75), (0.125, 0.375), (0, 0.625); band means 0.34375, 0.5625.
+    let want = DMatrix::from_row_slice(
+        4,
+        2,
+        &[
+            0.25 - 0.34375,
+            0.5 - 0.5625,
+            1.0 - 0.34375,
+            0.75 - 0.5625,
+            0.125 - 0.34375,
+            0.375 - 0.5625,
+            0.0 - 0.34375,
+            0.625 - 0.5625,
+        ],
+    );
+    assert!((&pre.x - &want).amax() < 1e-15, "{}", pre.x);
+    for col in pre.x.column_iter() {
+        assert!(col.sum().abs() < 1e-15);
+    }
+
+    let two = preprocess(&m, 2, 7).unwrap();
+    assert_eq!(two.kept.len(), 2);
+    assert!(two.kept.windows(2).all(|w| w[0] < w[1]));
+    assert!(two.kept.iter().all(|p| [0, 2, 3, 4].contains(p)));
+    assert_eq!(preprocess(&m, 2, 7).unwrap().kept, two.kept, "seeded");
+    let subsets: std::collections::HashSet<Vec<usize>> = (0..20)
+        .map(|s| preprocess(&m, 2, s).unwrap().kept)
+        .collect();
+    assert!(subsets.len() > 1, "the seed changes the pixels kept");
+
+    let zeros = DMatrix::<f64>::zeros(3, 2);
+    assert!(matches!(preprocess(&zeros, 10, 0), Err(HsiError::Scene(_))));
+}
+
+#[test]
+fn the_mask_has_the_requested_density() {
+    let x = DMatrix::from_fn(400, 100, |i, j| ((i * 3 + j) as f64).sin());
+    for density in [0.15, 0.25, 0.6] {
+        let cfg = HsiConfig {
+            density,
+            seed: 3,
+            ..HsiConfig::default()
+        };
+        let p = HsiProblem::new(x.clone(), &cfg).unwrap();
+        let frac = p.observed() as f64 / 40_000.0;
+        let sd = (density * (1.0 - density) / 40_000.0).sqrt();
+        assert!(
+            (frac - density).abs() < 5.0 * sd,
+            "density {density}: observed fraction {frac}"
+        );
+        assert_eq!(p.observed(), p.mask.iter().filter(|&&o| o).count());
+        let again = HsiProblem::new(x.clone(), &cfg).unwrap();
+        assert_eq!(again.mask, p.mask, "seeded");
+    }
+    let bad = HsiConfig {
+        density: 1.0,
+        ..HsiConfig::default()
+    };
+    let e = HsiProblem::new(x, &bad).unwrap_err();
+    assert!(e.to_string().contains("density") && e.to_string().contains("(0, 1)"));
+}
+
+fn small_problem(density: f64, width: usize) -> HsiProblem {
+    let x = DMatrix::from_fn(9, 6, |i, j| 0.1 * ((i * 5 + j * 3) as f64 * 0.7).sin());
+    let cfg = HsiConfig {
+        density,
+        width,
+        seed: 1,
+        ..HsiConfig::default()
+    };
+    HsiProblem::new(x, &cfg).unwrap()
+}
+
+#[test]
+fn the_masked_gradient_matches_finite_differences() {
+    let p = small_problem(0.5, 3);
+    let u = DMatrix::from_fn(9, 3, |i, j| ((i + 2 * j) as f64 * 1.3).cos() * 0.4);
+    let v = DMatrix::from_fn(6, 3, |i, j| ((3 * i + j) as f64 * 0.9).sin() * 0.5);
+    let mut ws = HsiWorkspace::new(9, 6, 3);
+    let mut g = [DMatrix::zeros(9, 3), DMatrix::zeros(6, 3)];
+    let loss = p.loss_and_grad(&u, &v, &mut g, &mut ws);
+
+    let w = &u * v.transpose();
+    let mut direct = 0.0;
+    for ((wi, xi), &o) in w.iter().zip(p.x.iter()).zip(p.mask.iter()) {
+        if o {
+            direct += (wi - xi) * (wi - xi);
+        }
+    }
+    direct /= p.observed() as f64;
+    assert!((loss - direct).abs() < 1e-15 * direct.max(1.0));
+
+    let mut scratch = [DMatrix::zeros(9, 3), DMatrix::zeros(6, 3)];
+    let mut f = |u: &DMatrix<f64>, v: &DMatrix<f64>| p.loss_and_grad(u, v, &mut scratch, &mut ws);
+    let h = 1e-6;
+    for (which, analytic) in g.iter().enumerate() {
+        let base = if which == 0 { &u } else { &v };
+        for idx in 0..base.len() {
+            let (mut plus, mut minus) = (base.clone(), base.clone());
+            plus[idx] += h;
+            minus[idx] -= h;
+            let fd = if which == 0 {
+                (f(&plus, &v) - f(&minus, &v)) / (2.0 * h)
+            } else {
+                (f(&u, &plus) - f(&u, &minus)) / (2.0 * h)
+            };
+            let an = analytic[idx];
+            assert!(
+                (fd - an).abs() < 1e-7 * (1.0 + an.abs()),
+                "factor {which} entry {idx}: analytic {an}, finite difference {fd}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gd_on_a_planted_low_rank_matrix_reports_the_first_crossing() {
+    // X = A Bᵀ of rank 2 (30 × 12), about 0.3 per entry; half the entries observed.
+    let a = DMatrix::from_fn(30, 2, |i, j| 0.6 * ((i * (j + 2)) as f64 * 0.37).sin());
+    let b = DMatrix::from_fn(12, 2, |i, j| 0.6 * ((i + 5 * j) as f64 * 0.61).cos());
+    let x = &a * b.transpose();
+    let cfg = HsiConfig {
+        density: 0.5,
+        width: 4,
+        steps: 4000,
+        seed: 2,
+        ..HsiConfig::default()
+    };
+    let p = HsiProblem::new(x.clone(), &cfg).unwrap();
+    let r = run(&p, Rule::Gd, GD_RATE, &|_| {});
+    assert_eq!(r.outcome, Outcome::Budget);
+    assert_eq!(r.losses.len(), cfg.steps + 1);
+    let deepest = r.crossings[LEVELS.len() - 1]
+        .as_ref()
+        .expect("GD reaches 1e-5 on a planted rank-2 matrix");
+    for (level, c) in LEVELS.iter().zip(&r.crossings) {
+        let c = c.as_ref().expect("every level reached");
+        let first = r.losses.iter().position(|&l| l < *level).unwrap();
+        assert_eq!(c.step, first, "level {level}: the first step below it");
+        assert_eq!(c.train_loss, r.losses[first]);
+    }
+    assert!(deepest.step > 0, "the fit takes steps");
+    // Held out entries are recovered: far below the data's own RMS.
+    let rms = (x.iter().map(|v| v * v).sum::<f64>() / x.len() as f64).sqrt();
+    assert!(
+        deepest.test_rmse < 0.05 * rms,
+        "{} vs {rms}",
+        deepest.test_rmse
+    );
+    let planted = basis_lab::sensing::effective_rank(&x);
+    assert!(
+        (deepest.erank - planted).abs() < 0.05,
+        "erank {} vs the planted matrix's {planted}",
+        deepest.erank
+    );
+
+    // The RMSE at the crossing is that of the factors after exactly `step` updates: a run
+    // stopped there ends on the same numbers, bit for bit.
+    let c = r.crossings[2].as_ref().unwrap();
+    let short = HsiProblem::new(
+        x,
+        &HsiConfig {
+            steps: c.step,
+            ..cfg.clone()
+        },
+    )
+    .unwrap();
+    let stopped = run(&short, Rule::Gd, GD_RATE, &|_| {});
+    assert_eq!(stopped.last.step, c.step);
+    assert_eq!(stopped.last.test_rmse.to_bits(), c.test_rmse.to_bits());
+    assert_eq!(stopped.last.erank.to_bits(), c.erank.to_bits());
+}
+
+const GD_RATE: f64 = 5.0;
+
+#[test]
+fn a_huge_rate_is_marked_diverged() {
+    let p = small_problem(0.5, 3);
+    let r = run(&p, Rule::Gd, 1e9, &|_| {});
+    assert_eq!(r.outcome, Outcome::Diverged);
+    assert!(r.steps < p.cfg.steps);
+    assert!(r.last.test_rmse.is_nan());
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+}
+
+#[test]
+fn the_hsi_command_writes_a_table_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("tiny.mat");
+    // A 6 × 5 × 8 cube of rank 2 plus an offset, stored as uint16.
+    let cube: Vec<u16> = (0..6 * 5 * 8)
+        .map(|n| {
+            let (p, b) = (n % 30, n / 30);
+            let v = 3000.0
+                + 800.0 * (p as f64 * 0.4).sin() * (b as f64 * 0.3).cos()
+                + 500.0 * (p as f64 * 0.9).cos() * (b as f64 * 0.7).sin();
+            v as u16
+        })
+        .collect();
+    write_mat(&scene, "tiny", [6, 5, 8], &cube, &D);
+    let out_dir = dir.path().join("out");
+    let out = bin()
+        .arg("hsi")
+        .arg(&scene)
+        .args([
+            "--density",
+            "0.5",
+            "--var",
+            "tiny",
+            "--steps",
+            "400",
+            "--rules",
+            "gd,adam",
+            "--lr",
+            "gd=50,adam=3e-3",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("| gd | 50 |") && stdout.contains("| adam | 0.003 |"));
+    assert!(stdout.contains("30 pixels non-zero"), "{stdout}");
+    let csv = std::fs::read_to_string(out_dir.join("hsi.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "rule,lr,density,seed,level,step,train_loss,test_rmse,erank,outcome,selected"
+    );
+    assert_eq!(lines.count(), 2 * (LEVELS.len() + 1));
+    let md = std::fs::read_to_string(out_dir.join("hsi.md")).unwrap();
+    assert_eq!(
+        md,
+        stdout
+            .lines()
+            .take_while(|l| !l.starts_with("wrote"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+}
+
+#[test]
+fn the_hsi_command_fails_cleanly_on_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.mat");
+    std::fs::write(&junk, "not a mat file").unwrap();
+    let scene = dir.path().join("tiny.mat");
+    write_mat(&scene, "tiny", [2, 3, 4], &small_cube(), &D);
+    let cases: [(&Path, &[&str], &str); 5] = [
+        (&junk, &["--density", "0.2"], "not a MATLAB v5"),
+        (
+            &scene,
+            &["--density", "0.2"],
+            "no numeric variable `indian_pines_corrected`",
+        ),
+        (
+            &scene,
+            &["--density", "1.5", "--var", "tiny"],
+            "field `density`",
+        ),
+        (
+            &scene,
+            &["--density", "0.2", "--var", "d"],
+            "expected 3 dimensions",
+        ),
+        (
+            &scene,
+            &["--density", "0.2", "--var", "tiny", "--rules", "gd,lion"],
+            "unknown rule `lion`",
+        ),
+    ];
+    for (file, args, want) in cases {
+        let out = bin()
+            .arg("hsi")
+            .arg(file)
+            .args(args)
+            .arg("--quiet")
+            .arg("--out")
+            .arg(dir.path().join("o"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -1,0 +1,238 @@
+//! Scale-out: `--shard i/N` runs disjoint cells in separate processes, and `merge` rebuilds the
+//! unsharded tables byte for byte; shards that do not fit together are refused by name.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use basis_lab::shard::Shard;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+}
+
+/// Runs the binary with `args`, asserts success, returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs the binary with `args`, asserts failure, returns stderr.
+fn fails(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?} should fail");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs `command` once whole into `dir/full` and as 3 shards into `dir/s0..s2`, merges them
+/// into `dir/merged`, and returns (full, merged).
+fn whole_and_merged(dir: &Path, command: &[&str]) -> (PathBuf, PathBuf) {
+    let full = dir.join("full");
+    let mut args = command.to_vec();
+    args.extend(["--quiet", "--out", s(&full)]);
+    ok(&args);
+    let mut shards = Vec::new();
+    for i in 0..3 {
+        let out = dir.join(format!("s{i}"));
+        let shard = format!("{i}/3");
+        let mut args = command.to_vec();
+        args.extend(["--quiet", "--shard", &shard, "--out", s(&out)]);
+        let printed = ok(&args);
+        assert!(printed.contains(&format!("shard {i}/3")), "{printed}");
+        assert!(out.join("shard.ron").exists());
+        assert!(
+            !out.join("sweep.csv").exists() && !out.join("zoo.csv").exists(),
+            "a shard writes only its cells"
+        );
+        shards.push(out);
+    }
+    let merged = dir.join("merged");
+    // Shards may be given in any order.
+    ok(&[
+        "merge",
+        s(&shards[2]),
+        s(&shards[0]),
+        s(&shards[1]),
+        "--out",
+        s(&merged),
+    ]);
+    (full, merged)
+}
+
+fn same_bytes(a: &Path, b: &Path) {
+    let (x, y) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(!x.is_empty());
+    assert!(
+        x == y,
+        "{} and {} differ:\n{}\n---\n{}",
+        a.display(),
+        b.display(),
+        String::from_utf8_lossy(&x),
+        String::from_utf8_lossy(&y)
+    );
+}
+
+#[test]
+fn three_sweep_shards_merge_to_the_unsharded_tables_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let (full, merged) = whole_and_merged(
+        dir.path(),
+        &["sweep", "classroom", "--seeds", "5", "--steps", "40"],
+    );
+    same_bytes(&full.join("sweep.csv"), &merged.join("sweep.csv"));
+    same_bytes(&full.join("sweep.json"), &merged.join("sweep.json"));
+    let csv = std::fs::read_to_string(merged.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 5 * 2, "every seed and arm");
+
+    // Shard 1 of 3 holds seeds 1 and 4 (cell index mod 3).
+    let shard = basis_lab::shard::read_shard(&dir.path().join("s1")).unwrap();
+    assert_eq!(shard.cells, vec![1, 4]);
+    assert_eq!(shard.total_cells, 5);
+
+    let (s0, s1, s2) = (
+        dir.path().join("s0"),
+        dir.path().join("s1"),
+        dir.path().join("s2"),
+    );
+    let out = dir.path().join("bad");
+    let e = fails(&["merge", s(&s0), s(&s2), "--out", s(&out)]);
+    assert!(
+        e.contains("2 of 5 cells are missing") && e.contains("cells 1, 4") && e.contains("1/3"),
+        "{e}"
+    );
+    let e = fails(&["merge", s(&s0), s(&s1), s(&s1), s(&s2), "--out", s(&out)]);
+    assert!(e.contains("cell 1 is in both"), "{e}");
+    assert!(!out.exists(), "nothing written by a failed merge");
+
+    // A shard of the same split but another preset (more steps) is refused.
+    let other = dir.path().join("other");
+    ok(&[
+        "sweep",
+        "classroom",
+        "--seeds",
+        "5",
+        "--steps",
+        "41",
+        "--quiet",
+        "--shard",
+        "2/3",
+        "--out",
+        s(&other),
+    ]);
+    let e = fails(&["merge", s(&s0), s(&s1), s(&other), "--out", s(&out)]);
+    assert!(e.contains("different presets or settings"), "{e}");
+}
+
+#[test]
+fn three_zoo_shards_merge_to_the_unsharded_tables_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("small-zoo.ron");
+    std::fs::write(
+        &preset,
+        "ZooPreset(name: \"small\", problem: (n: 12, rank: 2), budget: 400, seeds: 2, \
+         rules: [Gd, Adam, Muon, Dial(0.5)], twins: true)",
+    )
+    .unwrap();
+    let (full, merged) = whole_and_merged(dir.path(), &["zoo", s(&preset)]);
+    same_bytes(&full.join("zoo.csv"), &merged.join("zoo.csv"));
+    same_bytes(&full.join("zoo.md"), &merged.join("zoo.md"));
+    // zoo.json also records wall time (`seconds`, summed over shards when merged).
+    let json = |p: &Path| {
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(p.join("zoo.json")).unwrap()).unwrap();
+        let t = v["seconds"].as_f64().unwrap();
+        assert!(t >= 0.0);
+        v.as_object_mut().unwrap().remove("seconds");
+        v
+    };
+    assert_eq!(json(&full), json(&merged));
+    let csv = std::fs::read_to_string(merged.join("zoo.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4 * 2);
+
+    // A sweep shard does not merge with zoo shards.
+    let sweep = dir.path().join("sweep-shard");
+    ok(&[
+        "sweep",
+        "classroom",
+        "--seeds",
+        "3",
+        "--steps",
+        "10",
+        "--quiet",
+        "--shard",
+        "0/3",
+        "--out",
+        s(&sweep),
+    ]);
+    let e = fails(&[
+        "merge",
+        s(&dir.path().join("s0")),
+        s(&sweep),
+        "--out",
+        s(&dir.path().join("x")),
+    ]);
+    assert!(e.contains("`zoo` and `sweep`"), "{e}");
+}
+
+#[test]
+fn eps_and_dk_sweeps_shard_and_merge_too() {
+    for (cmd, points) in [("eps-sweep", "--eps"), ("dk-sweep", "--dks")] {
+        let dir = tempfile::tempdir().unwrap();
+        let values = if cmd == "eps-sweep" { "1e-8,1" } else { "4,8" };
+        let (full, merged) = whole_and_merged(
+            dir.path(),
+            &[
+                cmd,
+                "classroom",
+                "--seeds",
+                "2",
+                "--steps",
+                "30",
+                points,
+                values,
+            ],
+        );
+        let stem = cmd.replace('-', "_");
+        same_bytes(
+            &full.join(format!("{stem}.csv")),
+            &merged.join(format!("{stem}.csv")),
+        );
+        same_bytes(
+            &full.join(format!("{stem}.json")),
+            &merged.join(format!("{stem}.json")),
+        );
+    }
+}
+
+#[test]
+fn shard_specs_are_checked_and_split_cells_disjointly() {
+    let sh: Shard = "2/5".parse().unwrap();
+    assert_eq!((sh.index, sh.count), (2, 5));
+    assert_eq!(sh.cells(13), vec![2, 7, 12]);
+    let mut all: Vec<usize> = (0..5)
+        .flat_map(|i| Shard { index: i, count: 5 }.cells(13))
+        .collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..13).collect::<Vec<_>>());
+    for bad in ["3/3", "1/0", "-1/3", "a/b", "3", "0/10001", ""] {
+        let e = bad.parse::<Shard>().unwrap_err();
+        assert!(e.contains("i/N"), "{bad}: {e}");
+    }
+    let e = fails(&[
+        "sweep",
+        "classroom",
+        "--shard",
+        "4/4",
+        "--out",
+        "/nonexistent",
+    ]);
+    assert!(e.contains("not a shard"), "{e}");
+}
