@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod bench;
 pub mod experiment;
 pub mod explainer;
 pub mod linalg;

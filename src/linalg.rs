@@ -4,39 +4,201 @@
 
 use nalgebra::DMatrix;
 
-/// `out = a·b` for `a` (`m × k`), `b` (`k × n`), `out` (`m × n`). Panics on a shape mismatch.
-pub fn mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
+/// Defines `$name`, which runs `$imp` compiled with AVX2 where the CPU has it (checked at run
+/// time) and as the baseline build elsewhere. Rust never fuses a multiply and an add into an
+/// FMA, so both builds do the same operations in the same order and give bit-identical results;
+/// only the vector width differs. `$imp` should be `#[inline(always)]`, with its helpers, so that
+/// all of it is compiled for AVX2.
+macro_rules! avx2_dispatch {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:path) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    $imp($($arg),*)
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2, checked just above.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $imp($($arg),*)
+        }
+    };
+}
+pub(crate) use avx2_dispatch;
+
+avx2_dispatch! {
+    /// `out = a·b` for `a` (`m × k`), `b` (`k × n`), `out` (`m × n`). Each entry is summed over
+    /// `l = 0..k` in order from 0, skipping the terms where `b[l, j]` is 0. Panics on a shape
+    /// mismatch.
+    pub fn mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => mul_impl
+}
+
+/// Rows and columns of one register block of [`mul_into`].
+const MUL_ROWS: usize = 8;
+const MUL_COLS: usize = 4;
+
+#[inline(always)]
+fn mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
     let (m, k) = a.shape();
     assert_eq!(b.nrows(), k, "inner dimensions");
-    assert_eq!(out.shape(), (m, b.ncols()), "output shape");
-    let (a, b) = (a.as_slice(), b.as_slice());
-    for (j, col) in out.as_mut_slice().chunks_exact_mut(m).enumerate() {
-        col.fill(0.0);
-        for (l, &blj) in b[j * k..(j + 1) * k].iter().enumerate() {
-            if blj != 0.0 {
-                for (o, &x) in col.iter_mut().zip(&a[l * m..(l + 1) * m]) {
-                    *o += x * blj;
+    let n = b.ncols();
+    assert_eq!(out.shape(), (m, n), "output shape");
+    let (a, b, out) = (a.as_slice(), b.as_slice(), out.as_mut_slice());
+    let full_rows = m - m % MUL_ROWS;
+    let mut j = 0;
+    // Blocks of 8 rows × 4 columns stay in registers over the whole sum; each entry still adds
+    // its terms one by one in the order of `l`.
+    while j + MUL_COLS <= n {
+        let cols: [&[f64]; MUL_COLS] = std::array::from_fn(|c| &b[(j + c) * k..(j + c + 1) * k]);
+        for i in (0..full_rows).step_by(MUL_ROWS) {
+            let mut acc = [[0.0f64; MUL_ROWS]; MUL_COLS];
+            for l in 0..k {
+                let ar: &[f64; MUL_ROWS] = a[l * m + i..l * m + i + MUL_ROWS]
+                    .try_into()
+                    .expect("block length");
+                for (acc_c, col) in acc.iter_mut().zip(&cols) {
+                    let blj = col[l];
+                    if blj != 0.0 {
+                        for (o, &x) in acc_c.iter_mut().zip(ar) {
+                            *o += x * blj;
+                        }
+                    }
                 }
+            }
+            for (c, acc_c) in acc.iter().enumerate() {
+                out[(j + c) * m + i..(j + c) * m + i + MUL_ROWS].copy_from_slice(acc_c);
+            }
+        }
+        for (c, col) in cols.iter().enumerate() {
+            mul_column(
+                &mut out[(j + c) * m + full_rows..(j + c + 1) * m],
+                a,
+                col,
+                m,
+                full_rows,
+            );
+        }
+        j += MUL_COLS;
+    }
+    for jj in j..n {
+        mul_column(
+            &mut out[jj * m..(jj + 1) * m],
+            a,
+            &b[jj * k..(jj + 1) * k],
+            m,
+            0,
+        );
+    }
+}
+
+/// Rows `first..m` of one column of `a·b`: `out` holds them, `col` is the column of `b`.
+#[inline(always)]
+fn mul_column(out: &mut [f64], a: &[f64], col: &[f64], m: usize, first: usize) {
+    out.fill(0.0);
+    for (l, &blj) in col.iter().enumerate() {
+        if blj != 0.0 {
+            for (o, &x) in out.iter_mut().zip(&a[l * m + first..(l + 1) * m]) {
+                *o += x * blj;
             }
         }
     }
 }
 
-/// `out = aᵀ·b` for `a` (`k × m`), `b` (`k × n`), `out` (`m × n`): dot products of columns.
-/// Panics on a shape mismatch.
-pub fn tr_mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
+avx2_dispatch! {
+    /// `out = aᵀ·b` for `a` (`k × m`), `b` (`k × n`), `out` (`m × n`): dot products of columns,
+    /// each summed over `l = 0..k` in order from −0 (as `Iterator::sum`). Panics on a shape
+    /// mismatch.
+    pub fn tr_mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => tr_mul_impl
+}
+
+/// Output rows per block of [`tr_mul_into`] (one vector of four lanes).
+const TR_ROWS: usize = 4;
+/// Output columns per block of [`tr_mul_into`].
+const TR_COLS: usize = 8;
+/// Terms per pass of [`tr_mul_into`]: the transposed panel of `a` lives on the stack.
+const TR_PANEL: usize = 128;
+
+#[inline(always)]
+fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
     let (k, m) = a.shape();
     assert_eq!(b.nrows(), k, "inner dimensions");
-    assert_eq!(out.shape(), (m, b.ncols()), "output shape");
-    let (a, b) = (a.as_slice(), b.as_slice());
-    for (j, col) in out.as_mut_slice().chunks_exact_mut(m).enumerate() {
+    let n = b.ncols();
+    assert_eq!(out.shape(), (m, n), "output shape");
+    // aᵀa is symmetric, and its entries (i, j) and (j, i) are the same products summed in the
+    // same order: compute the blocks on and below the diagonal and mirror the rest.
+    let symmetric = std::ptr::eq(a, b);
+    let (a, b, out) = (a.as_slice(), b.as_slice(), out.as_mut_slice());
+    let full_rows = m - m % TR_ROWS;
+    // Four columns of `a` are copied into a row-major panel, so that one vector holds the
+    // terms of four output rows for the same `l`: every entry keeps its own sequential sum
+    // while 8 × 4 of them advance together. Long sums go panel by panel, parking the partial
+    // sums in `out` (exact) between panels.
+    let mut panel = [[0.0f64; TR_ROWS]; TR_PANEL];
+    for i in (0..full_rows).step_by(TR_ROWS) {
+        let n = if symmetric { n.min(i + TR_ROWS) } else { n };
+        for l0 in (0..k).step_by(TR_PANEL) {
+            let len = TR_PANEL.min(k - l0);
+            for (l, row) in panel[..len].iter_mut().enumerate() {
+                for (r, x) in row.iter_mut().enumerate() {
+                    *x = a[(i + r) * k + l0 + l];
+                }
+            }
+            let start = |o: &[f64]| -> [f64; TR_ROWS] {
+                if l0 == 0 {
+                    [-0.0; TR_ROWS]
+                } else {
+                    o.try_into().expect("block length")
+                }
+            };
+            let mut j = 0;
+            while j + TR_COLS <= n {
+                let mut acc: [[f64; TR_ROWS]; TR_COLS] = std::array::from_fn(|c| {
+                    start(&out[(j + c) * m + i..(j + c) * m + i + TR_ROWS])
+                });
+                for (l, p) in panel[..len].iter().enumerate() {
+                    for (c, acc_c) in acc.iter_mut().enumerate() {
+                        let blj = b[(j + c) * k + l0 + l];
+                        for (o, &x) in acc_c.iter_mut().zip(p) {
+                            *o += x * blj;
+                        }
+                    }
+                }
+                for (c, acc_c) in acc.iter().enumerate() {
+                    out[(j + c) * m + i..(j + c) * m + i + TR_ROWS].copy_from_slice(acc_c);
+                }
+                j += TR_COLS;
+            }
+            for jj in j..n {
+                let mut acc = start(&out[jj * m + i..jj * m + i + TR_ROWS]);
+                for (l, p) in panel[..len].iter().enumerate() {
+                    let blj = b[jj * k + l0 + l];
+                    for (o, &x) in acc.iter_mut().zip(p) {
+                        *o += x * blj;
+                    }
+                }
+                out[jj * m + i..jj * m + i + TR_ROWS].copy_from_slice(&acc);
+            }
+        }
+    }
+    for j in 0..n {
         let bj = &b[j * k..(j + 1) * k];
-        for (i, o) in col.iter_mut().enumerate() {
-            *o = a[i * k..(i + 1) * k]
+        for i in full_rows..m {
+            out[j * m + i] = a[i * k..(i + 1) * k]
                 .iter()
                 .zip(bj)
                 .map(|(x, y)| x * y)
                 .sum();
+        }
+    }
+    if symmetric {
+        for i in 0..full_rows {
+            for j in (i - i % TR_ROWS + TR_ROWS)..n {
+                out[j * m + i] = out[i * m + j];
+            }
         }
     }
 }
@@ -78,6 +240,61 @@ mod tests {
 
     fn m(r: usize, c: usize, seed: f64) -> DMatrix<f64> {
         DMatrix::from_fn(r, c, |i, j| ((i * 7 + j * 3) as f64 + seed).sin())
+    }
+
+    /// The plain loops the blocked kernels replaced: the same sums in the same order.
+    fn reference_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+        DMatrix::from_fn(a.nrows(), b.ncols(), |i, j| {
+            let mut o = 0.0;
+            for l in 0..a.ncols() {
+                if b[(l, j)] != 0.0 {
+                    o += a[(i, l)] * b[(l, j)];
+                }
+            }
+            o
+        })
+    }
+
+    fn reference_tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+        DMatrix::from_fn(a.ncols(), b.ncols(), |i, j| {
+            (0..a.nrows()).map(|l| a[(l, i)] * b[(l, j)]).sum()
+        })
+    }
+
+    fn bits(m: &DMatrix<f64>) -> Vec<u64> {
+        m.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn blocked_products_are_bit_identical_to_the_plain_loops() {
+        // Shapes with and without remainders, and one sum longer than a panel.
+        for (m, k, n) in [
+            (16, 16, 32),
+            (40, 40, 40),
+            (19, 23, 13),
+            (9, 300, 11),
+            (3, 2, 1),
+        ] {
+            let a = m_(m, k, 0.3);
+            let mut b = m_(k, n, 1.1);
+            b[(1, 0)] = 0.0;
+            let mut out = DMatrix::zeros(m, n);
+            mul_into(&mut out, &a, &b);
+            assert_eq!(bits(&out), bits(&reference_mul(&a, &b)), "mul {m}×{k}×{n}");
+            let at = m_(k, m, 0.9);
+            tr_mul_into(&mut out, &at, &b);
+            assert_eq!(
+                bits(&out),
+                bits(&reference_tr_mul(&at, &b)),
+                "tr_mul {m}×{k}×{n}"
+            );
+        }
+    }
+
+    fn m_(r: usize, c: usize, seed: f64) -> DMatrix<f64> {
+        DMatrix::from_fn(r, c, |i, j| {
+            ((i * 13 + j * 7) as f64 * 0.37 + seed).sin() * 1e3f64.powf(((i + j) % 5) as f64 - 2.0)
+        })
     }
 
     #[test]

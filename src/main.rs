@@ -36,6 +36,13 @@ struct Cli {
     /// Use the dark theme (the View menu switches it too).
     #[arg(long)]
     dark: bool,
+    /// With --screenshot: stream the run at full speed for --frame-seconds instead of stopping at
+    /// --run-steps, then print frame-time percentiles and peak memory before the screenshot.
+    #[arg(long, requires = "screenshot")]
+    frame_stats: bool,
+    /// Seconds measured by --frame-stats.
+    #[arg(long, default_value_t = 30.0, requires = "frame_stats")]
+    frame_seconds: f64,
     /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
     #[arg(long, value_parser = parse_section)]
     panel: Option<basis_lab::app::state::Section>,
@@ -254,6 +261,14 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Time the hot loops (episode, paired step, seed sweep, sensing step, memory stream) and
+    /// print steps/s, episodes/s and GFLOP/s against the operation counts documented in
+    /// `basis_lab::bench`. About five seconds; `--long` for about a minute and n = 128.
+    Bench {
+        /// Longer timings and sweeps, plus the n = 128 sensing steps.
+        #[arg(long)]
+        long: bool,
+    },
     /// List the bundled presets, or print one as RON.
     Presets {
         /// Print this preset's full RON text.
@@ -275,6 +290,12 @@ fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         None => {
+            if cli.frame_stats && !(cli.frame_seconds.is_finite() && cli.frame_seconds > 0.0) {
+                anyhow::bail!(
+                    "--frame-seconds {} is out of range; allowed a positive number",
+                    cli.frame_seconds
+                );
+            }
             let preset = cli.preset.as_deref().map(Preset::load).transpose()?;
             basis_lab::app::run_gui(basis_lab::app::GuiOptions {
                 preset,
@@ -283,6 +304,7 @@ fn real_main() -> Result<()> {
                 dark: cli.dark.then_some(true),
                 section: cli.panel,
                 tab: cli.tab,
+                frame_seconds: cli.frame_stats.then_some(cli.frame_seconds),
             })
         }
         Some(Command::Run {
@@ -590,6 +612,17 @@ fn real_main() -> Result<()> {
             threads,
             quiet,
         }),
+        Some(Command::Bench { long }) => {
+            use basis_lab::bench;
+            let opts = if long {
+                bench::BenchOptions::long()
+            } else {
+                bench::BenchOptions::quick()
+            };
+            println!("{}", bench::table_header());
+            bench::run_figures(opts, &mut |f| println!("{}", bench::table_row(f)));
+            Ok(())
+        }
         Some(Command::Presets { name: None }) => {
             for (name, text) in BUNDLED {
                 let p = Preset::from_ron(text, name)?;

@@ -33,6 +33,10 @@ pub struct GuiOptions {
     pub section: Option<state::Section>,
     /// Open this tab of the controlled test (in screenshot mode: run its analysis first).
     pub tab: Option<state::LiveTab>,
+    /// Frame-statistics mode (with `screenshot`): instead of stopping at `run_steps`, stream the
+    /// run at full speed for this many seconds, then print frame-time percentiles, the steps
+    /// reached and the peak resident memory before the screenshot.
+    pub frame_seconds: Option<f64>,
 }
 
 /// Longest a screenshot run may take before it gives up.
@@ -135,6 +139,7 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
                 ShotPlan {
                     path,
                     steps: opts.run_steps,
+                    frames: opts.frame_seconds.map(FrameStats::new),
                     started: Instant::now(),
                     armed: false,
                     settled_frames: 0,
@@ -148,6 +153,7 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
                 state,
                 shot,
                 theme: None,
+                frame_began: Instant::now(),
             }))
         }),
     );
@@ -169,12 +175,19 @@ struct BasisLabApp {
     state: AppState,
     shot: Option<ShotPlan>,
     theme: Option<bool>,
+    /// When the current frame's `logic` started (for frame statistics).
+    frame_began: Instant,
 }
 
 impl eframe::App for BasisLabApp {
     /// Runs every frame, also while the window is hidden or minimised (when `ui` is not called),
     /// so worker updates never pile up and screenshot mode always reaches its timeout.
     fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        let now = Instant::now();
+        if let Some(stats) = self.shot.as_mut().and_then(|s| s.frames.as_mut()) {
+            stats.frame_started(now, self.frame_began);
+        }
+        self.frame_began = now;
         self.state.poll();
         if let Some(plan) = &mut self.shot {
             plan.drive(&mut self.state, ctx);
@@ -191,6 +204,9 @@ impl eframe::App for BasisLabApp {
             });
         }
         self.state.ui(ui);
+        if let Some(stats) = self.shot.as_mut().and_then(|s| s.frames.as_mut()) {
+            stats.frame_finished(self.frame_began.elapsed());
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
@@ -205,10 +221,100 @@ struct ShotPlan {
     path: PathBuf,
     steps: usize,
     started: Instant,
+    /// Frame-statistics mode, see [`GuiOptions::frame_seconds`].
+    frames: Option<FrameStats>,
     armed: bool,
     settled_frames: u32,
     requested: bool,
     outcome: Arc<Mutex<Option<Result<PathBuf, String>>>>,
+}
+
+/// Frame times of a frame-statistics run (`--frame-stats`).
+struct FrameStats {
+    /// Length of the measured window.
+    seconds: f64,
+    /// Start of the window and the step count then, once the run streams.
+    window: Option<(Instant, usize)>,
+    /// Seconds between the starts of successive frames inside the window (everything: our
+    /// logic and UI, egui's tessellation and the GL renderer).
+    intervals: Vec<f64>,
+    /// Seconds of our own work per frame inside the window (`logic` + `ui`).
+    work: Vec<f64>,
+    reported: bool,
+}
+
+impl FrameStats {
+    fn new(seconds: f64) -> Self {
+        Self {
+            seconds,
+            window: None,
+            intervals: Vec::new(),
+            work: Vec::new(),
+            reported: false,
+        }
+    }
+
+    fn open(&mut self, step: usize) {
+        self.window = Some((Instant::now(), step));
+    }
+
+    fn measuring(&self) -> bool {
+        self.window.is_some() && !self.reported
+    }
+
+    fn frame_started(&mut self, now: Instant, previous: Instant) {
+        if self.measuring() {
+            self.intervals.push((now - previous).as_secs_f64());
+        }
+    }
+
+    fn frame_finished(&mut self, work: Duration) {
+        if self.measuring() {
+            self.work.push(work.as_secs_f64());
+        }
+    }
+
+    fn report(&self, began: Instant, steps: usize, step: usize) -> String {
+        let secs = began.elapsed().as_secs_f64();
+        let line = |name: &str, xs: &[f64]| {
+            let (p50, p99, max) = percentiles(xs);
+            format!(
+                "{name}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+                p50 * 1e3,
+                p99 * 1e3,
+                max * 1e3
+            )
+        };
+        let rss =
+            peak_rss_kib().map_or("unknown".into(), |k| format!("{:.0} MB", k as f64 / 1024.0));
+        format!(
+            "frame stats over {secs:.1} s: {} frames ({:.1} per s) while the run streamed {steps} steps \
+             ({:.0} steps/s), now at step {step}\n{}\n{}\npeak resident memory (VmHWM): {rss}",
+            self.intervals.len(),
+            self.intervals.len() as f64 / secs,
+            steps as f64 / secs,
+            line("frame time (start to start)", &self.intervals),
+            line("app work per frame (logic + ui)", &self.work),
+        )
+    }
+}
+
+/// (p50, p99, max) of `xs` by the nearest-rank rule; NaN for an empty slice.
+fn percentiles(xs: &[f64]) -> (f64, f64, f64) {
+    if xs.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    (rank(0.5), rank(0.99), v[v.len() - 1])
+}
+
+/// Peak resident set size of this process in KiB (`VmHWM` in /proc/self/status; Linux only).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 impl ShotPlan {
@@ -218,7 +324,12 @@ impl ShotPlan {
             self.armed = true;
             state.settings.speed = None;
             state.settings.stop = StopRule {
-                at_step: Some(self.steps),
+                // Frame statistics stream past the preset's own step budget.
+                at_step: Some(if self.frames.is_some() {
+                    usize::MAX
+                } else {
+                    self.steps
+                }),
                 heldout_loss_below: None,
             };
             state.send(Command::SetSpeed(None));
@@ -241,7 +352,9 @@ impl ShotPlan {
             }
             return;
         }
-        if self.started.elapsed() > SHOT_TIMEOUT || state.crashed.is_some() {
+        let budget =
+            SHOT_TIMEOUT + Duration::from_secs_f64(self.frames.as_ref().map_or(0.0, |f| f.seconds));
+        if self.started.elapsed() > budget || state.crashed.is_some() {
             let why = state
                 .crashed
                 .clone()
@@ -251,6 +364,22 @@ impl ShotPlan {
             return;
         }
         if self.requested {
+            return;
+        }
+        if let Some(stats) = &mut self.frames
+            && !stats.reported
+        {
+            let step = state.history.step;
+            match stats.window {
+                None if step > 0 => stats.open(step),
+                Some((began, first)) if began.elapsed().as_secs_f64() >= stats.seconds => {
+                    println!("{}", stats.report(began, step - first, step));
+                    stats.reported = true;
+                    self.steps = 0;
+                    state.send(Command::Pause);
+                }
+                _ => {}
+            }
             return;
         }
         let h = &state.history;
@@ -285,5 +414,18 @@ impl ShotPlan {
                 ctx2.request_repaint();
             });
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentiles;
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let xs: Vec<f64> = (1..=200).rev().map(f64::from).collect();
+        assert_eq!(percentiles(&xs), (100.0, 198.0, 200.0));
+        assert_eq!(percentiles(&[3.0]), (3.0, 3.0, 3.0));
+        assert!(percentiles(&[]).0.is_nan());
     }
 }

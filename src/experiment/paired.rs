@@ -8,7 +8,7 @@ use super::activations::{
     ACTIVATION_ROTATIONS, ActivationStats, activation_episodes, activation_stats,
 };
 use crate::metrics::{
-    RotationBaseline, axis_concentration, gram_divergence, mean_sd, orientation_divergence,
+    RotationBaseline, axis_concentration, gram_divergence_with, mean_sd, orientation_divergence,
 };
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace, normalize_columns};
 use crate::optim::{Optimizer, OptimizerInfo};
@@ -144,6 +144,8 @@ pub struct PairedRun {
     heldout: Vec<Episode>,
     arms: Vec<Arm>,
     scratch: DMatrix<f64>,
+    /// The two V × V Gram matrices of the twin metrics.
+    grams: [DMatrix<f64>; 2],
     step: usize,
     records: Vec<StepRecord>,
 }
@@ -204,6 +206,7 @@ impl PairedRun {
             heldout,
             arms,
             scratch: DMatrix::zeros(d, v),
+            grams: [DMatrix::zeros(v, v), DMatrix::zeros(v, v)],
             step: 0,
             records: Vec::with_capacity(preset.arms.len()),
             w0,
@@ -276,7 +279,7 @@ impl PairedRun {
                 }
             }
             let mut record = match failure {
-                None => pair_metrics(arm, &self.q, &mut self.scratch, s, idx),
+                None => pair_metrics(arm, &self.q, &mut self.scratch, &mut self.grams, s, idx),
                 Some(_) => StepRecord::undefined(s, idx),
             };
             record.loss = loss;
@@ -339,7 +342,14 @@ impl PairedRun {
                 };
                 continue;
             }
-            out.push(pair_metrics(arm, &self.q, &mut self.scratch, s, idx));
+            out.push(pair_metrics(
+                arm,
+                &self.q,
+                &mut self.scratch,
+                &mut self.grams,
+                s,
+                idx,
+            ));
         }
         out
     }
@@ -439,6 +449,7 @@ fn pair_metrics(
     arm: &Arm,
     q: &DMatrix<f64>,
     scratch: &mut DMatrix<f64>,
+    grams: &mut [DMatrix<f64>; 2],
     step: usize,
     idx: usize,
 ) -> StepRecord {
@@ -449,7 +460,7 @@ fn pair_metrics(
         arm: idx,
         loss: [f64::NAN; 2],
         orientation_div: orientation_divergence(&b.w, q, &a.w, scratch),
-        gram_div: gram_divergence(&a.ws.keys, &b.ws.keys),
+        gram_div: gram_divergence_with(&a.ws.keys, &b.ws.keys, grams),
         axis_concentration: [
             axis_concentration(&a.ws.keys),
             axis_concentration(&b.ws.keys),

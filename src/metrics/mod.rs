@@ -25,24 +25,35 @@ pub fn gram(keys: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// Gram divergence `‖K′ᵀK′ − KᵀK‖F` (absolute, diagonal included; SPEC §3) between two key
-/// matrices of equal shape `d_k × V`. Allocation-free, O(V²·d_k). Panics on a shape mismatch.
+/// matrices of equal shape `d_k × V`. O(V²·d_k); allocates the two V × V Gram matrices (see
+/// [`gram_divergence_with`]). Panics on a shape mismatch.
 pub fn gram_divergence(keys_a: &DMatrix<f64>, keys_b: &DMatrix<f64>) -> f64 {
+    let v = keys_a.ncols();
+    let mut grams = [DMatrix::zeros(v, v), DMatrix::zeros(v, v)];
+    gram_divergence_with(keys_a, keys_b, &mut grams)
+}
+
+/// [`gram_divergence`] into `grams` (two `V × V` matrices, overwritten with KᵀK and K′ᵀK′):
+/// allocation-free. Each Gram entry is a dot product summed in order over the coordinates, and
+/// the squared differences are added over the lower triangle row by row (off-diagonal entries
+/// twice). Panics on a shape mismatch.
+pub fn gram_divergence_with(
+    keys_a: &DMatrix<f64>,
+    keys_b: &DMatrix<f64>,
+    grams: &mut [DMatrix<f64>; 2],
+) -> f64 {
     assert_eq!(
         keys_a.shape(),
         keys_b.shape(),
         "key matrices must have one shape"
     );
-    let d = keys_a.nrows();
-    let (a, b) = (keys_a.as_slice(), keys_b.as_slice());
+    let [ga, gb] = grams;
+    crate::linalg::tr_mul_into(ga, keys_a, keys_a);
+    crate::linalg::tr_mul_into(gb, keys_b, keys_b);
     let mut sum = 0.0;
     for i in 0..keys_a.ncols() {
-        let (ai, bi) = (&a[i * d..(i + 1) * d], &b[i * d..(i + 1) * d]);
-        // G is symmetric: off-diagonal entries count twice.
         for j in 0..=i {
-            let (aj, bj) = (&a[j * d..(j + 1) * d], &b[j * d..(j + 1) * d]);
-            let ga: f64 = ai.iter().zip(aj).map(|(x, y)| x * y).sum();
-            let gb: f64 = bi.iter().zip(bj).map(|(x, y)| x * y).sum();
-            let diff = ga - gb;
+            let diff = ga[(i, j)] - gb[(i, j)];
             sum += if i == j {
                 diff * diff
             } else {

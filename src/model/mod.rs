@@ -49,6 +49,7 @@ pub enum ModelError {
 ///
 /// Errors: [`ModelError::DegenerateColumn`] if a norm is zero or non-finite.
 /// Panics if the shapes disagree.
+#[inline(always)]
 pub fn normalize_columns(
     w: &DMatrix<f64>,
     keys: &mut DMatrix<f64>,
@@ -129,6 +130,16 @@ impl Workspace {
         episodes: &[Episode],
         grad: &mut DMatrix<f64>,
     ) -> Result<f64, ModelError> {
+        loss_and_grad_dispatch(self, w, episodes, grad)
+    }
+
+    #[inline(always)]
+    fn loss_and_grad_impl(
+        &mut self,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        grad: &mut DMatrix<f64>,
+    ) -> Result<f64, ModelError> {
         assert!(!episodes.is_empty(), "a step needs at least one episode");
         assert_eq!(grad.shape(), w.shape(), "grad must have the shape of W_K");
         self.check_episodes(episodes);
@@ -204,6 +215,7 @@ impl Workspace {
         Ok(())
     }
 
+    #[inline(always)]
     fn check_episodes(&self, episodes: &[Episode]) {
         let k = self.cfg.pairs_per_episode;
         for ep in episodes {
@@ -214,11 +226,13 @@ impl Workspace {
         }
     }
 
+    #[inline(always)]
     fn final_memory_offset(&self) -> usize {
         self.cfg.pairs_per_episode * self.cfg.n_values * self.cfg.d_k
     }
 
     /// Runs the k delta-rule writes of `ep`, filling `s_hist` (S_0 … S_k) and `deltas`.
+    #[inline(always)]
     fn forward_writes(&mut self, ep: &Episode) {
         let (d, vb, beta) = (self.cfg.d_k, self.cfg.n_values, self.cfg.beta);
         let sz = vb * d;
@@ -230,11 +244,7 @@ impl Workspace {
             let delta = &mut self.deltas[i * vb..(i + 1) * vb];
             // δ = e_b − S k
             delta.fill(0.0);
-            for (j, &kj) in key.iter().enumerate() {
-                for (dl, s) in delta.iter_mut().zip(&prev[j * vb..(j + 1) * vb]) {
-                    *dl -= s * kj;
-                }
-            }
+            fold_columns(delta, prev, key, |dl, s, kj| dl - s * kj);
             delta[b] += 1.0;
             // S ← S + β δ kᵀ
             for (j, &kj) in key.iter().enumerate() {
@@ -248,19 +258,17 @@ impl Workspace {
     }
 
     /// Scores `r = S k_a` into `self.scores`, S taken at `s_off` in `s_hist`.
+    #[inline(always)]
     fn read(&mut self, s_off: usize, a: usize) {
         let (d, vb) = (self.cfg.d_k, self.cfg.n_values);
         let s = &self.s_hist[s_off..s_off + vb * d];
         let key = &self.keys.as_slice()[a * d..(a + 1) * d];
         self.scores.fill(0.0);
-        for (j, &kj) in key.iter().enumerate() {
-            for (r, sv) in self.scores.iter_mut().zip(&s[j * vb..(j + 1) * vb]) {
-                *r += sv * kj;
-            }
-        }
+        fold_columns(&mut self.scores, s, key, |r, sv, kj| r + sv * kj);
     }
 
     /// −ln softmax(g·r)_b via log-sum-exp; leaves softmax(g·r) in `self.scores`.
+    #[inline(always)]
     fn cross_entropy(&mut self, b: usize) -> f64 {
         let g = self.cfg.gain;
         let max = self
@@ -281,6 +289,7 @@ impl Workspace {
 
     /// Forward and reverse pass of one episode; accumulates `scale·∂(Σ query losses)/∂K` into
     /// `d_keys` and returns the summed query loss.
+    #[inline(always)]
     fn episode_backward(&mut self, ep: &Episode, scale: f64) -> f64 {
         let (d, vb, beta, g) = (
             self.cfg.d_k,
@@ -306,17 +315,30 @@ impl Workspace {
             let s = &self.s_hist[s_final..s_final + sz];
             let key = &self.keys.as_slice()[a * d..(a + 1) * d];
             let dk = &mut self.d_keys.as_mut_slice()[a * d..(a + 1) * d];
-            for j in 0..d {
+            // dS += dr kᵀ ; dk += Sᵀ dr. Four coordinates j at a time, so that their four dot
+            // products (each summed in order over the values) overlap instead of waiting on
+            // one another; the same operations in the same order as one j at a time.
+            let (d_s, dr) = (&mut self.d_s, &self.scores);
+            let grouped = d - d % 4;
+            for j0 in (0..grouped).step_by(4) {
+                let (ds, sv) = (&mut d_s[j0 * vb..(j0 + 4) * vb], &s[j0 * vb..(j0 + 4) * vb]);
+                let mut acc = [0.0f64; 4];
+                for (v, &drv) in dr.iter().enumerate() {
+                    for q in 0..4 {
+                        ds[q * vb + v] += drv * key[j0 + q];
+                        acc[q] += sv[q * vb + v] * drv;
+                    }
+                }
+                for q in 0..4 {
+                    dk[j0 + q] += acc[q];
+                }
+            }
+            for j in grouped..d {
                 let col = j * vb..(j + 1) * vb;
-                // dS += dr kᵀ ; dk += Sᵀ dr
                 let mut acc = 0.0;
-                for ((ds, sv), dr) in self.d_s[col.clone()]
-                    .iter_mut()
-                    .zip(&s[col])
-                    .zip(&self.scores)
-                {
-                    *ds += dr * key[j];
-                    acc += sv * dr;
+                for ((ds, sv), drv) in d_s[col.clone()].iter_mut().zip(&s[col]).zip(dr) {
+                    *ds += drv * key[j];
+                    acc += sv * drv;
                 }
                 dk[j] += acc;
             }
@@ -331,17 +353,32 @@ impl Workspace {
             // dδ = β dS k
             let d_delta = &mut self.scores;
             d_delta.fill(0.0);
-            for (j, &kj) in key.iter().enumerate() {
-                for (dd, ds) in d_delta.iter_mut().zip(&self.d_s[j * vb..(j + 1) * vb]) {
-                    *dd += beta * ds * kj;
-                }
-            }
+            fold_columns(d_delta, &self.d_s, key, |dd, ds, kj| dd + beta * ds * kj);
             // dk += β dSᵀ δ − S_iᵀ dδ ; dS −= dδ kᵀ
             let dk = &mut self.d_keys.as_mut_slice()[a * d..(a + 1) * d];
-            for j in 0..d {
+            let d_s = &mut self.d_s;
+            let grouped = d - d % 4;
+            for j0 in (0..grouped).step_by(4) {
+                let (ds, sp) = (
+                    &mut d_s[j0 * vb..(j0 + 4) * vb],
+                    &s_prev[j0 * vb..(j0 + 4) * vb],
+                );
+                let mut acc = [0.0f64; 4];
+                for (v, (&dl, &dd)) in delta.iter().zip(d_delta.iter()).enumerate() {
+                    for q in 0..4 {
+                        let x = &mut ds[q * vb + v];
+                        acc[q] += beta * *x * dl - sp[q * vb + v] * dd;
+                        *x -= dd * key[j0 + q];
+                    }
+                }
+                for q in 0..4 {
+                    dk[j0 + q] += acc[q];
+                }
+            }
+            for j in grouped..d {
                 let col = j * vb..(j + 1) * vb;
                 let mut acc = 0.0;
-                for (((ds, sp), dl), dd) in self.d_s[col.clone()]
+                for (((ds, sp), dl), dd) in d_s[col.clone()]
                     .iter_mut()
                     .zip(&s_prev[col])
                     .zip(delta)
@@ -357,6 +394,7 @@ impl Workspace {
     }
 
     /// Chain rule through k = w/‖w‖: ∂w = (I − k kᵀ) ∂k / ‖w‖ on used columns, 0 elsewhere.
+    #[inline(always)]
     fn project_to_columns(&self, grad: &mut DMatrix<f64>) {
         let d = self.cfg.d_k;
         let (keys, dk) = (self.keys.as_slice(), self.d_keys.as_slice());
@@ -376,6 +414,47 @@ impl Workspace {
             }
         }
     }
+}
+
+/// For every entry v of `out` (length V_b), in order of j: `out[v] = f(out[v], m[j·V_b + v],
+/// key[j])`, with `m` a column-major `V_b × d` matrix (at least d columns) — a matrix–vector
+/// product in the form `f` gives it. Eight entries at a time stay in registers over the whole
+/// j loop (the plain loop would store and reload them for every j); each entry sees the same
+/// operations in the same order.
+#[inline(always)]
+fn fold_columns(out: &mut [f64], m: &[f64], key: &[f64], f: impl Fn(f64, f64, f64) -> f64) {
+    const W: usize = 8;
+    let vb = out.len();
+    let full = vb - vb % W;
+    for c0 in (0..full).step_by(W) {
+        let mut acc: [f64; W] = out[c0..c0 + W].try_into().expect("block length");
+        for (j, &kj) in key.iter().enumerate() {
+            let col: &[f64; W] = m[j * vb + c0..j * vb + c0 + W]
+                .try_into()
+                .expect("block length");
+            for (a, &x) in acc.iter_mut().zip(col) {
+                *a = f(*a, x, kj);
+            }
+        }
+        out[c0..c0 + W].copy_from_slice(&acc);
+    }
+    for (v, o) in out.iter_mut().enumerate().skip(full) {
+        let mut a = *o;
+        for (j, &kj) in key.iter().enumerate() {
+            a = f(a, m[j * vb + v], kj);
+        }
+        *o = a;
+    }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// [`Workspace::loss_and_grad`], compiled with AVX2 where the CPU has it.
+    fn loss_and_grad_dispatch(
+        ws: &mut Workspace,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        grad: &mut DMatrix<f64>,
+    ) -> Result<f64, ModelError> => Workspace::loss_and_grad_impl
 }
 
 /// Index of the largest entry, the first one on ties (SPEC §1's accuracy rule). A NaN after the

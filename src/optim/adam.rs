@@ -47,23 +47,37 @@ impl Optimizer for Adam {
             .zip(&mut self.m)
             .zip(&mut self.v)
         {
-            for (((w, &gi), mi), vi) in p
-                .iter_mut()
-                .zip(g.iter())
-                .zip(m.iter_mut())
-                .zip(v.iter_mut())
-            {
-                *mi = b1 * *mi + (1.0 - b1) * gi;
-                *vi = b2 * *vi + (1.0 - b2) * gi * gi;
-                let denom = (*vi / bc2).sqrt() + eps;
-                if denom != 0.0 {
-                    *w -= lr * (*mi / bc1) / denom;
-                }
-            }
+            adam_update(
+                p.as_mut_slice(),
+                g.as_slice(),
+                m.as_mut_slice(),
+                v.as_mut_slice(),
+                [b1, b2, eps, bc1, bc2, lr],
+            );
         }
     }
 
     fn clone_box(&self) -> Box<dyn Optimizer> {
         Box::new(self.clone())
+    }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// One Adam update of the entries of one matrix, compiled with AVX2 where the CPU has it.
+    /// `c` holds β1, β2, ε, the two bias corrections and the learning rate.
+    fn adam_update(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [f64; 6])
+        => adam_update_impl
+}
+
+#[inline(always)]
+fn adam_update_impl(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [f64; 6]) {
+    let [b1, b2, eps, bc1, bc2, lr] = c;
+    for (((w, &gi), mi), vi) in w.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
+        *mi = b1 * *mi + (1.0 - b1) * gi;
+        *vi = b2 * *vi + (1.0 - b2) * gi * gi;
+        let denom = (*vi / bc2).sqrt() + eps;
+        if denom != 0.0 {
+            *w -= lr * (*mi / bc1) / denom;
+        }
     }
 }

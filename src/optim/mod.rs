@@ -266,9 +266,10 @@ fn check_shapes(params: &[DMatrix<f64>], grads: &[DMatrix<f64>]) {
 }
 
 /// `y ← a·x + b·y` entrywise for equal-shaped matrices (nalgebra's `axpy` is vector-only).
+#[inline]
 pub(crate) fn axpby(y: &mut DMatrix<f64>, a: f64, x: &DMatrix<f64>, b: f64) {
     debug_assert_eq!(y.shape(), x.shape());
-    for (yi, xi) in y.iter_mut().zip(x.iter()) {
+    for (yi, xi) in y.as_mut_slice().iter_mut().zip(x.as_slice()) {
         *yi = a * xi + b * *yi;
     }
 }

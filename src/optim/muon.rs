@@ -51,6 +51,17 @@ impl NsScratch {
 /// [`NsScratch::new`]`(m, n)`. Left-equivariant: NS(QB) = Q·NS(B) for orthogonal Q, up to rounding.
 /// Panics if `out` is not `m × n` or `scratch` was made for another shape.
 pub fn newton_schulz(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) {
+    newton_schulz_dispatch(b, out, scratch)
+}
+
+crate::linalg::avx2_dispatch! {
+    /// [`newton_schulz`], compiled with AVX2 where the CPU has it.
+    fn newton_schulz_dispatch(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch)
+        => newton_schulz_impl
+}
+
+#[inline(always)]
+fn newton_schulz_impl(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) {
     let (a_c, b_c, c_c) = NS_COEFFS;
     let tall = b.nrows() > b.ncols();
     let NsScratch { y, a, p, tmp } = scratch;

@@ -1,0 +1,425 @@
+//! Throughput workloads shared by `cargo bench` (benches/throughput.rs) and `basis-lab bench`,
+//! and the operation counts their GFLOP/s figures are measured against.
+//!
+//! # Operation counts
+//!
+//! One multiply-add (a multiplication and an addition) counts as two floating-point operations.
+//! Only the arithmetic of the model and of the sensing loss is counted; exponentials, divisions,
+//! the optimizer's update and the twin metrics are not, so a figure is a lower bound on the work
+//! done and heavy update rules (Muon, Shampoo) show a lower GFLOP/s.
+//!
+//! **Episode forward + backward** ([`episode_multiply_adds`]), with `d = d_k`, `V_b` value
+//! classes and `k` pairs, from `Workspace::loss_and_grad` in `src/model`:
+//! - each of the k writes computes `δ = e_b − S k` and `S ← S + β δ kᵀ`: 2·V_b·d;
+//! - each of the k queries reads `r = S k_a`, then accumulates `dS += dr kᵀ` and `dk += Sᵀ dr`:
+//!   3·V_b·d;
+//! - each of the k writes, reversed, forms `dδ = β dS k`, then `dk += β dSᵀ δ − S_iᵀ dδ` (two)
+//!   and `dS −= dδ kᵀ`: 4·V_b·d;
+//!
+//! in all **9·k·V_b·d** per episode. Once per step, normalising the columns of `W_K` and
+//! projecting the key gradient back onto them adds **4·d·V** ([`step_multiply_adds`]).
+//! At the default preset (d 16, V_b 8, k 16, V 32) that is 18,432 per episode and 2,048 per
+//! step.
+//!
+//! **Sensing loss and gradient** ([`sensing_multiply_adds`]), from
+//! `SensingProblem::loss_and_grad` in `src/sensing`, with side n and m measurements: `X = U Vᵀ`
+//! (n³), for every measurement the residual `⟨A_i, X⟩` (n²) and the accumulation `M += c r_i A_i`
+//! (n²), then `∇U = M V` and `∇V = Mᵀ U` (2·n³): **2·m·n² + 3·n³**. At n = 40 (m = 462) that is
+//! 1,670,400; at n = 128 (m = 1518), 56,033,280. A twin run doubles it.
+//!
+//! # Memory bandwidth
+//!
+//! [`stream_sum`] sums an f64 buffer of the measurement operator's size (m·n² numbers) in eight
+//! independent lanes; the time of one pass, after warm-up passes, is the time to stream the
+//! operator once. At n = 40 the 5.9 MB operator (and the probe buffer) stay in a last-level cache
+//! of 8 MB or more between passes, exactly as the operator does between sensing steps; at
+//! n = 128 (199 MB) both come from main memory.
+
+use std::time::{Duration, Instant};
+
+use nalgebra::DMatrix;
+
+use crate::experiment::{PairedRun, scaled_to_dk, sweep};
+use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace};
+use crate::preset::Preset;
+use crate::rng::{Stream, gaussian_matrix, stream};
+use crate::sensing::zoo::{FactorRun, Rule};
+use crate::sensing::{SensingConfig, SensingProblem};
+
+/// Multiply-adds of one episode's forward and backward pass: 9·k·V_b·d (see the module docs).
+pub fn episode_multiply_adds(cfg: &MemoryConfig) -> u64 {
+    9 * (cfg.pairs_per_episode * cfg.n_values * cfg.d_k) as u64
+}
+
+/// Multiply-adds done once per `loss_and_grad` call whatever the batch: 4·d·V (normalising the
+/// columns and projecting the gradient back).
+pub fn step_multiply_adds(cfg: &MemoryConfig) -> u64 {
+    4 * (cfg.d_k * cfg.n_keys) as u64
+}
+
+/// Multiply-adds of one sensing loss-and-gradient evaluation at side `n` with `m`
+/// measurements: 2·m·n² + 3·n³ (see the module docs).
+pub fn sensing_multiply_adds(n: usize, m: usize) -> u64 {
+    let (n, m) = (n as u64, m as u64);
+    2 * m * n * n + 3 * n * n * n
+}
+
+/// Sum of `buf` in eight independent lanes: the memory-bandwidth probe. Reads every element once.
+pub fn stream_sum(buf: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let chunks = buf.chunks_exact(8);
+    let tail: f64 = chunks.remainder().iter().sum();
+    for c in chunks {
+        for (a, x) in acc.iter_mut().zip(c) {
+            *a += x;
+        }
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+/// The default preset moved to key dimension `d_k` (keys and pairs scaled as `dk-sweep` does).
+pub fn default_at_dk(d_k: usize) -> Preset {
+    let p = Preset::load("default").expect("the default preset is bundled");
+    if d_k == p.d_k {
+        p
+    } else {
+        scaled_to_dk(&p, d_k)
+    }
+}
+
+/// One episode's forward and backward pass at a preset's sizes, on a fixed weight matrix and a
+/// fixed episode.
+pub struct EpisodeWorkload {
+    ws: Workspace,
+    w: DMatrix<f64>,
+    grad: DMatrix<f64>,
+    episode: [Episode; 1],
+}
+
+impl EpisodeWorkload {
+    /// The workload of `preset` (its seed draws W and the episode). Panics on an invalid preset.
+    pub fn new(preset: &Preset) -> Self {
+        preset.validate().expect("a valid preset");
+        let cfg = preset.memory();
+        let w = gaussian_matrix(
+            &mut stream(preset.seed, Stream::InitialWeights),
+            cfg.d_k,
+            cfg.n_keys,
+            preset.init_std(),
+        );
+        let mut sampler = EpisodeSampler::new(
+            stream(preset.seed, Stream::Training),
+            cfg.n_keys,
+            cfg.n_values,
+        );
+        Self {
+            ws: Workspace::new(cfg),
+            grad: DMatrix::zeros(cfg.d_k, cfg.n_keys),
+            episode: [sampler.sample(cfg.pairs_per_episode)],
+            w,
+        }
+    }
+
+    /// Runs the pass once; returns the loss.
+    pub fn run(&mut self) -> f64 {
+        self.ws
+            .loss_and_grad(&self.w, &self.episode, &mut self.grad)
+            .expect("random weights have no zero column")
+    }
+
+    /// Multiply-adds of one [`EpisodeWorkload::run`]: one episode plus the per-step work.
+    pub fn multiply_adds(&self) -> u64 {
+        let cfg = self.ws.config();
+        episode_multiply_adds(cfg) + step_multiply_adds(cfg)
+    }
+}
+
+/// A paired run of the default preset at `batch` episodes per step (all four arms).
+pub fn paired_run(batch: usize) -> PairedRun {
+    let mut p = Preset::load("default").expect("the default preset is bundled");
+    p.batch = batch;
+    PairedRun::new(&p).expect("the default preset is valid")
+}
+
+/// Multiply-adds of the model work in one paired step of `run`: two twins per arm, each a batch
+/// of episodes plus the per-step work (optimizers and metrics not counted).
+pub fn paired_step_multiply_adds(run: &PairedRun) -> u64 {
+    let cfg = run.memory();
+    let p = run.preset();
+    let per_twin = p.batch as u64 * episode_multiply_adds(cfg) + step_multiply_adds(cfg);
+    2 * p.arms.len() as u64 * per_twin
+}
+
+/// Wall time of a `seeds`-seed sweep of the default preset at `steps` steps on a fresh rayon
+/// pool of `threads` threads (the faster of two runs).
+pub fn sweep_seconds(seeds: usize, steps: usize, threads: usize) -> f64 {
+    (0..2)
+        .map(|_| sweep_once(seeds, steps, threads))
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn sweep_once(seeds: usize, steps: usize, threads: usize) -> f64 {
+    let mut p = Preset::load("default").expect("the default preset is bundled");
+    p.steps = steps;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool");
+    let start = Instant::now();
+    pool.install(|| sweep(&p, seeds, &|| {}))
+        .expect("the default preset is valid");
+    start.elapsed().as_secs_f64()
+}
+
+/// The paper's sensing problem (r 3, m/dof 2, init 1e-3) at side `n`, seed 0.
+pub fn sensing_problem(n: usize) -> SensingProblem {
+    let cfg = SensingConfig {
+        n,
+        ..SensingConfig::default()
+    };
+    SensingProblem::new(&cfg, 0)
+}
+
+/// A sensing run of `rule` at its paper rate on `problem` with a budget no benchmark reaches,
+/// warmed up by a few steps.
+pub fn sensing_run(problem: &SensingProblem, rule: Rule) -> FactorRun<'_> {
+    let mut run = FactorRun::new(problem, rule, rule.paper_lr(), usize::MAX, 0, false);
+    for _ in 0..3 {
+        run.step();
+    }
+    run
+}
+
+/// Seconds per call of `f`: a few warm-up calls, then 30 batches of calls, each lasting about
+/// a 30th of `budget` (at least 3 calls); returns the fastest batch's mean, so that other
+/// programs briefly taking the core do not count, and the calls timed in all.
+pub fn time_per_call(budget: Duration, mut f: impl FnMut()) -> (f64, u64) {
+    for _ in 0..3 {
+        f();
+    }
+    let slice = budget / 30;
+    let (mut best, mut total) = (f64::INFINITY, 0u64);
+    for _ in 0..30 {
+        let start = Instant::now();
+        let mut calls = 0u64;
+        while calls < 3 || start.elapsed() < slice {
+            f();
+            calls += 1;
+        }
+        best = best.min(start.elapsed().as_secs_f64() / calls as f64);
+        total += calls;
+    }
+    (best, total)
+}
+
+/// One row of the `basis-lab bench` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// What was timed.
+    pub name: String,
+    /// Unit of `per_second`: "steps/s", "episodes/s", "GB/s" or "×".
+    pub unit: &'static str,
+    /// Throughput in `unit`.
+    pub per_second: f64,
+    /// Seconds per step, episode, pass or run.
+    pub seconds: f64,
+    /// Achieved GFLOP/s against the documented count, where one applies.
+    pub gflops: Option<f64>,
+    /// Target and verdict, or other remark.
+    pub note: String,
+}
+
+/// How long `run_figures` measures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BenchOptions {
+    /// Time budget of each timed figure.
+    pub per_figure: Duration,
+    /// Steps per seed of the sweep figures.
+    pub sweep_steps: usize,
+    /// Whether to time the n = 128 sensing steps and DRAM stream (slow to set up: 199 MB).
+    pub large: bool,
+}
+
+impl BenchOptions {
+    /// About five seconds in all.
+    pub fn quick() -> Self {
+        Self {
+            per_figure: Duration::from_millis(150),
+            sweep_steps: 50,
+            large: false,
+        }
+    }
+
+    /// About a minute: longer timings, longer sweeps, the n = 128 figures.
+    pub fn long() -> Self {
+        Self {
+            per_figure: Duration::from_secs(2),
+            sweep_steps: 400,
+            large: true,
+        }
+    }
+}
+
+/// Measures every figure, calling `report` as each is ready (so a table can print as it goes).
+pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let mut push = |f: Figure| {
+        report(&f);
+        out.push(f);
+    };
+    let gflops = |ma: u64, secs: f64| Some(2.0 * ma as f64 / secs / 1e9);
+    for d_k in [16, 64] {
+        let mut w = EpisodeWorkload::new(&default_at_dk(d_k));
+        let (secs, _) = time_per_call(opts.per_figure, || {
+            std::hint::black_box(w.run());
+        });
+        push(Figure {
+            name: format!("episode fwd+bwd, d_k {d_k}"),
+            unit: "episodes/s",
+            per_second: 1.0 / secs,
+            seconds: secs,
+            gflops: gflops(w.multiply_adds(), secs),
+            note: String::new(),
+        });
+    }
+    for batch in [8, 1] {
+        let mut run = paired_run(batch);
+        let (secs, _) = time_per_call(opts.per_figure, || {
+            run.step();
+        });
+        let note = if batch == 1 {
+            verdict(1.0 / secs >= 20_000.0, "target ≥ 20000 steps/s")
+        } else {
+            "the default preset".into()
+        };
+        push(Figure {
+            name: format!("paired step, 4 arms, batch {batch}"),
+            unit: "steps/s",
+            per_second: 1.0 / secs,
+            seconds: secs,
+            gflops: gflops(paired_step_multiply_adds(&run), secs),
+            note,
+        });
+    }
+    let sweep_steps = opts.sweep_steps;
+    let one = sweep_seconds(16, sweep_steps, 1);
+    let two = sweep_seconds(16, sweep_steps, 2);
+    for (threads, secs) in [(1, one), (2, two)] {
+        push(Figure {
+            name: format!("16-seed sweep × {sweep_steps} steps, {threads} thread(s)"),
+            unit: "steps/s",
+            per_second: (16 * sweep_steps) as f64 / secs,
+            seconds: secs,
+            gflops: None,
+            note: String::new(),
+        });
+    }
+    push(Figure {
+        name: "sweep speed-up, 2 threads over 1".into(),
+        unit: "×",
+        per_second: one / two,
+        seconds: two,
+        gflops: None,
+        note: verdict(one / two >= 1.8, "target ≥ 1.8×"),
+    });
+    let sizes: &[usize] = if opts.large { &[40, 128] } else { &[40] };
+    for &n in sizes {
+        let problem = sensing_problem(n);
+        let m = problem.m();
+        let ma = sensing_multiply_adds(n, m);
+        let buf: Vec<f64> = (0..m * n * n).map(|i| (i % 7) as f64).collect();
+        let (stream_secs, _) = time_per_call(opts.per_figure, || {
+            std::hint::black_box(stream_sum(std::hint::black_box(&buf)));
+        });
+        drop(buf);
+        let bytes = (m * n * n * 8) as f64;
+        push(Figure {
+            name: format!("stream m·n² f64 once, n {n} ({:.1} MB)", bytes / 1e6),
+            unit: "GB/s",
+            per_second: bytes / stream_secs / 1e9,
+            seconds: stream_secs,
+            gflops: None,
+            note: "memory-bandwidth probe".into(),
+        });
+        for rule in [Rule::Gd, Rule::Adam, Rule::Muon, Rule::Shampoo] {
+            let mut run = sensing_run(&problem, rule);
+            let (secs, _) = time_per_call(opts.per_figure, || {
+                run.step();
+            });
+            let ratio = secs / stream_secs;
+            let note = if n == 40 && rule == Rule::Gd {
+                verdict(
+                    ratio <= 1.5,
+                    &format!("{ratio:.2}× the stream; target ≤ 1.5×"),
+                )
+            } else {
+                format!("{ratio:.2}× the stream")
+            };
+            push(Figure {
+                name: format!("sensing step n {n}, {}", rule.name()),
+                unit: "steps/s",
+                per_second: 1.0 / secs,
+                seconds: secs,
+                gflops: gflops(ma, secs),
+                note,
+            });
+        }
+    }
+    out
+}
+
+/// The header of the `basis-lab bench` table, matching [`table_row`].
+pub fn table_header() -> String {
+    format!(
+        "{:<40} {:>12} {:<10} {:>12} {:>8}  note",
+        "workload", "rate", "unit", "time", "GFLOP/s"
+    )
+}
+
+/// One figure as a row of the `basis-lab bench` table: rate, unit, time per unit, GFLOP/s, note.
+pub fn table_row(f: &Figure) -> String {
+    let time = if f.seconds >= 1.0 {
+        format!("{:.2} s", f.seconds)
+    } else if f.seconds >= 1e-3 {
+        format!("{:.2} ms", f.seconds * 1e3)
+    } else {
+        format!("{:.1} µs", f.seconds * 1e6)
+    };
+    let rate = if f.per_second >= 100.0 {
+        format!("{:.0}", f.per_second)
+    } else {
+        format!("{:.2}", f.per_second)
+    };
+    let gflops = f.gflops.map_or("—".into(), |g| format!("{g:.2}"));
+    format!(
+        "{:<40} {:>12} {:<10} {:>12} {:>8}  {}",
+        f.name, rate, f.unit, time, gflops, f.note
+    )
+}
+
+fn verdict(met: bool, target: &str) -> String {
+    format!("{target}: {}", if met { "met" } else { "missed" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_counts_follow_the_documented_formulas() {
+        let cfg = default_at_dk(16).memory();
+        assert_eq!(episode_multiply_adds(&cfg), 18_432);
+        assert_eq!(step_multiply_adds(&cfg), 2_048);
+        assert_eq!(sensing_multiply_adds(40, 462), 1_670_400);
+        assert_eq!(sensing_problem(40).m(), 462);
+        assert_eq!(sensing_multiply_adds(128, 1518), 56_033_280);
+        let run = paired_run(1);
+        assert_eq!(paired_step_multiply_adds(&run), 8 * (18_432 + 2_048));
+    }
+
+    #[test]
+    fn stream_sum_adds_every_element() {
+        let buf: Vec<f64> = (1..=1001).map(f64::from).collect();
+        assert_eq!(stream_sum(&buf), 1001.0 * 1002.0 / 2.0);
+    }
+}
