@@ -47,7 +47,7 @@ struct Cli {
     #[arg(long, value_parser = parse_section)]
     panel: Option<basis_lab::app::state::Section>,
     /// Open this tab of the controlled test: live, activations, sweep, eps, matched or dk (in
-    /// screenshot mode the ε, matched and d_k analyses run first).
+    /// screenshot mode the seed sweep and the ε, matched and d_k analyses run first).
     #[arg(long)]
     tab: Option<basis_lab::app::state::LiveTab>,
 }
@@ -243,7 +243,7 @@ enum Command {
         #[arg(long, default_value_t = 30_000)]
         steps: usize,
         /// Output folder (created if missing).
-        #[arg(long, short, default_value = ".")]
+        #[arg(long, short)]
         out: PathBuf,
         /// Comma-separated rules: gd, adam, muon.
         #[arg(long, value_delimiter = ',', default_value = "gd,adam,muon")]
@@ -277,6 +277,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing into a closed pipe (`basis-lab presets | head`) would
+    // panic; the default action ends the process quietly, as other command-line tools do.
+    #[cfg(unix)]
+    // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -626,7 +633,7 @@ fn real_main() -> Result<()> {
         Some(Command::Presets { name: None }) => {
             for (name, text) in BUNDLED {
                 let p = Preset::from_ron(text, name)?;
-                println!("{name:<10} {}", p.description);
+                println!("{name:<14} {}", p.description);
             }
             Ok(())
         }
@@ -881,7 +888,7 @@ fn print_summary(s: &Summary) {
         .unwrap_or(3)
         .max(12);
     println!(
-        "{:<w$} {:<14} {:>10} {:>10} {:>8} {:>17} {:>10} {:>7} {:>9} {:>9}",
+        "{:<w$} {:<15} {:>10} {:>10} {:>8} {:>17} {:>10} {:>7} {:>9} {:>9}",
         "arm",
         "class",
         "twin div",
@@ -897,11 +904,11 @@ fn print_summary(s: &Summary) {
         let class = if a.equivariant {
             "equivariant"
         } else {
-            "coordinatewise"
+            "coordinate-wise"
         };
         match (&a.final_metrics, &a.heldout, &a.baseline) {
             (Some(f), Some(h), Some(b)) => println!(
-                "{:<w$} {:<14} {:>10} {:>10} {:>8.4} {:>8.4} ± {:<6.4} {:>10} {:>7} {:>9.3} {:>9.4}",
+                "{:<w$} {:<15} {:>10} {:>10} {:>8.4} {:>8.4} ± {:<6.4} {:>10} {:>7} {:>9.3} {:>9.4}",
                 a.arm,
                 class,
                 sci(f.orientation_div),
@@ -914,8 +921,24 @@ fn print_summary(s: &Summary) {
                 h.accuracy[0],
                 h.loss[0]
             ),
-            _ => println!("{:<w$} {:<14} diverged: {:?}", a.arm, class, a.status),
+            _ => println!("{:<w$} {:<15} diverged: {:?}", a.arm, class, a.status),
         }
+    }
+    let noise: Vec<String> = s
+        .arms
+        .iter()
+        .filter_map(|a| {
+            let f = a.final_metrics.as_ref()?;
+            f.noise_div
+                .is_finite()
+                .then(|| format!("{} {}", a.arm, sci(f.noise_div)))
+        })
+        .collect();
+    if !noise.is_empty() {
+        println!(
+            "noise twins (W0 + 1e-12 noise, same basis), divergence from the run from W0: {}",
+            noise.join(", ")
+        );
     }
     println!(
         "memory S (rows, key space) and reads S·k (value space), each vs its rotation baseline mean ± sd:"

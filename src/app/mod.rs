@@ -344,6 +344,7 @@ impl ShotPlan {
             if state.settings.section == state::Section::ControlledTest {
                 use panels::analyses::{start_dk, start_eps, start_matched};
                 match state.settings.tab {
+                    state::LiveTab::Sweep => state.start_sweep(),
                     state::LiveTab::Eps => start_eps(state),
                     state::LiveTab::Matched => start_matched(state),
                     state::LiveTab::Dk => start_dk(state),
@@ -392,6 +393,9 @@ impl ShotPlan {
                 state::Section::ControlledTest,
                 state::LiveTab::Eps | state::LiveTab::Matched | state::LiveTab::Dk,
             ) => run_done && !state.analyses.busy(),
+            (state::Section::ControlledTest, state::LiveTab::Sweep) => {
+                run_done && state.sweep.is_none()
+            }
             (state::Section::ControlledTest, _) => {
                 run_done && h.snapshot.as_ref().is_some_and(|s| s.step == h.step)
             }

@@ -804,7 +804,11 @@ pub fn markdown(setup: &HsiSetup, runs: &[HsiRun], selected: &[usize], seconds: 
             row.muon_rank
         ));
     }
-    s.push_str(&format!("\n{} runs in {seconds:.1} s.\n", runs.len()));
+    let plural = if runs.len() == 1 { "" } else { "s" };
+    s.push_str(&format!(
+        "\n{} run{plural} in {seconds:.1} s.\n",
+        runs.len()
+    ));
     s
 }
 

@@ -276,7 +276,7 @@ fn stale_note(ui: &mut egui::Ui, state: &AppState, ran: &Preset) {
 pub fn activations(state: &mut AppState, ui: &mut egui::Ui) {
     ui.label(
         "In this model the analogue of a hidden activation is the memory S after an episode and \
-         the read S·k. The rows of S live in key space, which the loss cannot see: any axis \
+         the read S·k (measured on 64 held-out episodes with each snapshot of the keys). The rows of S live in key space, which the loss cannot see: any axis \
          structure there comes from the optimizer. The reads live in value space, whose axes the \
          one-hot targets single out, so every arm's reads are heavy-tailed: that panel is the \
          task's own privileged basis, a reference for the other two.",
@@ -606,7 +606,9 @@ fn sweep_plot(
                 }
                 plot.hline(HLine::new("zero excess", 0.0).color(Color32::GRAY));
             }
-            for a in arms {
+            for (i, a) in arms.iter().enumerate() {
+                // Each arm's bars sit slightly apart (in log-x units) so none hides another.
+                let nudge = (i as f64 - (arms.len() as f64 - 1.0) / 2.0) * 0.05;
                 let pts: Vec<(f64, f64, f64)> = a
                     .points
                     .iter()
@@ -633,7 +635,7 @@ fn sweep_plot(
                     plot.line(
                         Line::new(
                             format!("{} ± sd over seeds", a.name),
-                            vec![[x, y(m - sd)], [x, y(m + sd)]],
+                            vec![[x + nudge, y(m - sd)], [x + nudge, y(m + sd)]],
                         )
                         .color(a.color)
                         .width(width),
@@ -982,8 +984,19 @@ pub fn matched(state: &mut AppState, ui: &mut egui::Ui) {
             .strong(),
         );
     }
+    ui.label(
+        RichText::new(
+            "One seed: treat the labels as a first look and repeat with other seeds (New seed) \
+             before trusting one. Levels first crossed at the same evaluation give identical \
+             rows; a smaller “held-out every” resolves them.",
+        )
+        .weak(),
+    );
     ui.add_space(6.0);
     let fmt = |x: f64, digits: usize| {
+        // Round first, then `+ 0.0` turns −0 into 0: a tiny negative never prints as "-0.0000".
+        let scale = 10f64.powi(digits as i32);
+        let x = (x * scale).round() / scale + 0.0;
         if x.is_finite() {
             format!("{x:.digits$}")
         } else {
