@@ -85,6 +85,10 @@ pub fn apply_style(ctx: &egui::Context) {
         style.spacing.item_spacing = egui::vec2(8.0, 5.0);
         style.spacing.button_padding = egui::vec2(8.0, 3.0);
     });
+    // egui's dark body text (grey 140 on near-black) washes out on a projector.
+    ctx.style_mut_of(egui::Theme::Dark, |style| {
+        style.visuals.widgets.noninteractive.fg_stroke.color = egui::Color32::from_gray(205);
+    });
 }
 
 /// Opens the main window and blocks until it is closed. In screenshot mode, returns an error if

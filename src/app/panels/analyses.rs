@@ -582,12 +582,37 @@ fn sweep_plot(
             })
             .show_x(hover)
             .show_y(hover);
-        if log_y {
-            plot = plot.y_grid_spacer(log_grid).y_axis_formatter(log_tick);
-        }
         let y = |v: f64| {
             if log_y { v.max(LOG_FLOOR).log10() } else { v }
         };
+        if log_y {
+            // As on x: decade labels beyond the whiskers would sit on the title or the x axis.
+            let ys = arms.iter().flat_map(|a| {
+                a.points
+                    .iter()
+                    .flat_map(|p| [y(p.1 - p.2), y(p.1 + p.2), y(p.1)])
+            });
+            let (lo, hi) = ys
+                .filter(|v| v.is_finite())
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
+            // Within a decade no mark would be labelled: widen to the decades around it.
+            let (lo, hi) = if hi - lo < 1.0 {
+                (lo.floor(), hi.ceil())
+            } else {
+                (lo, hi)
+            };
+            plot = plot
+                .y_grid_spacer(log_grid)
+                .y_axis_formatter(move |mark, range| {
+                    if mark.value < lo - 1e-9 || mark.value > hi + 1e-9 {
+                        String::new()
+                    } else {
+                        log_tick(mark, range)
+                    }
+                });
+        }
         plot.show(ui, |plot| {
             if let Some(band) = zero_band {
                 let pts: Vec<(f64, f64)> = band

@@ -321,8 +321,8 @@ fn read_bars(ui: &mut egui::Ui, reads: &DMatrix<f64>) {
                     Pos2::new(x0 + (bw - 12.0) / 2.0, plot.bottom() + 10.0),
                     egui::Align2::CENTER_CENTER,
                     format!("class {}", b + 1),
-                    egui::FontId::proportional(12.0),
-                    weak,
+                    egui::FontId::proportional(14.0),
+                    text,
                 );
             }
         }
