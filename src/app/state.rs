@@ -533,7 +533,13 @@ impl AppState {
                 .show(ui, |ui| panels::settings::ui(self, ui));
         }
         egui::CentralPanel::default().show(ui, |ui| match self.settings.section {
-            Section::ControlledTest => panels::controlled_test::ui(self, ui),
+            // On a narrow screen the plots' titles and the table keep their widths and scroll
+            // sideways instead of running under the settings column.
+            Section::ControlledTest => {
+                egui::ScrollArea::horizontal()
+                    .id_salt("test scroll")
+                    .show(ui, |ui| panels::controlled_test::ui(self, ui));
+            }
             Section::GaugeLab => {
                 egui::ScrollArea::vertical()
                     .id_salt("gauge scroll")
