@@ -348,6 +348,28 @@ pub fn write_shard(dir: &Path, out: &ShardOutput) -> std::io::Result<()> {
     write_atomic(&dir.join(SHARD_FILE), text.as_bytes())
 }
 
+/// When `dir` holds no shard but its subfolders do (the parent of the shards was given), a
+/// hint naming them; empty otherwise.
+fn shard_folders_hint(dir: &Path) -> String {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return String::new();
+    };
+    let mut found: Vec<String> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join(SHARD_FILE).is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    if found.is_empty() {
+        return String::new();
+    }
+    found.sort();
+    format!(
+        " (its subfolders hold shards: pass them instead, e.g. `{}`)",
+        found.join(" ")
+    )
+}
+
 /// Reads `dir/shard.ron` (or `dir` itself when it names a file). Errors name the file.
 pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
     let file = if dir.is_dir() {
@@ -357,7 +379,7 @@ pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
     };
     let name = file.display().to_string();
     let len = std::fs::metadata(&file)
-        .map_err(|e| format!("{name}: cannot read: {e}"))?
+        .map_err(|e| format!("{name}: cannot read: {e}{}", shard_folders_hint(dir)))?
         .len();
     if len > MAX_SHARD_BYTES {
         return Err(format!(

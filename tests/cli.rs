@@ -163,6 +163,31 @@ fn zoo_writes_a_table_for_every_rule() {
 }
 
 #[test]
+fn the_tail_table_marks_fits_that_did_not_interpolate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args([
+            "tail", "tail", "--seeds", "1", "--budget", "100", "--quiet", "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.path().join("zoo.md")).unwrap();
+    // 100 steps interpolate nothing: every cell carries the mark and the table explains it.
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 0.5 |"))
+        .expect("τ = 0.5 row");
+    assert_eq!(row.matches('†').count(), 4, "{row}");
+    assert!(md.contains("† not every seed interpolated"), "{md}");
+}
+
+#[test]
 fn eps_sweep_changes_only_adam_and_a_large_eps_calms_its_twins() {
     let dir = tempfile::tempdir().unwrap();
     let out = bin()

@@ -201,6 +201,12 @@ fn eps_and_dk_sweeps_shard_and_merge_too() {
             ],
         );
         let stem = cmd.replace('-', "_");
+        // Given the parent of the shard folders, merge names the folders to pass instead.
+        let err = fails(&["merge", s(dir.path()), "--out", s(&dir.path().join("m2"))]);
+        assert!(
+            err.contains("its subfolders hold shards") && err.contains("s0"),
+            "{err}"
+        );
         same_bytes(
             &full.join(format!("{stem}.csv")),
             &merged.join(format!("{stem}.csv")),

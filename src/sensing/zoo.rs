@@ -928,7 +928,12 @@ fn tail_markdown(preset: &ZooPreset, summaries: &[RuleSummary], taus: &[f64]) ->
         s.push_str(&format!("| {tau} |"));
         for r in &rules {
             match summaries.iter().find(|x| &x.rule == r && x.tau == tau) {
-                Some(x) => s.push_str(&format!(" {:.3} ± {:.3} |", x.recovery[0], x.recovery[1])),
+                Some(x) => s.push_str(&format!(
+                    " {:.3} ± {:.3}{} |",
+                    x.recovery[0],
+                    x.recovery[1],
+                    if x.all_interpolated { "" } else { " †" }
+                )),
                 None => s.push_str(" — |"),
             }
         }
@@ -939,6 +944,12 @@ fn tail_markdown(preset: &ZooPreset, summaries: &[RuleSummary], taus: &[f64]) ->
                 format!("{:.3} / {:.3} / {:.3} / {:.3}", row.1, row.2, row.3, row.4)
             });
         s.push_str(&format!(" {paper} |\n"));
+    }
+    if summaries.iter().any(|x| !x.all_interpolated) {
+        s.push_str(
+            "\n† not every seed interpolated within the budget: the recovery is that of an \
+             unfinished fit (with a tail, τ > 0, the target has full rank).\n",
+        );
     }
     s
 }
