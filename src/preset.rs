@@ -208,12 +208,13 @@ impl Preset {
         Ok(preset)
     }
 
-    /// Loads a preset file, or a bundled preset by name (`default`, `classroom`, `dk32`) when no
+    /// Loads a preset file, or a bundled preset by name ([`BUNDLED`]) when no
     /// file of that name exists. The file is only read. Errors as [`Preset::from_ron`], plus
     /// unreadable and over-long files.
     pub fn load(path_or_name: &str) -> Result<Self, PresetError> {
         let path = Path::new(path_or_name);
-        if !path.exists() {
+        // A folder that happens to share a bundled preset's name does not hide the preset.
+        if !path.is_file() {
             if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == path_or_name) {
                 return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
             }

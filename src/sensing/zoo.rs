@@ -424,7 +424,8 @@ impl ZooPreset {
     /// everything [`ZooPreset::from_ron`] rejects.
     pub fn load(path_or_name: &std::path::Path) -> Result<Self, String> {
         let shown = path_or_name.display().to_string();
-        if !path_or_name.exists()
+        // A folder that happens to share a bundled preset's name does not hide the preset.
+        if !path_or_name.is_file()
             && let Some((_, text)) = BUNDLED_ZOO.iter().find(|(n, _)| shown == *n)
         {
             return Self::from_ron(text, &shown);
