@@ -378,41 +378,12 @@ fn real_main() -> Result<()> {
             shard,
             quiet,
         }) => {
-            points_in_range("--eps", eps.len())?;
-            let p = load_for_sweep(&preset, steps, &out)?;
-            if let Some(bad) = eps
-                .iter()
-                .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
-            {
-                anyhow::bail!("--eps {bad} is out of range; allowed [0, 1e6]");
-            }
-            if !p.arms.iter().any(|a| a.optimizer == "adam") {
-                anyhow::bail!("the preset has no adam arm for the ε sweep");
-            }
-            if let Some(shard) = shard {
-                let seeds = seeds as usize;
-                let job = Job::EpsSweep {
-                    preset: p,
-                    eps,
-                    seeds,
-                };
-                return run_shard(&job, shard, &out, threads, quiet);
-            }
-            let bar = progress_bar(quiet, seeds * eps.len() as u64, "seeds");
-            let never = std::sync::atomic::AtomicBool::new(false);
-            let points = thread_pool(threads)?
-                .install(|| {
-                    basis_lab::experiment::eps_sweep(
-                        &p,
-                        &eps,
-                        seeds as usize,
-                        &|| bar.inc(1),
-                        &never,
-                    )
-                })
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            bar.finish_and_clear();
-            write_eps_points(&out, &points)
+            let job = Job::EpsSweep {
+                preset: load_for_sweep(&preset, steps, &out)?,
+                eps,
+                seeds: seeds as usize,
+            };
+            run_points(&job, shard, &out, threads, quiet)
         }
         Some(Command::DkSweep {
             preset,
@@ -424,37 +395,12 @@ fn real_main() -> Result<()> {
             shard,
             quiet,
         }) => {
-            points_in_range("--dks", dks.len())?;
-            let p = load_for_sweep(&preset, steps, &out)?;
-            for &d in &dks {
-                basis_lab::experiment::scaled_to_dk(&p, d)
-                    .validate()
-                    .map_err(|(f, m)| anyhow::anyhow!("at d_k = {d}: field `{f}`: {m}"))?;
-            }
-            if let Some(shard) = shard {
-                let seeds = seeds as usize;
-                let job = Job::DkSweep {
-                    preset: p,
-                    dks,
-                    seeds,
-                };
-                return run_shard(&job, shard, &out, threads, quiet);
-            }
-            let bar = progress_bar(quiet, seeds * dks.len() as u64, "seeds");
-            let never = std::sync::atomic::AtomicBool::new(false);
-            let points = thread_pool(threads)?
-                .install(|| {
-                    basis_lab::experiment::dk_sweep(
-                        &p,
-                        &dks,
-                        seeds as usize,
-                        &|| bar.inc(1),
-                        &never,
-                    )
-                })
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            bar.finish_and_clear();
-            write_dk_points(&out, &points)
+            let job = Job::DkSweep {
+                preset: load_for_sweep(&preset, steps, &out)?,
+                dks,
+                seeds: seeds as usize,
+            };
+            run_points(&job, shard, &out, threads, quiet)
         }
         Some(Command::Matched {
             preset,
@@ -656,12 +602,48 @@ fn writable_dir(out: &std::path::Path) -> Result<()> {
 }
 
 /// Errors unless a list of sweep points has 1..=MAX_POINTS values.
-fn points_in_range(flag: &str, n: usize) -> Result<()> {
-    let max = basis_lab::shard::MAX_POINTS;
-    if !(1..=max).contains(&n) {
-        anyhow::bail!("{flag}: {n} values given; allowed 1..={max}");
+/// Runs an ε or d_k sweep `job` (checked first, every point's preset included): one shard of
+/// it with `--shard`, otherwise the whole of it, writing its table.
+fn run_points(
+    job: &Job,
+    shard: Option<Shard>,
+    out: &std::path::Path,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<()> {
+    job.validate()
+        .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    if let Some(shard) = shard {
+        return run_shard(job, shard, out, threads, quiet);
     }
-    Ok(())
+    let bar = progress_bar(quiet, job.total_cells() as u64, "seeds");
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let progress = || bar.inc(1);
+    let pool = thread_pool(threads)?;
+    let sweep_error = |e: basis_lab::experiment::SweepError| anyhow::anyhow!("{e}");
+    match job {
+        Job::EpsSweep {
+            preset, eps, seeds, ..
+        } => {
+            let points = pool
+                .install(|| {
+                    basis_lab::experiment::eps_sweep(preset, eps, *seeds, &progress, &never)
+                })
+                .map_err(sweep_error)?;
+            bar.finish_and_clear();
+            write_eps_points(out, &points)
+        }
+        Job::DkSweep {
+            preset, dks, seeds, ..
+        } => {
+            let points = pool
+                .install(|| basis_lab::experiment::dk_sweep(preset, dks, *seeds, &progress, &never))
+                .map_err(sweep_error)?;
+            bar.finish_and_clear();
+            write_dk_points(out, &points)
+        }
+        _ => unreachable!("run_points takes ε and d_k sweeps"),
+    }
 }
 
 /// Loads a preset for a sweep command, applies `--steps`, validates it and creates `out`.

@@ -163,6 +163,31 @@ fn zoo_writes_a_table_for_every_rule() {
 }
 
 #[test]
+fn sweeps_over_points_refuse_bad_points_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = bin()
+            .args(args)
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} should fail");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = run(&["eps-sweep", "classroom", "--eps", "1e-8,1e9"]);
+    assert!(
+        err.contains("field `eps`") && err.contains("allowed [0, 1e6]"),
+        "{err}"
+    );
+    let err = run(&["dk-sweep", "classroom", "--dks", "4,1000"]);
+    assert!(err.contains("at d_k = 1000"), "{err}");
+    assert!(
+        !dir.path().join("eps_sweep.csv").exists() && !dir.path().join("dk_sweep.csv").exists()
+    );
+}
+
+#[test]
 fn the_tail_table_marks_fits_that_did_not_interpolate() {
     let dir = tempfile::tempdir().unwrap();
     let out = bin()

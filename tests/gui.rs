@@ -442,6 +442,11 @@ fn the_eps_sweep_tab_rejects_a_bad_list_then_runs_and_plots() {
     h.get_by_label("Run ε sweep").click();
     h.run_steps(2);
     h.get_by_label_contains("“banana” is not a number");
+    // The same check as the command line: ε must lie in [0, 1e6].
+    h.state_mut().as_mut().unwrap().settings.analyses.eps_text = "1e-8, 1e9".into();
+    h.get_by_label("Run ε sweep").click();
+    h.run_steps(2);
+    h.get_by_label_contains("1000000000 is out of range; allowed [0, 1e6]");
     assert!(app(&h).settings.analyses.eps.is_none());
     h.state_mut().as_mut().unwrap().settings.analyses.eps_text = "1e-8, 1".into();
     h.get_by_label("Run ε sweep").click();

@@ -9,14 +9,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::history::{BandSeries, LOG_FLOOR};
 use crate::app::job::Job;
+use crate::app::panels::controlled_test::{arm_legend, band_area, band_arm_picker};
 use crate::app::state::{AppState, Notice};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, log_grid, log_tick};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::{
     ArmAggregate, DkPoint, EpsPoint, SweepError, SweepResult, dk_sweep, eps_sweep, scaled_to_dk,
+    with_adam_eps,
 };
 use crate::preset::Preset;
+use crate::shard::Job as SweepJob;
 
 /// Settings and last results of the analyses, persisted with the app.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -81,47 +84,22 @@ fn parse_list<T: std::str::FromStr>(text: &str) -> Result<Vec<T>, String> {
     Ok(out)
 }
 
-/// Adam's ε values of `text`: finite, in [0, 1e6], at most 24 of them.
-pub fn parse_eps(text: &str) -> Result<Vec<f64>, String> {
-    let eps: Vec<f64> = parse_list(text)?;
-    if let Some(bad) = eps
-        .iter()
-        .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
-    {
-        return Err(format!("ε = {bad} is outside [0, 1e6]"));
-    }
-    if eps.len() > 24 {
-        return Err(format!("{} values; at most 24", eps.len()));
-    }
-    Ok(eps)
-}
-
-/// Key dimensions of `text`: each in 2..=128, at most 12 of them.
-pub fn parse_dks(text: &str) -> Result<Vec<usize>, String> {
-    let dks: Vec<usize> = parse_list(text)?;
-    if let Some(bad) = dks.iter().find(|d| !(2..=128).contains(*d)) {
-        return Err(format!("d_k = {bad} is outside 2..=128"));
-    }
-    if dks.len() > 12 {
-        return Err(format!("{} values; at most 12", dks.len()));
-    }
-    Ok(dks)
-}
-
-/// Starts the ε sweep of the current preset; a bad ε list becomes an error notice.
+/// Starts the ε sweep of the current preset; a list that does not parse or a sweep the
+/// command line would refuse ([`SweepJob::validate`]) becomes an error notice instead.
 pub fn start_eps(state: &mut AppState) {
     let a = &state.settings.analyses;
-    let eps = match parse_eps(&a.eps_text) {
+    let eps = match parse_list(&a.eps_text) {
         Ok(e) => e,
         Err(e) => return bad_input(state, "Adam's ε", e),
     };
     let (preset, seeds) = (state.settings.preset.clone(), a.seeds.max(2));
-    if !preset.arms.iter().any(|arm| arm.optimizer == "adam") {
-        return bad_input(
-            state,
-            "ε sweep",
-            "the current settings have no Adam arm, so no arm reads ε".into(),
-        );
+    let job = SweepJob::EpsSweep {
+        preset: preset.clone(),
+        eps: eps.clone(),
+        seeds,
+    };
+    if let Err((field, msg)) = job.validate() {
+        return bad_input(state, "ε sweep", format!("field `{field}`: {msg}"));
     }
     state.analyses.eps = Some(Job::spawn(
         "basis-lab eps sweep",
@@ -131,23 +109,22 @@ pub fn start_eps(state: &mut AppState) {
     ));
 }
 
-/// Starts the d_k sweep of the current preset; a bad list becomes an error notice.
+/// Starts the d_k sweep of the current preset; a list that does not parse or a sweep the
+/// command line would refuse (every scaled preset is checked first) becomes an error notice.
 pub fn start_dk(state: &mut AppState) {
     let a = &state.settings.analyses;
-    let dks = match parse_dks(&a.dk_text) {
+    let dks = match parse_list(&a.dk_text) {
         Ok(d) => d,
         Err(e) => return bad_input(state, "d_k", e),
     };
     let (preset, seeds) = (state.settings.preset.clone(), a.seeds.max(2));
-    // Check every scaled preset first, so a bad d_k fails before any work.
-    for &d in &dks {
-        if let Err((field, msg)) = scaled_to_dk(&preset, d).validate() {
-            return bad_input(
-                state,
-                &format!("d_k = {d}"),
-                format!("field `{field}`: {msg}"),
-            );
-        }
+    let job = SweepJob::DkSweep {
+        preset: preset.clone(),
+        dks: dks.clone(),
+        seeds,
+    };
+    if let Err((field, msg)) = job.validate() {
+        return bad_input(state, "d_k sweep", format!("field `{field}`: {msg}"));
     }
     state.analyses.dk = Some(Job::spawn(
         "basis-lab dk sweep",
@@ -287,17 +264,7 @@ pub fn activations(state: &mut AppState, ui: &mut egui::Ui) {
     };
     let arms = &state.history.arms;
     let band_arm = state.settings.band_arm.min(arms.len().saturating_sub(1));
-    let mut items: Vec<(Color32, String, Swatch)> = arms
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            (
-                optimizer_color(&a.label.optimizer, i),
-                format!("{} (run from W0)", a.label.name),
-                Swatch::Thick,
-            )
-        })
-        .collect();
+    let mut items = arm_legend(arms, " (run from W0)");
     if let Some(a) = arms.get(band_arm) {
         items.push((
             Color32::GRAY,
@@ -310,19 +277,13 @@ pub fn activations(state: &mut AppState, ui: &mut egui::Ui) {
     }
     ui.horizontal(|ui| {
         legend_row(ui, &items);
-        let l = ui.label(RichText::new("baseline shown for").small());
-        egui::ComboBox::from_id_salt("activation band arm")
-            .selected_text(
-                arms.get(band_arm)
-                    .map_or(String::new(), |a| a.label.name.clone()),
-            )
-            .show_ui(ui, |ui| {
-                for (i, a) in arms.iter().enumerate() {
-                    ui.selectable_value(&mut state.settings.band_arm, i, &a.label.name);
-                }
-            })
-            .response
-            .labelled_by(l.id);
+        band_arm_picker(
+            ui,
+            "activation band arm",
+            "baseline shown for",
+            arms,
+            &mut state.settings.band_arm,
+        );
     });
     let titles = [
         (
@@ -387,18 +348,14 @@ pub fn activations(state: &mut AppState, ui: &mut egui::Ui) {
 }
 
 fn band(plot: &mut egui_plot::PlotUi, s: &BandSeries, name: &str) {
-    let pts: Vec<&[f64; 5]> = s.finite_points().collect();
-    if pts.len() < 2 {
-        return;
-    }
-    let xs: Vec<f64> = pts.iter().map(|p| p[0]).collect();
-    let lo: Vec<f64> = pts.iter().map(|p| p[2]).collect();
-    let hi: Vec<f64> = pts.iter().map(|p| p[4]).collect();
-    plot.add(
-        FilledArea::new(format!("{name} rotation baseline 5–95%"), &xs, &lo, &hi)
-            .fill_color(faded(Color32::GRAY, 50)),
+    let area = band_area(
+        s,
+        format!("{name} rotation baseline 5–95%"),
+        faded(Color32::GRAY, 50),
     );
-    let mean: Vec<[f64; 2]> = pts.iter().map(|p| [p[0], p[3]]).collect();
+    let Some(area) = area else { return };
+    plot.add(area);
+    let mean: Vec<[f64; 2]> = s.finite_points().map(|p| [p[0], p[3]]).collect();
     plot.line(
         Line::new(
             format!("{name} rotation baseline mean"),
@@ -468,6 +425,13 @@ enum XAxis {
 }
 
 impl XAxis {
+    fn name(self) -> &'static str {
+        match self {
+            XAxis::Eps => "eps",
+            XAxis::Dk => "dk",
+        }
+    }
+
     fn position(self, x: f64) -> Option<f64> {
         let p = match self {
             XAxis::Eps => x.log10(),
@@ -483,6 +447,76 @@ struct ArmPoints {
     color: Color32,
     emphasised: bool,
     points: Vec<(f64, f64, f64)>,
+}
+
+/// One plot of a sweep tab: which aggregate it shows and how.
+struct Metric {
+    id: &'static str,
+    title: &'static str,
+    y_label: &'static str,
+    log_y: bool,
+    /// (mean, sd) over seeds of one arm at one point.
+    value: fn(&ArmAggregate) -> (f64, f64),
+}
+
+const EXCESS: Metric = Metric {
+    id: "excess",
+    title: "A(K) excess over the rotation baseline (shaded: ± the baseline's sd)",
+    y_label: "excess A(K) − baseline mean",
+    log_y: false,
+    value: |a| (a.excess_mean, a.excess_sd),
+};
+const ORIENTATION: Metric = Metric {
+    id: "orientation",
+    title: "Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
+    y_label: "orientation divergence",
+    log_y: true,
+    value: |a| (a.orientation_div_mean, a.orientation_div_sd),
+};
+const GRAM: Metric = Metric {
+    id: "gram",
+    title: "Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F",
+    y_label: "Gram divergence",
+    log_y: true,
+    value: |a| (a.gram_div_mean, a.gram_div_sd),
+};
+const ACCURACY: Metric = Metric {
+    id: "accuracy",
+    title: "Held-out accuracy (run from W0)",
+    y_label: "accuracy",
+    log_y: false,
+    value: |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
+};
+
+/// The finished points of one sweep tab and how to draw them.
+struct SweepView<'a> {
+    axis: XAxis,
+    /// (x, sweep) per point.
+    sweeps: Vec<(f64, &'a SweepResult)>,
+    /// Arms drawn thick (the others dashed, as references).
+    emphasise: fn(&str) -> bool,
+    size: (f32, f32),
+    hover: bool,
+}
+
+impl SweepView<'_> {
+    fn arms(&self, m: &Metric) -> Vec<ArmPoints> {
+        arm_points(&self.sweeps, m.value, self.emphasise)
+    }
+
+    fn plot(&self, ui: &mut egui::Ui, m: &Metric, zero_band: Option<&[(f64, f64)]>) {
+        let id = format!("{} {}", self.axis.name(), m.id);
+        sweep_plot(
+            ui,
+            &id,
+            m,
+            self.axis,
+            &self.arms(m),
+            zero_band,
+            self.size,
+            self.hover,
+        );
+    }
 }
 
 /// The arms of `sweeps` (one per x) with `value(aggregate) → (mean, sd)`.
@@ -523,23 +557,22 @@ fn arm_points(
         .collect()
 }
 
-/// A mean ± sd plot over a log x axis; with `log_y` the y axis is log10 too.
+/// A mean ± sd plot of `m` over a log x axis (and a log y axis when `m.log_y`).
 #[allow(clippy::too_many_arguments)]
 fn sweep_plot(
     ui: &mut egui::Ui,
     id: &str,
-    title: &str,
-    y_label: &str,
+    m: &Metric,
     axis: XAxis,
-    log_y: bool,
     arms: &[ArmPoints],
     zero_band: Option<&[(f64, f64)]>,
     size: (f32, f32),
     hover: bool,
 ) {
+    let (y_label, log_y) = (m.y_label, m.log_y);
     ui.vertical(|ui| {
         ui.set_width(size.0);
-        ui.label(RichText::new(title).strong());
+        ui.label(RichText::new(m.title).strong());
         let x_label = match axis {
             XAxis::Eps => "Adam's ε (log scale)",
             XAxis::Dk => "key dimension d_k (log scale)",
@@ -722,110 +755,56 @@ pub fn eps(state: &mut AppState, ui: &mut egui::Ui) {
     if start {
         start_eps(state);
     }
-    let Some(points) = state.settings.analyses.eps.clone() else {
+    let Some(points) = &state.settings.analyses.eps else {
         ui.label(RichText::new("No ε sweep yet.").weak());
         return;
     };
-    if let Some(p) = points.first() {
-        // The sweep changed Adam's ε itself; compare everything else.
-        let mut ran = p.sweep.preset.clone();
-        for (r, now) in ran.arms.iter_mut().zip(&state.settings.preset.arms) {
-            if r.optimizer == "adam" {
-                r.eps = now.eps;
-            }
-        }
-        stale_note(ui, state, &ran);
+    // Every point must be what the current settings give at its ε.
+    if let Some(p) = points
+        .iter()
+        .find(|p| !with_adam_eps(&state.settings.preset, p.eps).same_experiment(&p.sweep.preset))
+    {
+        stale_note(ui, state, &p.sweep.preset);
     }
     if points.iter().any(|p| p.eps <= 0.0) {
         ui.label(RichText::new("ε = 0 has no place on a log axis; its numbers are in the CSV of `basis-lab eps-sweep`.").weak());
     }
-    let sweeps: Vec<(f64, &SweepResult)> = points.iter().map(|p| (p.eps, &p.sweep)).collect();
-    let is_adam = |o: &str| o == "adam";
-    let excess = arm_points(&sweeps, |a| (a.excess_mean, a.excess_sd), is_adam);
+    let avail = ui.available_size();
+    let view = SweepView {
+        axis: XAxis::Eps,
+        sweeps: points.iter().map(|p| (p.eps, &p.sweep)).collect(),
+        emphasise: |o| o == "adam",
+        size: (
+            (avail.x - 16.0) / 2.0,
+            ((avail.y - 80.0) / 2.0).clamp(200.0, 520.0),
+        ),
+        hover: state.hover,
+    };
+    // The spread chance gives Adam's keys (the first arm's if there is no Adam arm).
     let band: Vec<(f64, f64)> = points
         .iter()
         .map(|p| {
-            let adam = p
-                .sweep
-                .aggregate
-                .iter()
-                .zip(&p.sweep.preset.arms)
+            let arms = || p.sweep.aggregate.iter().zip(&p.sweep.preset.arms);
+            let adam = arms()
                 .find(|(_, s)| s.optimizer == "adam")
-                .or_else(|| p.sweep.aggregate.iter().zip(&p.sweep.preset.arms).next());
+                .or_else(|| arms().next());
             (p.eps, adam.map_or(f64::NAN, |(a, _)| a.baseline_sd_mean))
         })
         .collect();
-    sweep_legend(ui, &excess, "thick: Adam arms (read ε); dashed: references");
-    let hover = state.hover;
-    let avail = ui.available_size();
-    let size = (
-        (avail.x - 16.0) / 2.0,
-        ((avail.y - 80.0) / 2.0).clamp(200.0, 520.0),
+    sweep_legend(
+        ui,
+        &view.arms(&EXCESS),
+        "thick: Adam arms (read ε); dashed: references",
     );
     egui::Grid::new("eps plots")
         .num_columns(2)
         .spacing([12.0, 8.0])
         .show(ui, |ui| {
-            sweep_plot(
-                ui,
-                "eps excess",
-                "A(K) excess over the rotation baseline (shaded: ± the baseline's own sd)",
-                "excess A(K) − baseline mean",
-                XAxis::Eps,
-                false,
-                &excess,
-                Some(&band),
-                size,
-                hover,
-            );
-            let orient = arm_points(
-                &sweeps,
-                |a| (a.orientation_div_mean, a.orientation_div_sd),
-                is_adam,
-            );
-            sweep_plot(
-                ui,
-                "eps orientation",
-                "Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
-                "orientation divergence",
-                XAxis::Eps,
-                true,
-                &orient,
-                None,
-                size,
-                hover,
-            );
+            view.plot(ui, &EXCESS, Some(&band));
+            view.plot(ui, &ORIENTATION, None);
             ui.end_row();
-            let gram = arm_points(&sweeps, |a| (a.gram_div_mean, a.gram_div_sd), is_adam);
-            sweep_plot(
-                ui,
-                "eps gram",
-                "Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F",
-                "Gram divergence",
-                XAxis::Eps,
-                true,
-                &gram,
-                None,
-                size,
-                hover,
-            );
-            let acc = arm_points(
-                &sweeps,
-                |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
-                is_adam,
-            );
-            sweep_plot(
-                ui,
-                "eps accuracy",
-                "Held-out accuracy (run from W0)",
-                "accuracy",
-                XAxis::Eps,
-                false,
-                &acc,
-                None,
-                size,
-                hover,
-            );
+            view.plot(ui, &GRAM, None);
+            view.plot(ui, &ACCURACY, None);
             ui.end_row();
         });
 }
@@ -852,7 +831,7 @@ pub fn dk(state: &mut AppState, ui: &mut egui::Ui) {
     if start {
         start_dk(state);
     }
-    let Some(points) = state.settings.analyses.dk.clone() else {
+    let Some(points) = &state.settings.analyses.dk else {
         ui.label(RichText::new("No d_k sweep yet.").weak());
         return;
     };
@@ -863,10 +842,18 @@ pub fn dk(state: &mut AppState, ui: &mut egui::Ui) {
     {
         stale_note(ui, state, &p.sweep.preset);
     }
-    let sweeps: Vec<(f64, &SweepResult)> =
-        points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect();
-    let all = |_: &str| true;
-    let excess = arm_points(&sweeps, |a| (a.excess_mean, a.excess_sd), all);
+    let avail = ui.available_size();
+    let view = SweepView {
+        axis: XAxis::Dk,
+        sweeps: points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect(),
+        emphasise: |_| true,
+        size: (
+            (avail.x - 16.0) / 2.0,
+            (avail.y - 140.0).clamp(240.0, 640.0),
+        ),
+        hover: state.hover,
+    };
+    // The spread chance gives, averaged over the arms.
     let band: Vec<(f64, f64)> = points
         .iter()
         .map(|p| {
@@ -880,46 +867,13 @@ pub fn dk(state: &mut AppState, ui: &mut egui::Ui) {
             (p.d_k as f64, sds.iter().sum::<f64>() / sds.len() as f64)
         })
         .collect();
-    sweep_legend(ui, &excess, "");
-    let hover = state.hover;
-    let avail = ui.available_size();
-    let size = (
-        (avail.x - 16.0) / 2.0,
-        (avail.y - 140.0).clamp(240.0, 640.0),
-    );
+    sweep_legend(ui, &view.arms(&EXCESS), "");
     ui.horizontal_top(|ui| {
-        sweep_plot(
-            ui,
-            "dk excess",
-            "A(K) excess over the rotation baseline (shaded: ± the baseline's sd, mean over arms)",
-            "excess A(K) − baseline mean",
-            XAxis::Dk,
-            false,
-            &excess,
-            Some(&band),
-            size,
-            hover,
-        );
-        let orient = arm_points(
-            &sweeps,
-            |a| (a.orientation_div_mean, a.orientation_div_sd),
-            all,
-        );
-        sweep_plot(
-            ui,
-            "dk orientation",
-            "Twin orientation divergence",
-            "orientation divergence",
-            XAxis::Dk,
-            true,
-            &orient,
-            None,
-            size,
-            hover,
-        );
+        view.plot(ui, &EXCESS, Some(&band));
+        view.plot(ui, &ORIENTATION, None);
     });
     ui.add_space(4.0);
-    for (d, (_, s)) in points.iter().zip(&sweeps) {
+    for (d, (_, s)) in points.iter().zip(&view.sweeps) {
         let spread = s
             .aggregate
             .iter()
@@ -985,11 +939,11 @@ pub fn matched(state: &mut AppState, ui: &mut egui::Ui) {
     if start {
         start_matched(state);
     }
-    let Some((ran, report)) = state.settings.analyses.matched.clone() else {
+    let Some((ran, report)) = &state.settings.analyses.matched else {
         ui.label(RichText::new("No comparison yet.").weak());
         return;
     };
-    stale_note(ui, state, &ran);
+    stale_note(ui, state, ran);
     let color = |arm: &str| {
         ran.arms
             .iter()

@@ -4,7 +4,7 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{FilledArea, HLine, Line, LineStyle, PlotPoints, Points, VLine};
 
-use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries};
+use crate::app::history::{ArmHistory, BandSeries, LOG_FLOOR, MinMaxSeries};
 use crate::app::state::{AppState, LiveTab};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
@@ -241,7 +241,7 @@ fn plot_cell(
 }
 
 /// One thick legend entry per arm in its colour, named `<arm><suffix>`.
-fn arm_legend(arms: &[ArmHistory], suffix: &str) -> Vec<(Color32, String, Swatch)> {
+pub(super) fn arm_legend(arms: &[ArmHistory], suffix: &str) -> Vec<(Color32, String, Swatch)> {
     arms.iter()
         .enumerate()
         .map(|(i, a)| {
@@ -252,6 +252,43 @@ fn arm_legend(arms: &[ArmHistory], suffix: &str) -> Vec<(Color32, String, Swatch
             )
         })
         .collect()
+}
+
+/// A labelled drop-down choosing the arm whose random-rotation baseline is shaded; `label`
+/// says what the band is.
+pub(super) fn band_arm_picker(
+    ui: &mut egui::Ui,
+    id: &str,
+    label: &str,
+    arms: &[ArmHistory],
+    band_arm: &mut usize,
+) {
+    let l = ui.label(RichText::new(label).small());
+    egui::ComboBox::from_id_salt(id)
+        .selected_text(
+            arms.get(*band_arm)
+                .map_or(String::new(), |a| a.label.name.clone()),
+        )
+        .show_ui(ui, |ui| {
+            for (i, a) in arms.iter().enumerate() {
+                ui.selectable_value(band_arm, i, &a.label.name);
+            }
+        })
+        .response
+        .labelled_by(l.id);
+}
+
+/// The 5–95% band of a baseline series as a filled area (finite rows only); `None` with fewer
+/// than two rows.
+pub(super) fn band_area(s: &BandSeries, name: String, fill: Color32) -> Option<FilledArea> {
+    let pts: Vec<&[f64; 5]> = s.finite_points().collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let xs: Vec<f64> = pts.iter().map(|p| p[0]).collect();
+    let lo: Vec<f64> = pts.iter().map(|p| p[2]).collect();
+    let hi: Vec<f64> = pts.iter().map(|p| p[4]).collect();
+    Some(FilledArea::new(name, &xs, &lo, &hi).fill_color(fill))
 }
 
 fn arm_name(a: &ArmHistory) -> String {
@@ -337,21 +374,13 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
         legend_row(ui, &items);
     });
     ui.horizontal(|ui| {
-        let l = ui.label(
-            RichText::new("shaded: 5–95% of A over random rotations of the keys of").small(),
+        band_arm_picker(
+            ui,
+            "band arm",
+            "shaded: 5–95% of A over random rotations of the keys of",
+            arms,
+            &mut state.settings.band_arm,
         );
-        egui::ComboBox::from_id_salt("band arm")
-            .selected_text(
-                arms.get(band_arm)
-                    .map_or(String::new(), |a| a.label.name.clone()),
-            )
-            .show_ui(ui, |ui| {
-                for (i, a) in arms.iter().enumerate() {
-                    ui.selectable_value(&mut state.settings.band_arm, i, &a.label.name);
-                }
-            })
-            .response
-            .labelled_by(l.id);
     });
     linear_plot("axis", "A(K) = (1/V) Σ k⁴")
         .width(w)
@@ -361,21 +390,10 @@ fn axis_plot(state: &mut AppState, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32
         .show(ui, |plot| {
             if let Some(a) = arms.get(band_arm) {
                 let c = optimizer_color(&a.label.optimizer, band_arm);
-                let band = a.band.points();
-                if band.len() >= 2 {
-                    let xs: Vec<f64> = band.iter().map(|p| p[0]).collect();
-                    let lo: Vec<f64> = band.iter().map(|p| p[2]).collect();
-                    let hi: Vec<f64> = band.iter().map(|p| p[4]).collect();
-                    let alpha = if dark { 30 } else { 45 };
-                    plot.add(
-                        FilledArea::new(
-                            format!("{} rotation baseline 5–95%", a.label.name),
-                            &xs,
-                            &lo,
-                            &hi,
-                        )
-                        .fill_color(faded(c, alpha)),
-                    );
+                let alpha = if dark { 30 } else { 45 };
+                let name = format!("{} rotation baseline 5–95%", a.label.name);
+                if let Some(area) = band_area(&a.band, name, faded(c, alpha)) {
+                    plot.add(area);
                 }
             }
             for (i, a) in arms.iter_mut().enumerate() {
