@@ -1,25 +1,21 @@
 //! The headless command line, run as a user would.
 
-use std::process::Command;
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
-}
+use common::{bin, fails, ok, s};
 
 #[test]
 fn run_writes_metrics_summary_and_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["run", "classroom", "--steps", "60", "--quiet", "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stdout = ok(&[
+        "run",
+        "classroom",
+        "--steps",
+        "60",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
     assert!(stdout.contains("gd") && stdout.contains("adam") && stdout.contains("equivariant"));
     let csv = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
     let mut lines = csv.lines();
@@ -51,36 +47,24 @@ fn run_writes_metrics_summary_and_trace() {
 #[test]
 fn sweep_writes_one_row_per_seed_and_arm() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args([
-            "sweep",
-            "classroom",
-            "--seeds",
-            "3",
-            "--steps",
-            "40",
-            "--quiet",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ok(&[
+        "sweep",
+        "classroom",
+        "--seeds",
+        "3",
+        "--steps",
+        "40",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
     let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 3 * 2);
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("sweep.json")).unwrap()).unwrap();
     assert_eq!(json["seeds"], serde_json::json!([0, 1, 2]));
     assert_eq!(json["aggregate"].as_array().unwrap().len(), 2);
-    assert!(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .contains("baseline spread")
-    );
+    assert!(stdout.contains("baseline spread"));
 }
 
 #[test]
@@ -110,34 +94,26 @@ fn a_bad_preset_fails_with_the_field_and_range() {
 #[test]
 fn presets_lists_the_bundled_files() {
     let out = bin().arg("presets").output().unwrap();
-    let s = String::from_utf8(out.stdout).unwrap();
-    for name in ["default", "classroom", "dk32"] {
-        assert!(s.contains(name), "{s}");
+    let listed = String::from_utf8(out.stdout).unwrap();
+    for name in ["default", "classroom", "dk32", "full-argument"] {
+        assert!(listed.contains(name), "{listed}");
     }
 }
 
 #[test]
 fn zoo_writes_a_table_for_every_rule() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args([
-            "zoo",
-            "presets/zoo-paper.ron",
-            "--seeds",
-            "2",
-            "--budget",
-            "200",
-            "--quiet",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&[
+        "zoo",
+        "presets/zoo-paper.ron",
+        "--seeds",
+        "2",
+        "--budget",
+        "200",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
     let md = std::fs::read_to_string(dir.path().join("zoo.md")).unwrap();
     for rule in [
         "muon",
@@ -165,16 +141,7 @@ fn zoo_writes_a_table_for_every_rule() {
 #[test]
 fn sweeps_over_points_refuse_bad_points_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let out = bin()
-            .args(args)
-            .arg("--out")
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "{args:?} should fail");
-        String::from_utf8(out.stderr).unwrap()
-    };
+    let run = |args: &[&str]| fails(&[args, &["--out", s(dir.path())]].concat());
     let err = run(&["eps-sweep", "classroom", "--eps", "1e-8,1e9"]);
     assert!(
         err.contains("field `eps`") && err.contains("allowed [0, 1e6]"),
@@ -190,18 +157,17 @@ fn sweeps_over_points_refuse_bad_points_before_any_work() {
 #[test]
 fn the_tail_table_marks_fits_that_did_not_interpolate() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args([
-            "tail", "tail", "--seeds", "1", "--budget", "100", "--quiet", "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&[
+        "tail",
+        "tail",
+        "--seeds",
+        "1",
+        "--budget",
+        "100",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
     let md = std::fs::read_to_string(dir.path().join("zoo.md")).unwrap();
     // 100 steps interpolate nothing: every cell carries the mark and the table explains it.
     let row = md
@@ -215,27 +181,19 @@ fn the_tail_table_marks_fits_that_did_not_interpolate() {
 #[test]
 fn eps_sweep_changes_only_adam_and_a_large_eps_calms_its_twins() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args([
-            "eps-sweep",
-            "classroom",
-            "--seeds",
-            "2",
-            "--steps",
-            "200",
-            "--eps",
-            "1e-12,1",
-            "--quiet",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&[
+        "eps-sweep",
+        "classroom",
+        "--seeds",
+        "2",
+        "--steps",
+        "200",
+        "--eps",
+        "1e-12,1",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("eps_sweep.json")).unwrap()).unwrap();
     let points = json.as_array().unwrap();

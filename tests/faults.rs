@@ -6,7 +6,7 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,25 +16,13 @@ use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
 use basis_lab::sensing::zoo::{Outcome, Rule};
 use basis_lab::worker::{Command as Cmd, Update, Worker};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
-}
-
-fn run_ok(args: &[&str]) {
-    let out = bin().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{bin, ok};
 
 #[test]
 fn killing_the_process_during_a_big_save_leaves_the_old_files_intact() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    run_ok(&[
+    ok(&[
         "run",
         "classroom",
         "--steps",
@@ -89,7 +77,7 @@ fn killing_the_process_during_a_big_save_leaves_the_old_files_intact() {
         old_summary
     );
     // The next run replaces the old files whole.
-    run_ok(&[
+    ok(&[
         "run",
         "classroom",
         "--steps",
@@ -172,7 +160,7 @@ fn a_diverging_zoo_rate_is_marked_and_the_other_runs_finish() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    run_ok(&[
+    ok(&[
         "zoo",
         preset.to_str().unwrap(),
         "--quiet",

@@ -2,15 +2,17 @@
 //! byte, preprocessing, masks, the masked gradient, the matched-loss crossings, and the `hsi`
 //! command.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 
 use basis_lab::matv5::{MatError, read_array, read_cube};
 use basis_lab::sensing::hsi::{
     HsiConfig, HsiError, HsiProblem, HsiWorkspace, LEVELS, pixel_matrix, preprocess, run,
 };
 use basis_lab::sensing::zoo::{Outcome, Rule};
+use common::{bin, ok, s};
 use nalgebra::DMatrix;
 
 // MAT-file level 5 data types and array classes (MathWorks, "MAT-File Format", level 5).
@@ -387,10 +389,6 @@ fn a_huge_rate_is_marked_diverged() {
     assert!(r.last.test_rmse.is_nan());
 }
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
-}
-
 #[test]
 fn the_hsi_command_writes_a_table_and_csv() {
     let dir = tempfile::tempdir().unwrap();
@@ -407,32 +405,23 @@ fn the_hsi_command_writes_a_table_and_csv() {
         .collect();
     write_mat(&scene, "tiny", [6, 5, 8], &cube, &D);
     let out_dir = dir.path().join("out");
-    let out = bin()
-        .arg("hsi")
-        .arg(&scene)
-        .args([
-            "--density",
-            "0.5",
-            "--var",
-            "tiny",
-            "--steps",
-            "400",
-            "--rules",
-            "gd,adam",
-            "--lr",
-            "gd=50,adam=3e-3",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stdout = ok(&[
+        "hsi",
+        s(&scene),
+        "--density",
+        "0.5",
+        "--var",
+        "tiny",
+        "--steps",
+        "400",
+        "--rules",
+        "gd,adam",
+        "--lr",
+        "gd=50,adam=3e-3",
+        "--quiet",
+        "--out",
+        s(&out_dir),
+    ]);
     assert!(stdout.contains("| gd | 50 |") && stdout.contains("| adam | 0.003 |"));
     assert!(stdout.contains("30 pixels non-zero"), "{stdout}");
     let csv = std::fs::read_to_string(out_dir.join("hsi.csv")).unwrap();

@@ -1,36 +1,13 @@
 //! Scale-out: `--shard i/N` runs disjoint cells in separate processes, and `merge` rebuilds the
 //! unsharded tables byte for byte; shards that do not fit together are refused by name.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::{fails, ok, s};
 
 use basis_lab::shard::Shard;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
-}
-
-/// Runs the binary with `args`, asserts success, returns stdout.
-fn ok(args: &[&str]) -> String {
-    let out = bin().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Runs the binary with `args`, asserts failure, returns stderr.
-fn fails(args: &[&str]) -> String {
-    let out = bin().args(args).output().unwrap();
-    assert!(!out.status.success(), "{args:?} should fail");
-    String::from_utf8(out.stderr).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Runs `command` once whole into `dir/full` and as 3 shards into `dir/s0..s2`, merges them
 /// into `dir/merged`, and returns (full, merged).

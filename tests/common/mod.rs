@@ -1,6 +1,39 @@
 //! Helpers shared by the integration tests.
 
+// Every test binary compiles this module and uses only some of it.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `basis-lab` binary of this build.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+}
+
+/// Runs the binary with `args`, asserts it succeeded (showing its stderr if not) and returns
+/// its stdout.
+pub fn ok(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs the binary with `args`, asserts it failed and returns its stderr.
+pub fn fails(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?} should fail");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// `p` as a command-line argument (test paths are UTF-8).
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
 
 /// A folder this process cannot write in: a fresh folder under `base` with mode 0o555, or,
 /// where permission bits do not bind (running as root), sysfs, which refuses new files even to
