@@ -79,12 +79,10 @@ pub fn stream_sum(buf: &[f64]) -> f64 {
 
 /// The default preset moved to key dimension `d_k` (keys and pairs scaled as `dk-sweep` does).
 pub fn default_at_dk(d_k: usize) -> Preset {
-    let p = Preset::load("default").expect("the default preset is bundled");
-    if d_k == p.d_k {
-        p
-    } else {
-        scaled_to_dk(&p, d_k)
-    }
+    scaled_to_dk(
+        &Preset::load("default").expect("the default preset is bundled"),
+        d_k,
+    )
 }
 
 /// One episode's forward and backward pass at a preset's sizes, on a fixed weight matrix and a
