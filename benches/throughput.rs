@@ -6,9 +6,11 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use basis_lab::bench::{
-    EpisodeWorkload, default_at_dk, paired_run, paired_step_multiply_adds, sensing_multiply_adds,
-    sensing_problem, sensing_run, stream_sum, sweep_seconds,
+    EpisodeWorkload, NewtonSchulzWorkload, default_at_dk, newton_schulz_multiply_adds, paired_run,
+    paired_step_multiply_adds, sensing_multiply_adds, sensing_problem, sensing_run, stream_sum,
+    sweep_seconds,
 };
+use basis_lab::optim::NsForm;
 use basis_lab::sensing::zoo::Rule;
 
 fn episodes(c: &mut Criterion) {
@@ -74,5 +76,18 @@ fn sensing(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, episodes, paired, sweeps, sensing);
+fn newton_schulz(c: &mut Criterion) {
+    let (t, s) = NewtonSchulzWorkload::SHAPE;
+    let mut g = c.benchmark_group(format!("Newton–Schulz {t} × {s}"));
+    let mut w = NewtonSchulzWorkload::new();
+    for (name, form) in [("direct", NsForm::Direct), ("Gram", NsForm::Gram)] {
+        g.throughput(Throughput::Elements(
+            2 * newton_schulz_multiply_adds(form, t, s),
+        ));
+        g.bench_function(name, |b| b.iter(|| black_box(w.run(form))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, episodes, paired, sweeps, newton_schulz, sensing);
 criterion_main!(benches);

@@ -27,6 +27,13 @@
 //! (n²), then `∇U = M V` and `∇V = Mᵀ U` (2·n³): **2·m·n² + 3·n³**. At n = 40 (m = 462) that is
 //! 1,670,400; at n = 128 (m = 1518), 56,033,280. A twin run doubles it.
 //!
+//! **Newton–Schulz on the completion factor** ([`newton_schulz_multiply_adds`]): Muon
+//! orthogonalises the 2000 × 48 factor U of hyperspectral completion every step. With the long
+//! side t and the short side s, the direct form does five times a Gram matrix (t·s²/2, only
+//! one triangle), `A²` (s³) and `Y·(bA + cA²)` (t·s²): **5·(1.5·t·s² + s³)**, 35,112,960 at
+//! 2000 × 48. The Gram form (`optim::NsForm`) does one Gram matrix, seventeen s × s products
+//! and one t × s × s product: **1.5·t·s² + 17·s³**, 8,792,064 at 2000 × 48.
+//!
 //! # Memory bandwidth
 //!
 //! [`stream_sum`] sums an f64 buffer of the measurement operator's size (m·n² numbers) in eight
@@ -41,6 +48,7 @@ use nalgebra::DMatrix;
 
 use crate::experiment::{PairedRun, scaled_to_dk, sweep};
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace};
+use crate::optim::{NsForm, NsScratch, newton_schulz_in};
 use crate::preset::Preset;
 use crate::rng::{Stream, gaussian_matrix, stream};
 use crate::sensing::zoo::{FactorRun, Rule};
@@ -62,6 +70,51 @@ pub fn step_multiply_adds(cfg: &MemoryConfig) -> u64 {
 pub fn sensing_multiply_adds(n: usize, m: usize) -> u64 {
     let (n, m) = (n as u64, m as u64);
     2 * m * n * n + 3 * n * n * n
+}
+
+/// Multiply-adds of one Newton–Schulz orthogonalisation of a `t × s` matrix (t ≥ s) in `form`
+/// (see the module docs).
+pub fn newton_schulz_multiply_adds(form: NsForm, t: usize, s: usize) -> u64 {
+    let (t, s) = (t as u64, s as u64);
+    match form {
+        NsForm::Direct => 5 * (3 * t * s * s / 2 + s * s * s),
+        NsForm::Gram => 3 * t * s * s / 2 + 17 * s * s * s,
+    }
+}
+
+/// Muon's orthogonalisation of the hyperspectral factor's shape (2000 × 48) on a fixed Gaussian
+/// matrix, in either form.
+pub struct NewtonSchulzWorkload {
+    b: DMatrix<f64>,
+    out: DMatrix<f64>,
+    scratch: NsScratch,
+}
+
+impl NewtonSchulzWorkload {
+    /// Rows and columns of the workload: the completion factor U (pixels × width).
+    pub const SHAPE: (usize, usize) = (2000, 48);
+
+    /// The workload, its matrix drawn from seed 0.
+    pub fn new() -> Self {
+        let (rows, cols) = Self::SHAPE;
+        Self {
+            b: gaussian_matrix(&mut stream(0, Stream::InitialWeights), rows, cols, 1.0),
+            out: DMatrix::zeros(rows, cols),
+            scratch: NsScratch::new(rows, cols),
+        }
+    }
+
+    /// One orthogonalisation in `form`; returns an entry of the result.
+    pub fn run(&mut self, form: NsForm) -> f64 {
+        newton_schulz_in(form, &self.b, &mut self.out, &mut self.scratch);
+        self.out[(0, 0)]
+    }
+}
+
+impl Default for NewtonSchulzWorkload {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Sum of `buf` in eight independent lanes: the memory-bandwidth probe. Reads every element once.
@@ -320,6 +373,42 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
         gflops: None,
         note: verdict(one / two >= 1.8, "target ≥ 1.8×"),
     });
+    let mut ns = NewtonSchulzWorkload::new();
+    let (t, s) = NewtonSchulzWorkload::SHAPE;
+    let mut ns_secs = [0.0; 2];
+    for (i, form) in [NsForm::Direct, NsForm::Gram].into_iter().enumerate() {
+        let (secs, _) = time_per_call(opts.per_figure, || {
+            std::hint::black_box(ns.run(form));
+        });
+        ns_secs[i] = secs;
+        push(Figure {
+            name: format!(
+                "Newton–Schulz {t} × {s}, {} form",
+                if form == NsForm::Gram {
+                    "Gram"
+                } else {
+                    "direct"
+                }
+            ),
+            unit: "calls/s",
+            per_second: 1.0 / secs,
+            seconds: secs,
+            gflops: gflops(newton_schulz_multiply_adds(form, t, s), secs),
+            note: if form == NsForm::Gram {
+                "what Muon uses at this shape".into()
+            } else {
+                String::new()
+            },
+        });
+    }
+    push(Figure {
+        name: "Newton–Schulz speed-up, Gram over direct".into(),
+        unit: "×",
+        per_second: ns_secs[0] / ns_secs[1],
+        seconds: ns_secs[1],
+        gflops: None,
+        note: verdict(ns_secs[0] / ns_secs[1] >= 2.0, "target ≥ 2×"),
+    });
     let sizes: &[usize] = if opts.large { &[40, 128] } else { &[40] };
     for &n in sizes {
         let problem = sensing_problem(n);
@@ -413,6 +502,14 @@ mod tests {
         assert_eq!(sensing_multiply_adds(128, 1518), 56_033_280);
         let run = paired_run(1);
         assert_eq!(paired_step_multiply_adds(&run), 8 * (18_432 + 2_048));
+        assert_eq!(
+            newton_schulz_multiply_adds(NsForm::Direct, 2000, 48),
+            35_112_960
+        );
+        assert_eq!(
+            newton_schulz_multiply_adds(NsForm::Gram, 2000, 48),
+            8_792_064
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The update rules of SPEC §2: closed-form checks and their equivariance class.
 
 use basis_lab::optim::{
-    Adafactor, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer, Polar, REGISTRY,
-    RmsProp, ScalarAdam, Shampoo, SignDescent, Signum, lookup, newton_schulz, polar_svd,
+    Adafactor, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsForm, NsScratch, Optimizer, Polar,
+    REGISTRY, RmsProp, ScalarAdam, Shampoo, SignDescent, Signum, lookup, newton_schulz,
+    newton_schulz_in, polar_svd,
 };
 use basis_lab::rng::{gaussian_matrix, haar_orthogonal};
 use nalgebra::DMatrix;
@@ -149,7 +150,7 @@ fn equivariant_rules_keep_twins_at_float_noise_and_coordinatewise_rules_do_not()
 #[test]
 fn polar_factor_is_left_equivariant_for_both_methods() {
     let mut r = rng(9);
-    for (rows, cols) in [(6, 6), (4, 9), (9, 4), (16, 32)] {
+    for (rows, cols) in [(6, 6), (4, 9), (9, 4), (16, 32), (80, 8)] {
         for _ in 0..5 {
             let m = gaussian_matrix(&mut r, rows, cols, 1.0);
             let q = haar_orthogonal(&mut r, rows);
@@ -226,6 +227,74 @@ fn newton_schulz_is_the_spec_iteration() {
             "{rows}x{cols}: {:e}",
             (&o - &want).amax()
         );
+    }
+}
+
+/// `‖a − b‖F / ‖b‖F`.
+fn relative(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
+    (a - b).norm() / b.norm()
+}
+
+/// A `rows × cols` matrix with singular values spread log-evenly over `[floor, 1]`, in random
+/// directions: the ill-conditioned inputs Muon's momentum gives on nearly low-rank data.
+fn spread_spectrum(r: &mut ChaCha8Rng, rows: usize, cols: usize, floor: f64) -> DMatrix<f64> {
+    let k = rows.min(cols);
+    // Orthonormal columns from thin QRs (a full Haar matrix of side 2000 would be slow).
+    let left = gaussian_matrix(r, rows, k, 1.0).qr().q();
+    let right = gaussian_matrix(r, cols, k, 1.0).qr().q();
+    let s = DMatrix::from_fn(k, k, |i, j| {
+        if i == j {
+            floor.powf(i as f64 / (k - 1).max(1) as f64)
+        } else {
+            0.0
+        }
+    });
+    left * s * right.transpose()
+}
+
+#[test]
+fn newton_schulz_picks_the_gram_form_only_for_long_thin_inputs() {
+    for (rows, cols, form) in [
+        (40, 40, NsForm::Direct),
+        (16, 32, NsForm::Direct),
+        (200, 48, NsForm::Direct),
+        (2000, 48, NsForm::Gram),
+        (48, 2000, NsForm::Gram),
+        (80, 10, NsForm::Gram),
+    ] {
+        assert_eq!(NsForm::for_shape(rows, cols), form, "{rows}x{cols}");
+    }
+}
+
+#[test]
+fn the_gram_form_agrees_with_the_direct_form() {
+    let mut r = rng(13);
+    for (rows, cols) in [(2000, 48), (48, 2000), (200, 48), (90, 9), (9, 90)] {
+        let mut s = NsScratch::new(rows, cols);
+        let (mut direct, mut gram) = (DMatrix::zeros(rows, cols), DMatrix::zeros(rows, cols));
+        let mut compare = |b: &DMatrix<f64>| {
+            newton_schulz_in(NsForm::Direct, b, &mut direct, &mut s);
+            newton_schulz_in(NsForm::Gram, b, &mut gram, &mut s);
+            assert!(relative(&direct, &spec_newton_schulz(b)) < 1e-13);
+            relative(&gram, &direct)
+        };
+        // Condition numbers up to 1e2, as the completion momentum has (about 10 to 65 over
+        // the first 300 Muon steps on Indian Pines): within 1e-12.
+        let tame = [
+            gaussian_matrix(&mut r, rows, cols, 1.0),
+            spread_spectrum(&mut r, rows, cols, 1e-2),
+            1e4 * spread_spectrum(&mut r, rows, cols, 0.1),
+        ];
+        for (i, b) in tame.iter().enumerate() {
+            let rel = compare(b);
+            assert!(rel < 1e-12, "{rows}x{cols} input {i}: {rel:e}");
+        }
+        // Forming YᵀY squares the spread of the small singular values, so far more
+        // ill-conditioned inputs lose more in the Gram form (a few 1e-12).
+        for floor in [1e-4, 1e-8, 1e-12] {
+            let rel = compare(&spread_spectrum(&mut r, rows, cols, floor));
+            assert!(rel < 1e-11, "{rows}x{cols} floor {floor:e}: {rel:e}");
+        }
     }
 }
 

@@ -22,7 +22,9 @@ pub use dial::Dial;
 pub use gd::Gd;
 pub use lion::Lion;
 pub use momentum::MomentumSgd;
-pub use muon::{Muon, NsScratch, Polar, newton_schulz, polar_svd};
+pub use muon::{
+    GRAM_RATIO, Muon, NsForm, NsScratch, Polar, newton_schulz, newton_schulz_in, polar_svd,
+};
 pub use rmsprop::RmsProp;
 pub use scalar_adam::ScalarAdam;
 pub use shampoo::Shampoo;
