@@ -389,11 +389,9 @@ fn a_huge_rate_is_marked_diverged() {
     assert!(r.last.test_rmse.is_nan());
 }
 
-#[test]
-fn the_hsi_command_writes_a_table_and_csv() {
-    let dir = tempfile::tempdir().unwrap();
-    let scene = dir.path().join("tiny.mat");
-    // A 6 × 5 × 8 cube of rank 2 plus an offset, stored as uint16.
+/// A 6 × 5 × 8 cube of rank 2 plus an offset, stored as uint16 in `dir`/tiny.mat as `tiny`.
+fn tiny_scene_file(dir: &Path) -> std::path::PathBuf {
+    let scene = dir.join("tiny.mat");
     let cube: Vec<u16> = (0..6 * 5 * 8)
         .map(|n| {
             let (p, b) = (n % 30, n / 30);
@@ -404,6 +402,22 @@ fn the_hsi_command_writes_a_table_and_csv() {
         })
         .collect();
     write_mat(&scene, "tiny", [6, 5, 8], &cube, &D);
+    scene
+}
+
+/// The command's standard output up to its closing "wrote" line, as the file hsi.md holds it.
+fn printed_markdown(stdout: &str) -> String {
+    stdout
+        .lines()
+        .take_while(|l| !l.starts_with("wrote"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn the_hsi_command_writes_a_table_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = tiny_scene_file(dir.path());
     let out_dir = dir.path().join("out");
     let stdout = ok(&[
         "hsi",
@@ -432,14 +446,87 @@ fn the_hsi_command_writes_a_table_and_csv() {
     );
     assert_eq!(lines.count(), 2 * (LEVELS.len() + 1));
     let md = std::fs::read_to_string(out_dir.join("hsi.md")).unwrap();
-    assert_eq!(
-        md,
-        stdout
-            .lines()
-            .take_while(|l| !l.starts_with("wrote"))
-            .map(|l| format!("{l}\n"))
-            .collect::<String>()
+    assert_eq!(md, printed_markdown(&stdout));
+}
+
+#[test]
+fn the_hsi_grid_command_runs_the_papers_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = tiny_scene_file(dir.path());
+    let out_dir = dir.path().join("grid");
+    let stdout = ok(&[
+        "hsi",
+        s(&scene),
+        "--density",
+        "0.5",
+        "--var",
+        "tiny",
+        "--steps",
+        "150",
+        "--grid",
+        "--rules",
+        "gd,muon",
+        "--quiet",
+        "--out",
+        s(&out_dir),
+    ]);
+    let md = std::fs::read_to_string(out_dir.join("hsi.md")).unwrap();
+    assert_eq!(md, printed_markdown(&stdout));
+    assert!(
+        md.contains("selection seeds 42, 123; report seeds 456, 789"),
+        "{md}"
     );
+    assert!(md.contains("| gd | paper | 0.3, 1, 3, 10, 30 |"), "{md}");
+    assert!(md.contains("| gd | paper-cpu | 1, 3, 10 |"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("hsi.json")).unwrap()).unwrap();
+    // GD: two grids, Muon: one; each with both selection rules.
+    assert_eq!(json["picks"].as_array().unwrap().len(), 6);
+    let runs = json["runs"].as_array().unwrap().len();
+    // Every rate on two seeds (GD 5, Muon 3), then each picked rate on two more.
+    let picked = json["summaries"].as_array().unwrap().len();
+    assert_eq!(runs, 2 * 8 + 2 * picked);
+    let csv = std::fs::read_to_string(out_dir.join("hsi.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + runs * (LEVELS.len() + 1));
+    let summary = std::fs::read_to_string(out_dir.join("hsi_summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + picked * (LEVELS.len() + 1));
+    assert!(
+        summary
+            .lines()
+            .skip(1)
+            .all(|l| l.contains(",42;123;456;789,")),
+        "{summary}"
+    );
+
+    let cases: [(&[&str], &str); 4] = [
+        (&["--grid", "--seed", "3"], "cannot be used with"),
+        (&["--grids", "own"], "--grid"),
+        (&["--grid", "--lr", "gd=3"], "cannot be used with"),
+        (
+            &["--grid", "--selection-seeds", "1,2", "--report-seeds", "2"],
+            "seed 2 is listed twice",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = bin()
+            .args([
+                "hsi",
+                s(&scene),
+                "--density",
+                "0.5",
+                "--var",
+                "tiny",
+                "--quiet",
+            ])
+            .args(args)
+            .arg("--out")
+            .arg(dir.path().join("bad"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }
 
 #[test]

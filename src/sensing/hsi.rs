@@ -2,7 +2,13 @@
 //! from a hyperspectral cube, a Bernoulli mask of observed entries, and `W = U Vᵀ` fitted to the
 //! observed entries by GD, Adam or Muon. Held-out RMSE (on the unobserved entries) and the
 //! effective rank of `UVᵀ` are read at the first step the training loss falls below each level
-//! of [`LEVELS`], so the rules are compared at matched training loss.
+//! of [`LEVELS`], so the rules are compared at matched training loss. [`grid`] runs the paper's
+//! whole Table 5 protocol: rate grids, the train-only selection, several seeds.
+
+pub mod grid;
+pub mod report;
+
+pub use report::{csv_bytes, markdown};
 
 use nalgebra::DMatrix;
 use rand::RngExt;
@@ -375,6 +381,8 @@ pub struct HsiRun {
     pub rule: String,
     /// Learning rate (constant, SPEC §7).
     pub lr: f64,
+    /// Seed of the problem (pixels, mask, initial factors).
+    pub seed: u64,
     /// Updates applied.
     pub steps: usize,
     /// How it ended: `Budget` (every step taken) or `Diverged`.
@@ -451,6 +459,7 @@ pub fn run(problem: &HsiProblem, rule: Rule, lr: f64, progress: &(dyn Fn(u64) + 
     HsiRun {
         rule: rule.name(),
         lr,
+        seed: problem.cfg.seed,
         steps: t,
         outcome,
         crossings,
@@ -473,6 +482,56 @@ pub fn run_all(
         .collect()
 }
 
+/// A hyperspectral scene read from a MAT-file, as its pixels × bands matrix.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// The file as given.
+    pub path: String,
+    /// The variable read.
+    pub var: String,
+    /// Its dimensions (rows, columns, bands).
+    pub dims: [usize; 3],
+    /// Its MATLAB class.
+    pub class: String,
+    /// The pixels × bands matrix ([`pixel_matrix`]), `rows·columns × bands`.
+    pub pixels: DMatrix<f64>,
+}
+
+impl Scene {
+    /// Reads the 3-D variable `var` of the MAT-file `path`. Errors: the file (see
+    /// [`crate::matv5::read_cube`]).
+    pub fn read(path: &std::path::Path, var: &str) -> Result<Self, HsiError> {
+        let cube = crate::matv5::read_cube(path, var)?;
+        let dims = [cube.dims[0], cube.dims[1], cube.dims[2]];
+        Ok(Self {
+            path: path.display().to_string(),
+            var: var.to_string(),
+            dims,
+            class: cube.class.to_string(),
+            pixels: pixel_matrix(&cube.data, dims),
+        })
+    }
+
+    /// Preprocesses the scene and draws the mask, both by `cfg` (and its seed). Errors: the
+    /// scene or `cfg`.
+    pub fn problem(&self, cfg: &HsiConfig) -> Result<(HsiSetup, HsiProblem), HsiError> {
+        cfg.validate()?;
+        let pre = preprocess(&self.pixels, cfg.pixels, cfg.seed)?;
+        let problem = HsiProblem::new(pre.x.clone(), cfg)?;
+        let setup = HsiSetup {
+            scene: self.path.clone(),
+            var: self.var.clone(),
+            dims: self.dims,
+            class: self.class.clone(),
+            observed: problem.observed(),
+            held_out: problem.mask.len() - problem.observed(),
+            pre,
+            cfg: cfg.clone(),
+        };
+        Ok((setup, problem))
+    }
+}
+
 /// Reads the 3-D variable `var` of the MAT-file `scene`, preprocesses it and draws the mask
 /// (all by `cfg`). Errors: the file (see [`crate::matv5::read_cube`]), the scene, or `cfg`.
 pub fn load(
@@ -481,21 +540,7 @@ pub fn load(
     cfg: &HsiConfig,
 ) -> Result<(HsiSetup, HsiProblem), HsiError> {
     cfg.validate()?;
-    let cube = crate::matv5::read_cube(scene, var)?;
-    let dims = [cube.dims[0], cube.dims[1], cube.dims[2]];
-    let pre = preprocess(&pixel_matrix(&cube.data, dims), cfg.pixels, cfg.seed)?;
-    let problem = HsiProblem::new(pre.x.clone(), cfg)?;
-    let setup = HsiSetup {
-        scene: scene.display().to_string(),
-        var: var.to_string(),
-        dims,
-        class: cube.class.to_string(),
-        observed: problem.observed(),
-        held_out: problem.mask.len() - problem.observed(),
-        pre,
-        cfg: cfg.clone(),
-    };
-    Ok((setup, problem))
+    Scene::read(scene, var)?.problem(cfg)
 }
 
 /// Held-out RMSE and effective rank of `UVᵀ` at step `t` (allocates for the SVD; called at
@@ -578,56 +623,83 @@ pub const PAPER_TABLE5: [PaperRow; 4] = [
     },
 ];
 
-/// Rules the `hsi` command runs (the paper's Table 5 columns), each with its default constant
-/// rate and its rate grid. The defaults are the rates the train-only rule ([`select`]) picked
-/// from these grids on Indian Pines at density 0.15, seed 0 (docs/gauge-lab.md).
-pub const RULES: [(Rule, f64, &[f64]); 3] = [
-    (Rule::Gd, 1e4, &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4]),
-    (Rule::Adam, 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
-    (Rule::Muon, 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
-];
-
-/// The rule named `name` among [`RULES`] with its default rate and grid. Errors list the names.
-pub fn rule_by_name(name: &str) -> Result<(Rule, f64, &'static [f64]), String> {
-    RULES
-        .iter()
-        .copied()
-        .find(|(r, _, _)| r.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<String> = RULES.iter().map(|(r, _, _)| r.name()).collect();
-            format!("unknown rule `{name}`; allowed: {}", names.join(", "))
-        })
+/// A rule of the `hsi` command with its default constant rate and its rate grids.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HsiRule {
+    /// The update rule.
+    pub rule: Rule,
+    /// Rate of a run without `--lr` or `--grid`.
+    pub default_lr: f64,
+    /// The rate grid of the paper's code (for GD its GPU grid; see [`PAPER_GD_CPU_GRID`]).
+    pub paper_grid: &'static [f64],
+    /// The project's own, wider grid (searched by the rule's fastest fit before the paper's
+    /// grids were known; docs/gauge-lab.md).
+    pub own_grid: &'static [f64],
 }
 
-/// The train-only selection rule: for each rule, among its runs that did not diverge, the one
-/// that reached the deepest level of [`LEVELS`], ties broken by the fewest steps to get there,
-/// then by the smaller rate. It reads training losses only, never the held-out entries.
-/// Returns indices into `runs`, one per rule in first-appearance order; a rule whose every run
-/// diverged has none.
+/// GD's rate grid in the paper's code when run on a CPU (its GPU grid, [`HsiRule::paper_grid`],
+/// adds 0.3 and 30).
+pub const PAPER_GD_CPU_GRID: &[f64] = &[1.0, 3.0, 10.0];
+
+/// Rules the `hsi` command runs: the paper's Table 5 columns (GD, Adam, Muon) and scalar-Adam,
+/// whose grid the paper calls undersampled. Default rates: the paper's rule on the paper's
+/// grids on Indian Pines at density 0.15 (docs/gauge-lab.md).
+pub const RULES: [HsiRule; 4] = [
+    HsiRule {
+        rule: Rule::Gd,
+        default_lr: 1e4,
+        paper_grid: &[0.3, 1.0, 3.0, 10.0, 30.0],
+        own_grid: &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4],
+    },
+    HsiRule {
+        rule: Rule::Adam,
+        default_lr: 1e-2,
+        paper_grid: &[1e-3, 3e-3, 1e-2],
+        own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+    },
+    HsiRule {
+        rule: Rule::ScalarAdam,
+        default_lr: 1e-2,
+        paper_grid: &[3e-3, 1e-2, 3e-2],
+        own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
+    },
+    HsiRule {
+        rule: Rule::Muon,
+        default_lr: 1e-2,
+        paper_grid: &[0.01, 0.03, 0.1],
+        own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+    },
+];
+
+/// The rule named `name` among [`RULES`]. Errors list the names.
+pub fn rule_by_name(name: &str) -> Result<&'static HsiRule, String> {
+    RULES.iter().find(|r| r.rule.name() == name).ok_or_else(|| {
+        let names: Vec<String> = RULES.iter().map(|r| r.rule.name()).collect();
+        format!("unknown rule `{name}`; allowed: {}", names.join(", "))
+    })
+}
+
+/// The project's train-only choice for single-seed runs ([`grid::Selection::Fastest`]): for
+/// each rule, among its runs that did not diverge, the one that reached the deepest level of
+/// [`LEVELS`], ties to the fewest steps to get there, then to the smaller rate. It reads
+/// training losses only. Returns indices into `runs`, one per rule in first-appearance order
+/// (the first run at the picked rate); a rule whose every run diverged has none.
 pub fn select(runs: &[HsiRun]) -> Vec<usize> {
+    let traces: Vec<grid::TrainTrace> = runs.iter().map(grid::TrainTrace::of).collect();
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
         if !names.contains(&r.rule.as_str()) {
             names.push(&r.rule);
         }
     }
-    let key = |r: &HsiRun| {
-        let deepest = r.crossings.iter().rposition(Option::is_some);
-        let steps = deepest
-            .and_then(|d| r.crossings[d].as_ref())
-            .map(|c| c.step);
-        (std::cmp::Reverse(deepest), steps)
-    };
     names
         .iter()
         .filter_map(|name| {
-            (0..runs.len())
-                .filter(|&i| runs[i].rule == *name && runs[i].outcome != Outcome::Diverged)
-                .min_by(|&a, &b| {
-                    key(&runs[a])
-                        .cmp(&key(&runs[b]))
-                        .then(runs[a].lr.total_cmp(&runs[b].lr))
-                })
+            let mine = || runs.iter().enumerate().filter(|(_, r)| r.rule == *name);
+            let rates: Vec<f64> = mine().map(|(_, r)| r.lr).collect();
+            let seeds: Vec<u64> = mine().map(|(_, r)| r.seed).collect();
+            let lr = grid::select_rate(grid::Selection::Fastest, &traces, name, &rates, &seeds)?;
+            mine().find(|(_, r)| r.lr == lr).map(|(i, _)| i)
         })
         .collect()
 }
@@ -653,168 +725,22 @@ pub struct HsiSetup {
     pub cfg: HsiConfig,
 }
 
-/// `hsi.csv`: one row per (run, level) with the first crossing's step, training loss, held-out
-/// RMSE and effective rank (empty where never reached), then a `final` row per run; `selected`
-/// is 1 for the runs at indices `selected` (see [`select`]).
-pub fn csv_bytes(
-    setup: &HsiSetup,
-    runs: &[HsiRun],
-    selected: &[usize],
-) -> Result<Vec<u8>, csv::Error> {
-    use crate::experiment::output::csv_num as num;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "rule",
-        "lr",
-        "density",
-        "seed",
-        "level",
-        "step",
-        "train_loss",
-        "test_rmse",
-        "erank",
-        "outcome",
-        "selected",
-    ])?;
-    for (i, r) in runs.iter().enumerate() {
-        let rows = LEVELS
-            .iter()
-            .map(|l| num(*l))
-            .zip(r.crossings.iter().map(Option::as_ref))
-            .chain([("final".to_string(), Some(&r.last))]);
-        for (level, c) in rows {
-            let (step, loss, rmse, erank) = c.map_or_else(Default::default, |c| {
-                (
-                    c.step.to_string(),
-                    num(c.train_loss),
-                    num(c.test_rmse),
-                    num(c.erank),
-                )
-            });
-            w.write_record([
-                r.rule.clone(),
-                num(r.lr),
-                num(setup.cfg.density),
-                setup.cfg.seed.to_string(),
-                level,
-                step,
-                loss,
-                rmse,
-                erank,
-                format!("{:?}", r.outcome),
-                u8::from(selected.contains(&i)).to_string(),
-            ])?;
-        }
-    }
-    w.into_inner().map_err(|e| e.into_error().into())
-}
-
-/// `hsi.md`: the setup, then held-out RMSE ×1e-2 / effective rank at each level per rule
-/// ("—" where never reached), the crossing steps, and the paper's Table 5 row for this density.
-/// With several rates per rule, the runs at indices `selected` are marked ✓.
-pub fn markdown(setup: &HsiSetup, runs: &[HsiRun], selected: &[usize], seconds: f64) -> String {
-    let c = &setup.cfg;
-    let [h, w, b] = setup.dims;
-    let mut s = format!(
-        "# Hyperspectral completion\n\n{} (`{}`, {h} × {w} × {b} {}): divided by its maximum {}, \
-         {} of {} pixels non-zero, {} kept (seed {}), band means removed. Density {}: {} entries \
-         observed, {} held out. W = UVᵀ of width {}, init {}, constant rate, ≤ {} steps; f64.\n\n",
-        setup.scene,
-        setup.var,
-        setup.class,
-        setup.pre.max,
-        setup.pre.nonzero_pixels,
-        setup.pre.scene_pixels,
-        setup.pre.kept.len(),
-        c.seed,
-        c.density,
-        setup.observed,
-        setup.held_out,
-        c.width,
-        c.init,
-        c.steps,
-    );
-    s.push_str("Held-out RMSE ×1e-2 / effective rank of UVᵀ at the first step the training loss is below each level, and at the last step:\n\n| rule | lr |");
-    for l in LEVELS {
-        s.push_str(&format!(" ≤ {l:e} |"));
-    }
-    s.push_str(" last step | outcome |\n|---|---|");
-    s.push_str(&"---|".repeat(LEVELS.len() + 2));
-    s.push('\n');
-    let grid = runs
-        .iter()
-        .enumerate()
-        .any(|(i, r)| runs[..i].iter().any(|q| q.rule == r.rule));
-    for (i, r) in runs.iter().enumerate() {
-        let mark = if grid && selected.contains(&i) {
-            " ✓"
-        } else {
-            ""
-        };
-        s.push_str(&format!("| {} | {}{mark} |", r.rule, r.lr));
-        for x in &r.crossings {
-            match x {
-                Some(x) => s.push_str(&format!(" {:.3} / {:.1} |", 100.0 * x.test_rmse, x.erank)),
-                None => s.push_str(" — |"),
-            }
-        }
-        s.push_str(&format!(
-            " {:.3} / {:.1} | {} |\n",
-            100.0 * r.last.test_rmse,
-            r.last.erank,
-            outcome_text(r)
-        ));
-    }
-    if grid {
-        s.push_str(
-            "\n✓: the rate the train-only rule picks for that rule — the deepest level reached, \
-             then the fewest steps to reach it (held-out entries are never read).\n",
-        );
-    }
-    s.push_str("\nStep of each first crossing:\n\n| rule | lr |");
-    for l in LEVELS {
-        s.push_str(&format!(" ≤ {l:e} |"));
-    }
-    s.push_str(" final loss |\n|---|---|");
-    s.push_str(&"---|".repeat(LEVELS.len() + 1));
-    s.push('\n');
-    for r in runs {
-        s.push_str(&format!("| {} | {} |", r.rule, r.lr));
-        for x in &r.crossings {
-            match x {
-                Some(x) => s.push_str(&format!(" {} |", x.step)),
-                None => s.push_str(" — |"),
-            }
-        }
-        s.push_str(&format!(" {:.2e} |\n", r.last.train_loss));
-    }
-    for row in PAPER_TABLE5.iter().filter(|row| row.density == c.density) {
-        s.push_str(&format!(
-            "\nThe paper's Table 5, {} at density {} (m/dof {}; 4 seeds, ≤ 1e-5): GD {:.3} ± {:.3}, \
-             Adam {:.3} ± {:.3}, Muon {:.3} ± {:.3} (Muon's effective rank {}).\n",
-            row.dataset,
-            row.density,
-            row.m_over_dof,
-            row.gd[0],
-            row.gd[1],
-            row.adam[0],
-            row.adam[1],
-            row.muon[0],
-            row.muon[1],
-            row.muon_rank
-        ));
-    }
-    let plural = if runs.len() == 1 { "" } else { "s" };
-    s.push_str(&format!(
-        "\n{} run{plural} in {seconds:.1} s.\n",
-        runs.len()
-    ));
-    s
-}
-
-fn outcome_text(r: &HsiRun) -> String {
-    match r.outcome {
-        Outcome::Diverged => format!("diverged at step {}", r.steps),
-        _ => format!("{} steps", r.steps),
+/// A small synthetic scene for the tests of this module and its submodules.
+#[cfg(test)]
+pub(crate) fn tiny_scene() -> Scene {
+    // 6 × 5 pixels, 8 bands: two smooth rank-one patterns on a positive offset, no zero pixel.
+    let dims = [6, 5, 8];
+    let pixels = DMatrix::from_fn(30, 8, |p, b| {
+        let (p, b) = (p as f64, b as f64);
+        3000.0
+            + 800.0 * (p * 0.4).sin() * (b * 0.3).cos()
+            + 500.0 * (p * 0.9).cos() * (b * 0.7).sin()
+    });
+    Scene {
+        path: "tiny.mat".into(),
+        var: "tiny".into(),
+        dims,
+        class: "double".into(),
+        pixels,
     }
 }
