@@ -287,7 +287,8 @@ pub struct BenchOptions {
     pub per_figure: Duration,
     /// Steps per seed of the sweep figures.
     pub sweep_steps: usize,
-    /// Whether to time the n = 128 sensing steps and DRAM stream (slow to set up: 199 MB).
+    /// Whether to time the sensing steps and operator stream at n = 64, 96 and 128 too (the size
+    /// ladder; slow to set up: 199 MB at n = 128).
     pub large: bool,
 }
 
@@ -301,7 +302,7 @@ impl BenchOptions {
         }
     }
 
-    /// About a minute: longer timings, longer sweeps, the n = 128 figures.
+    /// About two minutes: longer timings, longer sweeps, the n = 64, 96 and 128 figures.
     pub fn long() -> Self {
         Self {
             per_figure: Duration::from_secs(2),
@@ -409,7 +410,11 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
         gflops: None,
         note: verdict(ns_secs[0] / ns_secs[1] >= 2.0, "target ≥ 2×"),
     });
-    let sizes: &[usize] = if opts.large { &[40, 128] } else { &[40] };
+    let sizes: &[usize] = if opts.large {
+        &[40, 64, 96, 128]
+    } else {
+        &[40]
+    };
     for &n in sizes {
         let problem = sensing_problem(n);
         let m = problem.m();

@@ -230,11 +230,12 @@ enum Command {
     /// rule picked from training losses only, four seeds reported (also hsi_summary.csv and
     /// hsi.json). You supply the scene (a MATLAB v5 .mat file); nothing is downloaded.
     Hsi(HsiArgs),
-    /// Time the hot loops (episode, paired step, seed sweep, sensing step, memory stream) and
-    /// print steps/s, episodes/s and GFLOP/s against the operation counts documented in
-    /// `basis_lab::bench`. About five seconds; `--long` for about a minute and n = 128.
+    /// Time the hot loops (episode, paired step, seed sweep, Newton–Schulz, sensing step, memory
+    /// stream) and print steps/s, episodes/s and GFLOP/s against the operation counts
+    /// documented in `basis_lab::bench`. About five seconds; `--long` for about two minutes and
+    /// the size ladder n = 64, 96, 128.
     Bench {
-        /// Longer timings and sweeps, plus the n = 128 sensing steps.
+        /// Longer timings and sweeps, plus the sensing steps at n = 64, 96 and 128.
         #[arg(long)]
         long: bool,
     },
