@@ -91,17 +91,19 @@ fn a_completion_step_allocates_nothing_after_warm_up() {
     use basis_lab::sensing::hsi::{HsiConfig, HsiProblem, HsiWorkspace};
     use basis_lab::sensing::zoo::Rule;
     use nalgebra::DMatrix;
-    let x = DMatrix::from_fn(60, 20, |i, j| ((i * 3 + j) as f64 * 0.3).sin());
+    // U is 200 × 8, long and thin as the real factor (Muon's Gram form); V is 20 × 8 (its
+    // direct form).
+    let x = DMatrix::from_fn(200, 20, |i, j| ((i * 3 + j) as f64 * 0.3).sin());
     let cfg = HsiConfig {
         width: 8,
         ..HsiConfig::default()
     };
     let problem = HsiProblem::new(x, &cfg).unwrap();
-    for rule in [Rule::Gd, Rule::Adam, Rule::Muon] {
+    for rule in [Rule::Gd, Rule::Adam, Rule::ScalarAdam, Rule::Muon] {
         let (u, v) = problem.init();
         let mut params = [u, v];
-        let mut grads = [DMatrix::zeros(60, 8), DMatrix::zeros(20, 8)];
-        let mut ws = HsiWorkspace::new(60, 20, 8);
+        let mut grads = [DMatrix::zeros(200, 8), DMatrix::zeros(20, 8)];
+        let mut ws = HsiWorkspace::new(200, 20, 8);
         let mut opt = rule.build();
         let mut step = |params: &mut [DMatrix<f64>; 2]| {
             let [u, v] = &*params;
