@@ -753,7 +753,8 @@ struct HsiArgs {
 /// The `hsi` command: load, run in parallel, print and write the report.
 fn hsi(a: HsiArgs) -> Result<()> {
     use basis_lab::sensing::hsi::grid::{GridPlan, GridProgress, run_grid};
-    use basis_lab::sensing::hsi::{HsiConfig, Scene, csv_bytes, markdown, report, rule_by_name};
+    use basis_lab::sensing::hsi::report::{self, csv_bytes, markdown};
+    use basis_lab::sensing::hsi::{HsiConfig, Scene, rule_by_name};
     let names: Vec<String> = a.rules.iter().map(|n| n.trim().to_string()).collect();
     let rules = names
         .iter()
@@ -818,7 +819,7 @@ fn hsi(a: HsiArgs) -> Result<()> {
         pool.install(|| basis_lab::sensing::hsi::run_all(&problem, &runs, &|n| bar.inc(n)));
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
-    let selected = basis_lab::sensing::hsi::select(&results);
+    let selected = basis_lab::sensing::hsi::grid::select(&results);
     write_atomic(
         &a.out.join("hsi.csv"),
         &csv_bytes(&setup, &results, &selected)?,

@@ -8,8 +8,6 @@
 pub mod grid;
 pub mod report;
 
-pub use report::{csv_bytes, markdown};
-
 use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -677,31 +675,6 @@ pub fn rule_by_name(name: &str) -> Result<&'static HsiRule, String> {
         let names: Vec<String> = RULES.iter().map(|r| r.rule.name()).collect();
         format!("unknown rule `{name}`; allowed: {}", names.join(", "))
     })
-}
-
-/// The project's train-only choice for single-seed runs ([`grid::Selection::Fastest`]): for
-/// each rule, among its runs that did not diverge, the one that reached the deepest level of
-/// [`LEVELS`], ties to the fewest steps to get there, then to the smaller rate. It reads
-/// training losses only. Returns indices into `runs`, one per rule in first-appearance order
-/// (the first run at the picked rate); a rule whose every run diverged has none.
-pub fn select(runs: &[HsiRun]) -> Vec<usize> {
-    let traces: Vec<grid::TrainTrace> = runs.iter().map(grid::TrainTrace::of).collect();
-    let mut names: Vec<&str> = Vec::new();
-    for r in runs {
-        if !names.contains(&r.rule.as_str()) {
-            names.push(&r.rule);
-        }
-    }
-    names
-        .iter()
-        .filter_map(|name| {
-            let mine = || runs.iter().enumerate().filter(|(_, r)| r.rule == *name);
-            let rates: Vec<f64> = mine().map(|(_, r)| r.lr).collect();
-            let seeds: Vec<u64> = mine().map(|(_, r)| r.seed).collect();
-            let lr = grid::select_rate(grid::Selection::Fastest, &traces, name, &rates, &seeds)?;
-            mine().find(|(_, r)| r.lr == lr).map(|(i, _)| i)
-        })
-        .collect()
 }
 
 /// Where the data of a report came from.

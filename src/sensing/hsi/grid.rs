@@ -284,6 +284,31 @@ pub fn select_rate(
         .map(|c| c.2)
 }
 
+/// The project's train-only choice for single-seed runs ([`Selection::Fastest`]): for
+/// each rule, among its runs that did not diverge, the one that reached the deepest level of
+/// [`LEVELS`], ties to the fewest steps to get there, then to the smaller rate. It reads
+/// training losses only. Returns indices into `runs`, one per rule in first-appearance order
+/// (the first run at the picked rate); a rule whose every run diverged has none.
+pub fn select(runs: &[HsiRun]) -> Vec<usize> {
+    let traces: Vec<TrainTrace> = runs.iter().map(TrainTrace::of).collect();
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        if !names.contains(&r.rule.as_str()) {
+            names.push(&r.rule);
+        }
+    }
+    names
+        .iter()
+        .filter_map(|name| {
+            let mine = || runs.iter().enumerate().filter(|(_, r)| r.rule == *name);
+            let rates: Vec<f64> = mine().map(|(_, r)| r.lr).collect();
+            let seeds: Vec<u64> = mine().map(|(_, r)| r.seed).collect();
+            let lr = select_rate(Selection::Fastest, &traces, name, &rates, &seeds)?;
+            mine().find(|(_, r)| r.lr == lr).map(|(i, _)| i)
+        })
+        .collect()
+}
+
 /// The rate one selection rule picked for one rule from one grid.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pick {

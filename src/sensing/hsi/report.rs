@@ -100,7 +100,7 @@ fn level_header(s: &mut String, lead: &str, tail: &str) {
 
 /// `hsi.csv` of one seed: one row per (run, level) with the first crossing's step, training
 /// loss, held-out RMSE and effective rank (empty where never reached), then a `final` row per
-/// run; `selected` is 1 for the runs at indices `selected` (see [`super::select`]).
+/// run; `selected` is 1 for the runs at indices `selected` (see [`super::grid::select`]).
 pub fn csv_bytes(
     setup: &HsiSetup,
     runs: &[HsiRun],
@@ -735,7 +735,7 @@ mod tests {
             run(&problem, Rule::Gd, 30.0, &|_| {}),
             run(&problem, Rule::Adam, 1e-2, &|_| {}),
         ];
-        let selected = crate::sensing::hsi::select(&runs);
+        let selected = crate::sensing::hsi::grid::select(&runs);
         assert_eq!(selected.len(), 2, "one pick per rule");
         let (header, rows) = records(&csv_bytes(&setup, &runs, &selected).unwrap());
         assert_eq!(header.last().unwrap(), "selected");
