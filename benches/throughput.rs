@@ -6,9 +6,9 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use basis_lab::bench::{
-    EpisodeWorkload, NewtonSchulzWorkload, default_at_dk, newton_schulz_multiply_adds, paired_run,
-    paired_step_multiply_adds, sensing_multiply_adds, sensing_problem, sensing_run, stream_sum,
-    sweep_seconds,
+    CompletionWorkload, EpisodeWorkload, NewtonSchulzWorkload, default_at_dk,
+    newton_schulz_multiply_adds, paired_run, paired_step_multiply_adds, sensing_multiply_adds,
+    sensing_problem, sensing_run, stream_sum, sweep_seconds,
 };
 use basis_lab::optim::NsForm;
 use basis_lab::sensing::zoo::Rule;
@@ -89,5 +89,22 @@ fn newton_schulz(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, episodes, paired, sweeps, newton_schulz, sensing);
+fn completion(c: &mut Criterion) {
+    let mut g = c.benchmark_group("completion step 2000 × 200");
+    for (rule, lr) in [(Rule::Gd, 30.0), (Rule::Muon, 0.1)] {
+        let mut w = CompletionWorkload::new(rule, lr);
+        g.bench_function(rule.name(), |b| b.iter(|| black_box(w.step())));
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    episodes,
+    paired,
+    sweeps,
+    newton_schulz,
+    completion,
+    sensing
+);
 criterion_main!(benches);
