@@ -22,8 +22,8 @@ fi
 preset=$1
 out=$2
 shift 2
-first=$SLURM_ARRAY_TASK_MIN
-count=$SLURM_ARRAY_TASK_COUNT
+first=${SLURM_ARRAY_TASK_MIN:?}
+count=${SLURM_ARRAY_TASK_COUNT:?}
 if [ "${SLURM_ARRAY_TASK_STEP:-1}" != 1 ] || [ $((SLURM_ARRAY_TASK_MAX - first + 1)) != "$count" ]; then
     echo "error: the array must be one contiguous range such as --array=0-$((count - 1))" >&2
     exit 2
