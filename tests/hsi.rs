@@ -498,6 +498,30 @@ fn the_hsi_grid_command_runs_the_papers_protocol() {
         "{summary}"
     );
 
+    let own = dir.path().join("own");
+    let stdout = ok(&[
+        "hsi",
+        s(&scene),
+        "--density",
+        "0.5",
+        "--var",
+        "tiny",
+        "--steps",
+        "50",
+        "--grid",
+        "--grids",
+        "own",
+        "--rules",
+        "muon",
+        "--quiet",
+        "--out",
+        s(&own),
+    ]);
+    assert!(
+        stdout.contains("| muon | own | 0.0001, 0.0003, 0.001, 0.003, 0.01 |"),
+        "{stdout}"
+    );
+
     let cases: [(&[&str], &str); 4] = [
         (&["--grid", "--seed", "3"], "cannot be used with"),
         (&["--grids", "own"], "--grid"),
