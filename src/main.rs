@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use basis_lab::experiment::output::write_atomic;
-use basis_lab::experiment::{RunOptions, Summary, SweepResult, run_to_dir, sweep};
+use basis_lab::experiment::report;
+use basis_lab::experiment::{DkPoint, EpsPoint, RunOptions, run_to_dir, sweep};
 use basis_lab::preset::{BUNDLED, Preset};
 use basis_lab::shard::{Job, Merged, Shard};
 
@@ -332,7 +333,7 @@ fn real_main() -> Result<()> {
                 bar.set_position(s as u64)
             })?;
             bar.finish_and_clear();
-            print_summary(&summary);
+            print!("{}", report::summary_text(&summary));
             println!("wrote {}", out.display());
             Ok(())
         }
@@ -363,8 +364,8 @@ fn real_main() -> Result<()> {
                 .install(|| sweep(&p, seeds as usize, &|| bar.inc(1)))
                 .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
             bar.finish_and_clear();
-            write_sweep(&result, &out)?;
-            print_sweep(&result);
+            report::write_sweep(&out, &result)?;
+            print!("{}", report::sweep_text(&result));
             println!("wrote {}", out.display());
             Ok(())
         }
@@ -413,78 +414,8 @@ fn real_main() -> Result<()> {
             writable_dir(&out)?;
             let report = basis_lab::experiment::matched::matched_report(&p, levels)
                 .map_err(|e| anyhow::anyhow!(e))?;
-            let num = basis_lab::experiment::output::csv_num;
-            let mut csv = csv::Writer::from_writer(Vec::new());
-            csv.write_record([
-                "kind",
-                "level",
-                "arm",
-                "step",
-                "heldout_loss",
-                "excess",
-                "baseline_sd",
-                "gram_div",
-                "orientation_div",
-            ])?;
-            println!(
-                "{:<7} {:>9} {:<12} {:>6} {:>9} {:>10} {:>11} {:>10} {:>10}",
-                "match",
-                "level",
-                "arm",
-                "step",
-                "held loss",
-                "excess",
-                "baseline sd",
-                "gram div",
-                "twin div"
-            );
-            for r in &report.rows {
-                let step = r.step.map_or(String::new(), |s| s.to_string());
-                csv.write_record([
-                    r.kind.clone(),
-                    num(r.level),
-                    r.arm.clone(),
-                    step.clone(),
-                    num(r.heldout_loss),
-                    num(r.excess),
-                    num(r.baseline_sd),
-                    num(r.gram_div),
-                    num(r.orientation_div),
-                ])?;
-                println!(
-                    "{:<7} {:>9.4} {:<12} {:>6} {:>9.4} {:>10} {:>11} {:>10} {:>10}",
-                    r.kind,
-                    r.level,
-                    r.arm,
-                    if step.is_empty() { "—".into() } else { step },
-                    r.heldout_loss,
-                    sci(r.excess),
-                    sci(r.baseline_sd),
-                    sci(r.gram_div),
-                    sci(r.orientation_div)
-                );
-            }
-            println!(
-                "\nAt the deepest level ({:.4}), excess A(K) against {}:",
-                report.levels.last().copied().unwrap_or(f64::NAN),
-                report.reference
-            );
-            for v in &report.verdicts {
-                println!(
-                    "{:<12} {:>10} at matched budget, {:>10} at matched loss (baseline sd {}): {}",
-                    v.arm,
-                    sci(v.diff_budget),
-                    sci(v.diff_loss),
-                    sci(v.yardstick),
-                    v.label
-                );
-            }
-            let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-            write_atomic(&out.join("matched.csv"), &bytes)?;
-            write_atomic(
-                &out.join("matched.json"),
-                &serde_json::to_vec_pretty(&report)?,
-            )?;
+            print!("{}", report::matched_text(&report));
+            report::write_matched(&out, &report)?;
             println!("wrote {}", out.display());
             Ok(())
         }
@@ -526,8 +457,8 @@ fn real_main() -> Result<()> {
             writable_dir(&out)?;
             match merged {
                 Merged::Sweep(r) => {
-                    write_sweep(&r, &out)?;
-                    print_sweep(&r);
+                    report::write_sweep(&out, &r)?;
+                    print!("{}", report::sweep_text(&r));
                     println!("wrote {}", out.display());
                     Ok(())
                 }
@@ -656,92 +587,6 @@ fn load_for_sweep(preset: &str, steps: Option<usize>, out: &std::path::Path) -> 
     Ok(p)
 }
 
-/// Writes `<stem>.csv` and `<stem>.json` into `out` and prints a table: one row per point and
-/// arm, the point's own columns first, then the arm's aggregate over seeds.
-fn write_points<T: serde::Serialize + ?Sized>(
-    out: &std::path::Path,
-    stem: &str,
-    all: &T,
-    rows: &[(Vec<(&str, String)>, &SweepResult)],
-) -> Result<()> {
-    let num = basis_lab::experiment::output::csv_num;
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    let lead: Vec<&str> = rows
-        .first()
-        .map_or(Vec::new(), |r| r.0.iter().map(|c| c.0).collect());
-    let mut header: Vec<&str> = lead.clone();
-    header.extend([
-        "arm",
-        "seeds_ok",
-        "excess_mean",
-        "excess_sd",
-        "baseline_sd_mean",
-        "outside_band",
-        "orientation_div_mean",
-        "orientation_div_sd",
-        "gram_div_mean",
-        "gram_div_sd",
-        "heldout_accuracy_mean",
-        "heldout_accuracy_sd",
-    ]);
-    csv.write_record(&header)?;
-    let widths: Vec<usize> = lead.iter().map(|h| h.chars().count().max(10)).collect();
-    let lead_text: String = lead
-        .iter()
-        .zip(&widths)
-        .map(|(h, w)| format!("{h:>w$} "))
-        .collect();
-    println!(
-        "{lead_text}{:<12} {:>22} {:>11} {:>9} {:>10} {:>10} {:>9}",
-        "arm", "excess mean ± sd", "baseline sd", "outside", "twin div", "gram div", "held acc"
-    );
-    for (cols, sweep) in rows {
-        let values: String = cols
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{:>w$} ", c.1))
-            .collect();
-        for a in &sweep.aggregate {
-            let mut record: Vec<String> = cols.iter().map(|c| c.1.clone()).collect();
-            record.extend([
-                a.arm.clone(),
-                a.seeds_ok.to_string(),
-                num(a.excess_mean),
-                num(a.excess_sd),
-                num(a.baseline_sd_mean),
-                a.outside_band.to_string(),
-                num(a.orientation_div_mean),
-                num(a.orientation_div_sd),
-                num(a.gram_div_mean),
-                num(a.gram_div_sd),
-                num(a.heldout_accuracy_mean),
-                num(a.heldout_accuracy_sd),
-            ]);
-            csv.write_record(&record)?;
-            println!(
-                "{values}{:<12} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>10} {:>9.3}",
-                a.arm,
-                sci(a.excess_mean),
-                sci(a.excess_sd),
-                sci(a.baseline_sd_mean),
-                a.outside_band,
-                a.seeds_ok,
-                sci(a.orientation_div_mean),
-                sci(a.gram_div_mean),
-                a.heldout_accuracy_mean
-            );
-        }
-    }
-    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-    write_atomic(&out.join(format!("{stem}.csv")), &bytes)?;
-    write_atomic(
-        &out.join(format!("{stem}.json")),
-        &serde_json::to_vec_pretty(all)?,
-    )?;
-    println!("wrote {}", out.display());
-    Ok(())
-}
-
 struct HsiArgs {
     scene: PathBuf,
     density: f64,
@@ -840,251 +685,6 @@ fn progress_bar(quiet: bool, len: u64, unit: &str) -> ProgressBar {
     bar
 }
 
-fn sci(x: f64) -> String {
-    if x.is_nan() {
-        "—".into()
-    } else {
-        format!("{x:.2e}")
-    }
-}
-
-/// `z` for the table: two decimals, or a dash when the baseline has no spread.
-fn z_text(z: f64) -> String {
-    if z.is_finite() {
-        format!("{z:.2}")
-    } else {
-        "—".into()
-    }
-}
-
-fn print_summary(s: &Summary) {
-    println!(
-        "{} steps, d_k {}, {} keys; isotropic A = 3/(d_k+2) = {:.4}",
-        s.steps, s.preset.d_k, s.preset.n_keys, s.isotropic_axis_concentration
-    );
-    let w = s
-        .arms
-        .iter()
-        .map(|a| a.arm.chars().count())
-        .max()
-        .unwrap_or(3)
-        .max(12);
-    println!(
-        "{:<w$} {:<15} {:>10} {:>10} {:>8} {:>17} {:>10} {:>7} {:>9} {:>9}",
-        "arm",
-        "class",
-        "twin div",
-        "gram div",
-        "A(K)",
-        "baseline mean±sd",
-        "excess",
-        "z",
-        "held acc",
-        "held loss"
-    );
-    for a in &s.arms {
-        let class = if a.equivariant {
-            "equivariant"
-        } else {
-            "coordinate-wise"
-        };
-        match (&a.final_metrics, &a.heldout, &a.baseline) {
-            (Some(f), Some(h), Some(b)) => println!(
-                "{:<w$} {:<15} {:>10} {:>10} {:>8.4} {:>8.4} ± {:<6.4} {:>10} {:>7} {:>9.3} {:>9.4}",
-                a.arm,
-                class,
-                sci(f.orientation_div),
-                sci(f.gram_div),
-                f.axis_concentration[0],
-                b[0].mean,
-                b[0].sd,
-                sci(b[0].excess),
-                z_text(b[0].z),
-                h.accuracy[0],
-                h.loss[0]
-            ),
-            _ => println!("{:<w$} {:<15} diverged: {:?}", a.arm, class, a.status),
-        }
-    }
-    let noise: Vec<String> = s
-        .arms
-        .iter()
-        .filter_map(|a| {
-            let f = a.final_metrics.as_ref()?;
-            f.noise_div
-                .is_finite()
-                .then(|| format!("{} {}", a.arm, sci(f.noise_div)))
-        })
-        .collect();
-    if !noise.is_empty() {
-        println!(
-            "noise twins (W0 + 1e-12 noise, same basis), divergence from the run from W0: {}",
-            noise.join(", ")
-        );
-    }
-    println!(
-        "memory S (rows, key space) and reads S·k (value space), each vs its rotation baseline mean ± sd:"
-    );
-    println!(
-        "{:<w$} {:>28} {:>28} {:>28}",
-        "arm", "kurtosis of S rows", "A(S rows)", "kurtosis of reads"
-    );
-    for a in &s.arms {
-        if let Some(act) = &a.activations {
-            let cell = |b: &basis_lab::metrics::StatBaseline| {
-                format!("{:>8.3} vs {:>7.3} ± {:<6.3}", b.value, b.mean, b.sd)
-            };
-            println!(
-                "{:<w$} {:>28} {:>28} {:>28}",
-                a.arm,
-                cell(&act.s_kurtosis),
-                cell(&act.s_axis),
-                cell(&act.read_kurtosis)
-            );
-        }
-    }
-    for a in &s.arms {
-        if let Some(f) = &a.final_metrics
-            && a.equivariant
-            && f.orientation_div > 1e-10
-        {
-            println!(
-                "note: {} is equivariant yet its twins drifted to {:.2e}; either the harness is at \
-                 fault or the dynamics amplify rounding (too large a step, or Muon's orthogonalisation)",
-                a.arm, f.orientation_div
-            );
-        }
-    }
-}
-
-fn write_sweep(r: &SweepResult, out: &std::path::Path) -> Result<()> {
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    csv.write_record([
-        "seed",
-        "arm",
-        "diverged",
-        "axis_concentration",
-        "baseline_mean",
-        "baseline_sd",
-        "baseline_p5",
-        "baseline_p95",
-        "excess",
-        "z",
-        "excess_rot",
-        "z_rot",
-        "orientation_div",
-        "gram_div",
-        "heldout_loss",
-        "heldout_accuracy",
-    ])?;
-    let num = basis_lab::experiment::output::csv_num;
-    for s in &r.per_seed {
-        let b = s.baseline.as_ref();
-        let f = s.final_metrics.as_ref();
-        let h = s.heldout.as_ref();
-        let o = |x: Option<f64>| x.map_or(String::new(), num);
-        csv.write_record([
-            s.seed.to_string(),
-            s.arm.clone(),
-            (s.final_metrics.is_none() as u8).to_string(),
-            o(b.map(|b| b[0].axis_concentration)),
-            o(b.map(|b| b[0].mean)),
-            o(b.map(|b| b[0].sd)),
-            o(b.map(|b| b[0].p5)),
-            o(b.map(|b| b[0].p95)),
-            o(b.map(|b| b[0].excess)),
-            o(b.map(|b| b[0].z)),
-            o(b.map(|b| b[1].excess)),
-            o(b.map(|b| b[1].z)),
-            o(f.map(|f| f.orientation_div)),
-            o(f.map(|f| f.gram_div)),
-            o(h.map(|h| h.loss[0])),
-            o(h.map(|h| h.accuracy[0])),
-        ])?;
-    }
-    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-    write_atomic(&out.join("sweep.csv"), &bytes)
-        .with_context(|| format!("cannot write {}", out.join("sweep.csv").display()))?;
-    write_atomic(&out.join("sweep.json"), &serde_json::to_vec_pretty(r)?)
-        .with_context(|| format!("cannot write {}", out.join("sweep.json").display()))?;
-    Ok(())
-}
-
-fn print_sweep(r: &SweepResult) {
-    println!(
-        "{} seeds × {} steps; excess = A(K) − mean A over {} random rotations of the same keys",
-        r.seeds.len(),
-        r.preset.steps,
-        r.preset.baseline_rotations
-    );
-    let w = r
-        .aggregate
-        .iter()
-        .map(|a| a.arm.chars().count())
-        .max()
-        .unwrap_or(3)
-        .max(12);
-    println!(
-        "{:<w$} {:>4} {:>22} {:>11} {:>9} {:>10} {:>10}  verdict",
-        "arm", "ok", "excess mean ± sd", "baseline sd", "outside", "twin div", "held acc"
-    );
-    for a in &r.aggregate {
-        let verdict = if a.seeds_ok < 2 {
-            "too few seeds for a verdict"
-        } else if a.excess_is_outside_baseline() {
-            "outside the baseline spread"
-        } else {
-            "within the baseline spread"
-        };
-        println!(
-            "{:<w$} {:>4} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>10.3}  {verdict}",
-            a.arm,
-            a.seeds_ok,
-            sci(a.excess_mean),
-            sci(a.excess_sd),
-            sci(a.baseline_sd_mean),
-            a.outside_band,
-            a.seeds_ok,
-            sci(a.orientation_div_mean),
-            a.heldout_accuracy_mean
-        );
-    }
-}
-
-/// Writes `eps_sweep.csv` and `eps_sweep.json` and prints the table.
-fn write_eps_points(
-    out: &std::path::Path,
-    points: &[basis_lab::experiment::EpsPoint],
-) -> Result<()> {
-    let rows: Vec<_> = points
-        .iter()
-        .map(|x| {
-            let eps = basis_lab::experiment::output::csv_num(x.eps);
-            (vec![("eps", eps)], &x.sweep)
-        })
-        .collect();
-    write_points(out, "eps_sweep", points, &rows)
-}
-
-/// Writes `dk_sweep.csv` and `dk_sweep.json` and prints the table.
-fn write_dk_points(out: &std::path::Path, points: &[basis_lab::experiment::DkPoint]) -> Result<()> {
-    let rows: Vec<_> = points
-        .iter()
-        .map(|x| {
-            let sp = &x.sweep.preset;
-            let iso = basis_lab::metrics::isotropic_axis_concentration(x.d_k);
-            let lead = vec![
-                ("d_k", x.d_k.to_string()),
-                ("n_keys", sp.n_keys.to_string()),
-                ("pairs_per_episode", sp.pairs_per_episode.to_string()),
-                ("isotropic", format!("{iso:.4}")),
-            ];
-            (lead, &x.sweep)
-        })
-        .collect();
-    write_points(out, "dk_sweep", points, &rows)
-}
-
 /// Writes `zoo.csv`, `zoo.json` and `zoo.md` for `results` (in cell order) and prints the table.
 fn write_zoo(
     p: &basis_lab::sensing::zoo::ZooPreset,
@@ -1092,57 +692,7 @@ fn write_zoo(
     seconds: f64,
     out: &std::path::Path,
 ) -> Result<()> {
-    use basis_lab::sensing::zoo::{markdown, summarise};
-    let summaries = summarise(results);
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    csv.write_record([
-        "rule",
-        "class",
-        "tau",
-        "lr",
-        "seed",
-        "steps",
-        "outcome",
-        "train_loss",
-        "recovery",
-        "erank",
-        "balancedness",
-        "twin_drift",
-        "selected",
-    ])?;
-    let num = basis_lab::experiment::output::csv_num;
-    for r in results {
-        let selected = summaries
-            .iter()
-            .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
-        csv.write_record([
-            r.rule.clone(),
-            (if r.equivariant {
-                "equivariant"
-            } else {
-                "coordinate-wise"
-            })
-            .into(),
-            num(r.tau),
-            num(r.lr),
-            r.seed.to_string(),
-            r.steps.to_string(),
-            format!("{:?}", r.outcome),
-            num(r.train_loss),
-            num(r.recovery),
-            num(r.erank),
-            num(r.balancedness),
-            r.twin_drift.map_or(String::new(), num),
-            (selected as u8).to_string(),
-        ])?;
-    }
-    let bytes = csv.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-    write_atomic(&out.join("zoo.csv"), &bytes)?;
-    let json =
-        serde_json::json!({"preset": p, "runs": results, "summary": summaries, "seconds": seconds});
-    write_atomic(&out.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
-    let md = markdown(p, &summaries, results);
-    write_atomic(&out.join("zoo.md"), md.as_bytes())?;
+    let md = basis_lab::sensing::zoo::write_report(out, p, results, seconds)?;
     print!("{md}");
     println!(
         "\n{} runs in {seconds:.1} s; wrote {}",
@@ -1179,5 +729,21 @@ fn run_shard(
         output.seconds,
         file.display()
     );
+    Ok(())
+}
+
+/// Prints the ε sweep's table and writes `eps_sweep.csv` and `eps_sweep.json`.
+fn write_eps_points(out: &std::path::Path, points: &[EpsPoint]) -> Result<()> {
+    print!("{}", report::points_text(&report::eps_points(points)));
+    report::write_eps_sweep(out, points)?;
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// Prints the d_k sweep's table and writes `dk_sweep.csv` and `dk_sweep.json`.
+fn write_dk_points(out: &std::path::Path, points: &[DkPoint]) -> Result<()> {
+    print!("{}", report::points_text(&report::dk_points(points)));
+    report::write_dk_sweep(out, points)?;
+    println!("wrote {}", out.display());
     Ok(())
 }

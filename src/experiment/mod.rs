@@ -5,6 +5,7 @@ pub mod activations;
 pub mod matched;
 pub mod output;
 pub mod paired;
+pub mod report;
 pub mod run;
 pub mod sweep;
 
