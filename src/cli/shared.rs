@@ -1,0 +1,139 @@
+//! What several commands share: the flattened flag groups (output folder, progress bar,
+//! threads, shard), the progress bar, the thread pool and the shard runner.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use basis_lab::preset::Preset;
+use basis_lab::shard::{Job, Shard};
+
+/// Where a command writes and whether it shows a progress bar.
+#[derive(Args, Debug)]
+pub struct Output {
+    /// Output folder (created if missing).
+    #[arg(long, short)]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl Output {
+    /// Creates the folder and checks it is writable before any work starts.
+    pub fn prepare(&self) -> Result<()> {
+        prepare_dir(&self.out)
+    }
+
+    /// A progress bar over `len` items called `unit`, hidden with `--quiet`.
+    pub fn progress_bar(&self, len: u64, unit: &str) -> ProgressBar {
+        if self.quiet {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new(len);
+        let template =
+            format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}} elapsed, eta {{eta}}");
+        bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
+        bar
+    }
+}
+
+/// How many threads a parallel command uses.
+#[derive(Args, Debug)]
+pub struct Parallel {
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+impl Parallel {
+    /// A rayon pool of `--threads` workers (default: one per core). Errors: a count outside
+    /// 1..=1024.
+    pub fn pool(&self) -> Result<rayon::ThreadPool> {
+        let mut pool = rayon::ThreadPoolBuilder::new();
+        if let Some(t) = self.threads {
+            if !(1..=1024).contains(&t) {
+                anyhow::bail!("--threads {t} is out of range; allowed 1..=1024");
+            }
+            pool = pool.num_threads(t);
+        }
+        Ok(pool.build()?)
+    }
+}
+
+/// The flags of the commands that can be split over processes: output folder, progress bar,
+/// threads and shard.
+#[derive(Args, Debug)]
+pub struct Shared {
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub parallel: Parallel,
+    /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+    /// `basis-lab merge`.
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<Shard>,
+}
+
+impl Shared {
+    /// With `--shard`, runs that shard of `job` and writes `shard.ron` (returns true: the
+    /// command is done); without, does nothing and returns false.
+    pub fn run_shard(&self, job: &Job) -> Result<bool> {
+        let Some(shard) = self.shard else {
+            return Ok(false);
+        };
+        let cells = shard.cells(job.total_cells()).len();
+        let bar = self.output.progress_bar(cells as u64, "cells");
+        let never = AtomicBool::new(false);
+        let output = self
+            .parallel
+            .pool()?
+            .install(|| basis_lab::shard::run_shard(job, shard, &|| bar.inc(1), &never))?;
+        bar.finish_and_clear();
+        let out = &self.output.out;
+        let file = out.join(basis_lab::shard::SHARD_FILE);
+        basis_lab::shard::write_shard(out, &output)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        println!(
+            "{} shard {}/{}: {cells} of {} cells in {:.1} s; wrote {}\ncombine every shard with: basis-lab merge DIR... --out DIR",
+            job.command(),
+            shard.index,
+            shard.count,
+            job.total_cells(),
+            output.seconds,
+            file.display()
+        );
+        Ok(true)
+    }
+}
+
+/// Creates `dir` and checks it is writable before any work starts.
+pub fn prepare_dir(dir: &Path) -> Result<()> {
+    basis_lab::experiment::output::ensure_writable_dir(dir).with_context(|| {
+        format!(
+            "cannot write to {} (nothing was run; choose another --out)",
+            dir.display()
+        )
+    })
+}
+
+/// Loads a preset (a file or a bundled name), applies `--steps` and validates it.
+pub fn load_preset(name: &str, steps: Option<usize>) -> Result<Preset> {
+    let mut p = Preset::load(name)?;
+    p.steps = steps.unwrap_or(p.steps);
+    p.validate().map_err(invalid)?;
+    Ok(p)
+}
+
+/// A `(field, message)` validation error as an error value.
+pub fn invalid((field, message): (String, String)) -> anyhow::Error {
+    anyhow::anyhow!("field `{field}`: {message}")
+}
+
+/// Prints "wrote DIR".
+pub fn wrote(dir: &Path) {
+    println!("wrote {}", dir.display());
+}
