@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use crate::explainer::DemoSettings;
 use crate::model::MemoryConfig;
-use crate::optim::{OptimizerSpec, REGISTRY};
+use crate::optim::{Hyper, OptimizerSpec, REGISTRY};
 
 /// Largest preset file accepted, in bytes.
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
@@ -414,24 +414,18 @@ fn validate_arm(i: usize, arm: &OptimizerSpec) -> Result<(), (String, String)> {
         }
     }
     real_range(&field("lr"), arm.lr, 0.0, 1e6, false)?;
-    real_range(&field("beta1"), arm.beta1, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("beta1"), arm.beta1))?;
-    real_range(&field("beta2"), arm.beta2, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("beta2"), arm.beta2))?;
-    real_range(&field("momentum"), arm.momentum, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("momentum"), arm.momentum))?;
-    real_range(&field("alpha"), arm.alpha, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("alpha"), arm.alpha))?;
-    real_range(&field("eps"), arm.eps, 0.0, 1e6, true)?;
-    Ok(())
-}
-
-fn below_one(field: &str, x: f64) -> Result<(), (String, String)> {
-    if x < 1.0 {
-        Ok(())
-    } else {
-        Err((field.into(), format!("{x} is out of range; allowed [0, 1)")))
+    // Every field, also those the rule ignores: a saved preset must load under any rule.
+    for h in Hyper::ALL {
+        if let (Some(range), Some(x)) = (h.range(), arm.value(h))
+            && !range.contains(x)
+        {
+            return Err((
+                field(h.name()),
+                format!("{x} is out of range; allowed {range}"),
+            ));
+        }
     }
+    Ok(())
 }
 
 fn int_range(field: &str, x: usize, lo: usize, hi: usize) -> Result<(), (String, String)> {

@@ -395,7 +395,7 @@ impl Loop {
             .map(|a| ArmLabel {
                 name: a.name().into(),
                 optimizer: a.info().name.into(),
-                equivariant: a.info().equivariant,
+                equivariant: a.equivariant(),
             })
             .collect();
         self.send(Update::Started {

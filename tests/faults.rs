@@ -14,9 +14,14 @@ use basis_lab::experiment::ArmStatus;
 use basis_lab::experiment::output::AtomicFile;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
-use basis_lab::sensing::zoo::{Outcome, Rule};
+use basis_lab::sensing::zoo::Outcome;
 use basis_lab::worker::{Command as Cmd, Update, Worker};
 use common::{bin, ok};
+
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
 
 #[test]
 fn killing_the_process_during_a_big_save_leaves_the_old_files_intact() {
@@ -258,7 +263,7 @@ fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
         rank: 2,
         ..SensingConfig::default()
     };
-    let rules = vec![(Rule::Gd, 1e3), (Rule::Gd, 0.01), (Rule::Muon, 0.1)];
+    let rules = vec![(rule("gd"), 1e3), (rule("gd"), 0.01), (rule("muon"), 0.1)];
     let job = LiveJob::start(cfg, rules, 3, 800, Arc::new(|| {}));
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut done = [None, None, None];

@@ -523,18 +523,24 @@ fn spec() -> BoxedStrategy<OptimizerSpec> {
         prop::array::uniform4(real(0.0, 0.999_999_999, true)),
         real(0.0, 1e6, true),
         any::<bool>(),
+        (real(0.0, 1.0, true), real(0.0, 1e6, false), 1usize..=1000),
     )
         .prop_map(
-            |(opt, lr, [beta1, beta2, momentum, alpha], eps, svd)| OptimizerSpec {
-                optimizer: opt.into(),
-                label: None,
-                lr,
-                beta1,
-                beta2,
-                eps,
-                momentum,
-                alpha,
-                polar: if svd { Polar::Svd } else { Polar::NewtonSchulz },
+            |(opt, lr, [beta1, beta2, momentum, alpha], eps, svd, (p, damping, root_every))| {
+                OptimizerSpec {
+                    optimizer: opt.into(),
+                    label: None,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    alpha,
+                    polar: if svd { Polar::Svd } else { Polar::NewtonSchulz },
+                    p,
+                    damping,
+                    root_every,
+                }
             },
         )
         .boxed()

@@ -12,6 +12,11 @@ use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
+
 type State = Option<AppState>;
 
 fn settings(preset: &str) -> Settings {
@@ -350,7 +355,6 @@ fn a_typed_setting_applies_on_enter_and_an_invalid_one_changes_nothing() {
 #[test]
 fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
     use basis_lab::app::panels::gauge_lab::GaugeTab;
-    use basis_lab::sensing::zoo::Rule;
     let mut s = settings("classroom");
     s.section = Section::GaugeLab;
     s.gauge.tab = GaugeTab::Dial;
@@ -368,7 +372,7 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
     {
         let a = h.state_mut().as_mut().unwrap();
         a.settings.gauge.tab = GaugeTab::Live;
-        a.settings.gauge.live_rules = vec![Rule::Gd, Rule::Adam];
+        a.settings.gauge.live_rules = vec![rule("gd"), rule("adam")];
         a.settings.gauge.live_budget = 400;
     }
     h.run_steps(3);

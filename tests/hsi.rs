@@ -11,9 +11,14 @@ use basis_lab::matv5::{MatError, read_array, read_cube};
 use basis_lab::sensing::hsi::{
     HsiConfig, HsiError, HsiProblem, HsiWorkspace, LEVELS, pixel_matrix, preprocess, run,
 };
-use basis_lab::sensing::zoo::{Outcome, Rule};
+use basis_lab::sensing::zoo::Outcome;
 use common::{bin, ok, s};
 use nalgebra::DMatrix;
+
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
 
 // MAT-file level 5 data types and array classes (MathWorks, "MAT-File Format", level 5).
 const MI_INT8: u32 = 1;
@@ -334,7 +339,7 @@ fn gd_on_a_planted_low_rank_matrix_reports_the_first_crossing() {
         ..HsiConfig::default()
     };
     let p = HsiProblem::new(x.clone(), &cfg).unwrap();
-    let r = run(&p, Rule::Gd, GD_RATE, &|_| {});
+    let r = run(&p, rule("gd"), GD_RATE, &|_| {});
     assert_eq!(r.outcome, Outcome::Budget);
     assert_eq!(r.losses.len(), cfg.steps + 1);
     let deepest = r.crossings[LEVELS.len() - 1]
@@ -372,7 +377,7 @@ fn gd_on_a_planted_low_rank_matrix_reports_the_first_crossing() {
         },
     )
     .unwrap();
-    let stopped = run(&short, Rule::Gd, GD_RATE, &|_| {});
+    let stopped = run(&short, rule("gd"), GD_RATE, &|_| {});
     assert_eq!(stopped.last.step, c.step);
     assert_eq!(stopped.last.test_rmse.to_bits(), c.test_rmse.to_bits());
     assert_eq!(stopped.last.erank.to_bits(), c.erank.to_bits());
@@ -383,7 +388,7 @@ const GD_RATE: f64 = 5.0;
 #[test]
 fn a_huge_rate_is_marked_diverged() {
     let p = small_problem(0.5, 3);
-    let r = run(&p, Rule::Gd, 1e9, &|_| {});
+    let r = run(&p, rule("gd"), 1e9, &|_| {});
     assert_eq!(r.outcome, Outcome::Diverged);
     assert!(r.steps < p.cfg.steps);
     assert!(r.last.test_rmse.is_nan());

@@ -1,8 +1,8 @@
 //! The update rules of SPEC §2: closed-form checks and their equivariance class.
 
 use basis_lab::optim::{
-    Adafactor, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer, Polar, REGISTRY,
-    RmsProp, ScalarAdam, Shampoo, SignDescent, Signum, lookup, newton_schulz, polar_svd,
+    Adafactor, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer, OptimizerSpec, Polar,
+    REGISTRY, RmsProp, ScalarAdam, Shampoo, SignDescent, Signum, newton_schulz, polar_svd,
 };
 use basis_lab::rng::{gaussian_matrix, haar_orthogonal};
 use nalgebra::DMatrix;
@@ -109,10 +109,8 @@ fn scalar_adam_pools_one_second_moment_over_every_matrix() {
 
 /// Twin divergence ‖U(QW, QG) − Q·U(W, G)‖ / ‖W‖ after `steps` updates with gradients that
 /// rotate with the weights (G′ = QG), as they do for a rotation-invariant loss.
-fn twin_divergence(info_name: &str, steps: usize) -> f64 {
-    let info = lookup(info_name).unwrap();
-    let spec = basis_lab::optim::OptimizerSpec::new(info_name, 0.01);
-    let (mut a, mut b) = ((info.build)(&spec), (info.build)(&spec));
+fn twin_divergence(spec: &OptimizerSpec, steps: usize) -> f64 {
+    let (mut a, mut b) = (spec.build(), spec.build());
     let mut r = rng(42);
     let q = haar_orthogonal(&mut r, 8);
     let w0 = gaussian_matrix(&mut r, 8, 12, 1.0);
@@ -120,30 +118,49 @@ fn twin_divergence(info_name: &str, steps: usize) -> f64 {
     for _ in 0..steps {
         // Gradient of ½‖W − T‖² pulled towards a fixed target, rotated for the twin.
         let g = &w[0] - DMatrix::from_fn(8, 12, |i, j| ((i * 12 + j) as f64).sin());
-        a.step(&mut w, std::slice::from_ref(&g), 0.01);
-        b.step(&mut w_rot, std::slice::from_ref(&(&q * &g)), 0.01);
+        a.step(&mut w, std::slice::from_ref(&g), spec.lr);
+        b.step(&mut w_rot, std::slice::from_ref(&(&q * &g)), spec.lr);
     }
     (&w_rot[0] - &q * &w[0]).norm() / w[0].norm()
 }
 
 #[test]
-fn equivariant_rules_keep_twins_at_float_noise_and_coordinatewise_rules_do_not() {
-    for info in REGISTRY {
-        let div = twin_divergence(info.name, 200);
-        if info.equivariant {
-            assert!(
-                div < 1e-12,
-                "{} claims equivariance but drifts {div:e}",
-                info.name
-            );
+fn every_registered_rule_keeps_or_splits_its_twins_as_its_class_says() {
+    let mut specs: Vec<OptimizerSpec> = REGISTRY
+        .iter()
+        .map(|info| OptimizerSpec::new(info.name, 0.01))
+        .collect();
+    // The dial at p = 0 is scalar-Adam, so equivariant; at its default p it is not.
+    let mut dial = OptimizerSpec::new("dial", 0.01);
+    dial.p = 0.0;
+    specs.push(dial);
+    assert!(specs.len() >= 13, "the whole registry");
+    for spec in specs {
+        let div = twin_divergence(&spec, 200);
+        let name = format!("{} (p = {})", spec.optimizer, spec.p);
+        if spec.equivariant() {
+            assert!(div < 1e-12, "{name} claims equivariance but drifts {div:e}");
         } else {
             assert!(
                 div > 1e-6,
-                "{} should see the basis but drifts only {div:e}",
-                info.name
+                "{name} should see the basis but drifts only {div:e}"
             );
         }
     }
+}
+
+#[test]
+fn a_preset_arm_takes_its_own_rules_defaults_for_fields_it_leaves_out() {
+    use basis_lab::preset::Preset;
+    let p = Preset::from_ron(
+        "Preset(arms: [(optimizer: \"lion\", lr: 3e-4), (optimizer: \"lion\", label: \"l2\", lr: 3e-4, beta2: 0.9), (optimizer: \"adam\", lr: 0.01)])",
+        "text",
+    )
+    .unwrap();
+    assert_eq!(p.arms[0].beta2, 0.99, "Lion's own default");
+    assert_eq!(p.arms[1].beta2, 0.9, "written values win");
+    assert_eq!(p.arms[2].beta2, 0.999, "Adam's default");
+    assert_eq!(Preset::from_ron(&p.to_ron(), "saved").unwrap(), p);
 }
 
 #[test]

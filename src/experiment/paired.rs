@@ -99,6 +99,7 @@ struct Twin {
 pub struct Arm {
     name: String,
     info: &'static OptimizerInfo,
+    equivariant: bool,
     lr: f64,
     twins: [Twin; 2],
     /// Optional noise twin: W0 plus a 1e-12 Gaussian perturbation in the same basis.
@@ -114,6 +115,10 @@ impl Arm {
     /// The optimizer's registry entry.
     pub fn info(&self) -> &'static OptimizerInfo {
         self.info
+    }
+    /// Whether its optimizer, with the preset's hyperparameters, is equivariant.
+    pub fn equivariant(&self) -> bool {
+        self.equivariant
     }
     /// Whether training continues or diverged.
     pub fn status(&self) -> &ArmStatus {
@@ -191,6 +196,7 @@ impl PairedRun {
                 Arm {
                     name: spec.arm_name().to_string(),
                     info,
+                    equivariant: spec.equivariant(),
                     lr: spec.lr,
                     twins: [twin(&w0), twin(&w0_rot)],
                     noise: w0_noisy.as_ref().map(twin),

@@ -11,6 +11,7 @@ use super::output::{csv_num as num, write_atomic};
 use super::run::Summary;
 use super::sweep::{DkPoint, EpsPoint, SweepResult};
 use crate::metrics::{StatBaseline, isotropic_axis_concentration};
+use crate::optim::class_name;
 
 /// `x` as `1.23e-4`, or a dash for NaN.
 pub fn sci(x: f64) -> String {
@@ -27,15 +28,6 @@ fn z_text(z: f64) -> String {
         format!("{z:.2}")
     } else {
         "—".into()
-    }
-}
-
-/// "equivariant" or "coordinate-wise", the class names used in every table.
-pub fn class_name(equivariant: bool) -> &'static str {
-    if equivariant {
-        "equivariant"
-    } else {
-        "coordinate-wise"
     }
 }
 

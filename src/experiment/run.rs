@@ -198,7 +198,7 @@ pub fn run_to_dir(
                 ArmSummary {
                     arm: names[i].clone(),
                     optimizer: arm.info().name.into(),
-                    equivariant: arm.info().equivariant,
+                    equivariant: arm.equivariant(),
                     status: arm.status().clone(),
                     last_train_loss: last_loss[i],
                     final_metrics: finals.iter().find(|r| r.arm == i && running).copied(),

@@ -215,13 +215,7 @@ pub fn assemble_sweep(
     let aggregate = preset
         .arms
         .iter()
-        .map(|spec| {
-            aggregate(
-                spec.arm_name(),
-                spec.info().expect("validated").equivariant,
-                &per_seed,
-            )
-        })
+        .map(|spec| aggregate(spec.arm_name(), spec.equivariant(), &per_seed))
         .collect();
     SweepResult {
         preset: preset.clone(),

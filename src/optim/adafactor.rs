@@ -1,4 +1,4 @@
-use super::{Optimizer, check_shapes};
+use super::{Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes};
 use nalgebra::{DMatrix, DVector};
 
 /// Adafactor as in SPEC §7 (Shazeer & Stern 2018, without relative step, clipping or
@@ -71,3 +71,22 @@ impl Optimizer for Adafactor {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+    name: "adafactor",
+    variant: "Adafactor",
+    title: "Adafactor",
+    class: Class::CoordinateWise,
+    hypers: &[Hyper::Beta2, Hyper::Eps],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.01,
+    color: [150, 130, 0],
+    sensing: SensingDefaults {
+        lr: 3e-4,
+        grid: &[3e-4, 1e-3, 3e-3, 1e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(Adafactor::new(s.beta2, s.eps)),
+};

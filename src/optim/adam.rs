@@ -1,4 +1,6 @@
-use super::{Optimizer, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
 /// Adam in the PyTorch convention (SPEC §2; Kingma & Ba 2015):
@@ -81,3 +83,22 @@ fn adam_update_impl(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [
         }
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+    name: "adam",
+    variant: "Adam",
+    title: "Adam",
+    class: Class::CoordinateWise,
+    hypers: &[Hyper::Beta1, Hyper::Beta2, Hyper::Eps],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.01,
+    color: [213, 94, 0],
+    sensing: SensingDefaults {
+        lr: 0.01,
+        grid: &[1e-3, 1e-2, 3e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(Adam::new(s.beta1, s.beta2, s.eps)),
+};

@@ -1,4 +1,7 @@
-use super::{Optimizer, axpby, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, axpby, check_shapes,
+    ensure_like,
+};
 use nalgebra::DMatrix;
 
 /// Heavy-ball momentum SGD (SPEC §2): `B ← μB + G`, `W ← W − lr·B`. Equivariant under `W → QW`.
@@ -33,3 +36,23 @@ impl Optimizer for MomentumSgd {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+    name: "momentum",
+    variant: "Momentum",
+    title: "Momentum SGD (heavy ball)",
+    class: Class::Equivariant,
+    hypers: &[Hyper::Momentum],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.1,
+    color: [140, 140, 140],
+    // Not in the paper's zoo: GD's grid at a tenth (μ = 0.9 makes the step ten times longer).
+    sensing: SensingDefaults {
+        lr: 1e-3,
+        grid: &[1e-3, 3e-3, 1e-2, 3e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(MomentumSgd::new(s.momentum)),
+};

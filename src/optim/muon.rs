@@ -1,4 +1,7 @@
-use super::{Optimizer, axpby, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, axpby, check_shapes,
+    ensure_like,
+};
 use crate::linalg::{mul_into, tr_mul_into};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -161,3 +164,22 @@ impl Optimizer for Muon {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+    name: "muon",
+    variant: "Muon",
+    title: "Muon",
+    class: Class::Equivariant,
+    hypers: &[Hyper::Momentum, Hyper::Polar],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.02,
+    color: [204, 121, 167],
+    sensing: SensingDefaults {
+        lr: 0.1,
+        grid: &[3e-3, 1e-2, 3e-2, 0.1],
+        schedule: Schedule::Cosine,
+    },
+    build: |s| Box::new(Muon::new(s.momentum, s.polar)),
+};

@@ -1,4 +1,4 @@
-use super::{Optimizer, check_shapes};
+use super::{Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes};
 use crate::linalg::{add_gram_into, add_outer_into, mul_into};
 use nalgebra::DMatrix;
 
@@ -82,3 +82,22 @@ impl Optimizer for Shampoo {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+    name: "shampoo",
+    variant: "Shampoo",
+    title: "Shampoo",
+    class: Class::Equivariant,
+    hypers: &[Hyper::Damping, Hyper::RootEvery],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.05,
+    color: [120, 94, 240],
+    sensing: SensingDefaults {
+        lr: 0.03,
+        grid: &[0.03, 0.1, 0.3, 1.0],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(Shampoo::new(s.damping, s.root_every)),
+};

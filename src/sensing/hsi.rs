@@ -581,20 +581,20 @@ pub const PAPER_TABLE5: [PaperRow; 4] = [
 /// Rules the `hsi` command runs (the paper's Table 5 columns), each with its default constant
 /// rate and its rate grid. The defaults are the rates the train-only rule ([`select`]) picked
 /// from these grids on Indian Pines at density 0.15, seed 0 (docs/gauge-lab.md).
-pub const RULES: [(Rule, f64, &[f64]); 3] = [
-    (Rule::Gd, 1e4, &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4]),
-    (Rule::Adam, 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
-    (Rule::Muon, 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
+pub const RULES: [(&str, f64, &[f64]); 3] = [
+    ("gd", 1e4, &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4]),
+    ("adam", 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
+    ("muon", 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
 ];
 
 /// The rule named `name` among [`RULES`] with its default rate and grid. Errors list the names.
 pub fn rule_by_name(name: &str) -> Result<(Rule, f64, &'static [f64]), String> {
     RULES
         .iter()
-        .copied()
-        .find(|(r, _, _)| r.name() == name)
+        .find(|(r, _, _)| *r == name)
+        .and_then(|&(r, lr, grid)| Some((Rule::named(r)?, lr, grid)))
         .ok_or_else(|| {
-            let names: Vec<String> = RULES.iter().map(|(r, _, _)| r.name()).collect();
+            let names: Vec<&str> = RULES.iter().map(|(r, _, _)| *r).collect();
             format!("unknown rule `{name}`; allowed: {}", names.join(", "))
         })
 }

@@ -12,7 +12,8 @@ use crate::app::state::{AppState, Notice};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{Swatch, category_axis, legend_row, log_plot};
 use crate::sensing::zoo::{
-    PAPER_DIAL, PAPER_TAIL, Rule, RunResult, ZooPreset, bundled_zoo, class_gap, fmt4, summarise,
+    PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, Rule, RunResult, ZooPreset, bundled_zoo, class_gap,
+    fmt4, paper_table2, summarise,
 };
 
 /// Colour of the equivariant class (the paper's blue).
@@ -70,7 +71,10 @@ impl Default for GaugeSettings {
         Self {
             tab: GaugeTab::Zoo,
             seeds: 3,
-            live_rules: vec![Rule::Gd, Rule::Adam, Rule::Muon, Rule::ScalarAdam],
+            live_rules: ["gd", "adam", "muon", "scalar_adam"]
+                .iter()
+                .filter_map(|n| Rule::named(n))
+                .collect(),
             live_budget: 20_000,
             live_seed: 0,
             zoo: None,
@@ -427,13 +431,9 @@ fn zoo_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
                 } else {
                     "not all"
                 });
-                let paper = Rule::ZOO
-                    .iter()
-                    .find(|z| z.name() == s.rule)
-                    .and_then(|z| z.paper_table2())
-                    .map_or("—".into(), |(a, b, c)| {
-                        format!("{a:.4} / {b:.2} / {c:.2}")
-                    });
+                let paper = paper_table2(&s.rule).map_or("—".into(), |(a, b, c)| {
+                    format!("{a:.4} / {b:.2} / {c:.2}")
+                });
                 ui.label(RichText::new(paper).weak());
                 ui.end_row();
             }
@@ -447,7 +447,7 @@ fn dial_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
         .rules
         .iter()
         .filter_map(|r| {
-            let Rule::Dial(p) = *r else { return None };
+            let p = r.arg()?;
             let s = summaries.iter().find(|s| s.rule == r.name())?;
             Some((p, s.recovery[0], s.recovery[1]))
         })
@@ -549,14 +549,8 @@ fn tail_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
                 }
                 let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
                 plot.line(Line::new(r.name(), line).color(col).width(2.5));
-                let column = match r {
-                    Rule::Gd => Some(1),
-                    Rule::Adam => Some(2),
-                    Rule::Muon => Some(3),
-                    Rule::Shampoo => Some(4),
-                    _ => None,
-                };
-                if let Some(k) = column {
+                let column = PAPER_TAIL_RULES.iter().position(|n| *n == r.info().name);
+                if let Some(k) = column.map(|c| c + 1) {
                     let paper: Vec<[f64; 2]> = PAPER_TAIL
                         .iter()
                         .map(|row| [row.0, [row.1, row.2, row.3, row.4][k - 1]])
@@ -578,7 +572,7 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
          Equivariant rules keep the twins' products at rounding noise; coordinate-wise ones split them.",
     );
     ui.horizontal_wrapped(|ui| {
-        for rule in Rule::ZOO {
+        for rule in Rule::all() {
             let mut on = state.settings.gauge.live_rules.contains(&rule);
             if ui.checkbox(&mut on, rule.name()).changed() {
                 if on {
@@ -612,10 +606,10 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
         } else if ui.button(RichText::new("Run live").strong()).clicked()
             && !state.settings.gauge.live_rules.is_empty()
         {
-            let rules: Vec<(Rule, f64)> = Rule::ZOO
-                .iter()
+            let rules: Vec<(Rule, f64)> = Rule::all()
+                .into_iter()
                 .filter(|r| state.settings.gauge.live_rules.contains(r))
-                .map(|&r| (r, r.paper_lr()))
+                .map(|r| (r, r.paper_lr()))
                 .collect();
             state.gauge.series = rules
                 .iter()
@@ -779,5 +773,5 @@ fn live(state: &mut AppState, ui: &mut egui::Ui) {
 
 /// A rule's colour: the optimizer colour it shares with the key lab (class shows in the text).
 fn rule_color(rule: Rule, i: usize) -> Color32 {
-    optimizer_color(&rule.name(), i)
+    optimizer_color(rule.info().name, i)
 }

@@ -205,11 +205,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                 ui.painter()
                     .rect_filled(rect, 3.0, optimizer_color(&arm.optimizer, i));
                 ui.label(RichText::new(arm.arm_name()).strong());
-                let class = if info.equivariant {
-                    "equivariant"
-                } else {
-                    "coordinate-wise"
-                };
+                let class = crate::optim::class_name(arm.equivariant());
                 ui.label(RichText::new(class).small().weak());
                 if n > 1
                     && ui
@@ -242,62 +238,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                 .labelled_by(id)
             });
             for &h in info.hypers {
-                match h {
-                    Hyper::Polar => {
-                        row(ui, RESTARTS, "polar factor", |ui, id| {
-                            egui::ComboBox::from_id_salt("polar")
-                                .selected_text(match arm.polar {
-                                    Polar::NewtonSchulz => "Newton–Schulz (5 steps)",
-                                    Polar::Svd => "exact (SVD)",
-                                })
-                                .show_ui(ui, |ui| {
-                                    ui.selectable_value(
-                                        &mut arm.polar,
-                                        Polar::NewtonSchulz,
-                                        "Newton–Schulz (5 steps)",
-                                    );
-                                    ui.selectable_value(&mut arm.polar, Polar::Svd, "exact (SVD)");
-                                })
-                                .response
-                                .labelled_by(id);
-                        });
-                    }
-                    Hyper::Eps => {
-                        row(ui, RESTARTS, "ε", |ui, id| {
-                            ui.add(
-                                egui::Slider::new(&mut arm.eps, 0.0..=1.0)
-                                    .logarithmic(true)
-                                    .smallest_positive(1e-16)
-                                    .clamping(egui::SliderClamping::Edits)
-                                    .update_while_editing(false)
-                                    .custom_formatter(|v, _| format!("{v:.1e}")),
-                            )
-                            .labelled_by(id)
-                        });
-                    }
-                    other => {
-                        let v = match other {
-                            Hyper::Beta1 => &mut arm.beta1,
-                            Hyper::Beta2 => &mut arm.beta2,
-                            Hyper::Momentum => &mut arm.momentum,
-                            _ => &mut arm.alpha,
-                        };
-                        let name = match other {
-                            Hyper::Beta1 => "β1",
-                            Hyper::Beta2 => "β2",
-                            Hyper::Momentum => "momentum μ",
-                            _ => "decay α",
-                        };
-                        row(ui, RESTARTS, name, |ui, id| {
-                            ui.add(
-                                egui::Slider::new(v, 0.0..=0.9999)
-                                    .clamping(egui::SliderClamping::Edits)
-                                    .update_while_editing(false),
-                            )
-                            .labelled_by(id)
-                        });
-                    }
-                }
+                hyper_row(ui, arm, h);
             }
             ui.add_space(6.0);
         });
@@ -310,7 +251,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
             for r in REGISTRY {
                 if ui.button(r.title).clicked() {
                     let taken = |name: &str| arms.iter().any(|a| a.arm_name() == name);
-                    let mut spec = OptimizerSpec::new(r.name, default_lr(r.name));
+                    let mut spec = OptimizerSpec::new(r.name, r.lr);
                     let mut k = 2;
                     while taken(spec.arm_name()) {
                         spec.label = Some(format!("{}_{k}", r.name));
@@ -324,15 +265,58 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
     }
 }
 
-/// A learning rate that trains reasonably on the default task, for a newly added arm.
-fn default_lr(name: &str) -> f64 {
-    match name {
-        "gd" => 1.0,
-        "momentum" => 0.1,
-        "sign" => 0.002,
-        "muon" => 0.02,
-        _ => 0.01,
-    }
+/// The control of hyperparameter `h` of `arm`, from the registry's label and range.
+fn hyper_row(ui: &mut egui::Ui, arm: &mut OptimizerSpec, h: Hyper) {
+    row(ui, RESTARTS, h.label(), |ui, id| match h {
+        Hyper::Polar => {
+            let text = |p: Polar| match p {
+                Polar::NewtonSchulz => "Newton–Schulz (5 steps)",
+                Polar::Svd => "exact (SVD)",
+            };
+            egui::ComboBox::from_id_salt("polar")
+                .selected_text(text(arm.polar))
+                .show_ui(ui, |ui| {
+                    for p in [Polar::NewtonSchulz, Polar::Svd] {
+                        ui.selectable_value(&mut arm.polar, p, text(p));
+                    }
+                })
+                .response
+                .labelled_by(id);
+        }
+        Hyper::RootEvery => {
+            ui.add(
+                egui::DragValue::new(&mut arm.root_every)
+                    .range(1..=1_000_000)
+                    .update_while_editing(false),
+            )
+            .labelled_by(id);
+        }
+        Hyper::Eps => {
+            ui.add(
+                egui::Slider::new(&mut arm.eps, 0.0..=1.0)
+                    .logarithmic(true)
+                    .smallest_positive(1e-16)
+                    .clamping(egui::SliderClamping::Edits)
+                    .update_while_editing(false)
+                    .custom_formatter(|v, _| format!("{v:.1e}")),
+            )
+            .labelled_by(id);
+        }
+        _ => {
+            let hi = match h.range() {
+                Some(r) if r.hi_closed => r.hi.min(100.0),
+                _ => 0.9999,
+            };
+            if let Some(v) = arm.value_mut(h) {
+                ui.add(
+                    egui::Slider::new(v, 0.0..=hi)
+                        .clamping(egui::SliderClamping::Edits)
+                        .update_while_editing(false),
+                )
+                .labelled_by(id);
+            }
+        }
+    });
 }
 
 fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
