@@ -1,8 +1,9 @@
 //! The update rules of SPEC §2: closed-form checks and their equivariance class.
 
 use basis_lab::optim::{
-    Adafactor, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer, OptimizerSpec, Polar,
-    REGISTRY, RmsProp, ScalarAdam, Shampoo, SignDescent, Signum, newton_schulz, polar_svd,
+    Adafactor, Adagrad, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer,
+    OptimizerSpec, Polar, REGISTRY, RmsProp, ScalarAdam, Shampoo, SignDescent, Signum,
+    newton_schulz, polar_svd,
 };
 use basis_lab::rng::{gaussian_matrix, haar_orthogonal};
 use nalgebra::DMatrix;
@@ -134,7 +135,7 @@ fn every_registered_rule_keeps_or_splits_its_twins_as_its_class_says() {
     let mut dial = OptimizerSpec::new("dial", 0.01);
     dial.p = 0.0;
     specs.push(dial);
-    assert!(specs.len() >= 13, "the whole registry");
+    assert!(specs.len() >= 14, "the whole registry");
     for spec in specs {
         let div = twin_divergence(&spec, 200);
         let name = format!("{} (p = {})", spec.optimizer, spec.p);
@@ -147,6 +148,21 @@ fn every_registered_rule_keeps_or_splits_its_twins_as_its_class_says() {
             );
         }
     }
+}
+
+#[test]
+fn adagrad_divides_by_the_root_of_every_squared_gradient_so_far() {
+    let mut opt = Adagrad::new(0.0);
+    let mut p = [DMatrix::from_row_slice(1, 2, &[1.0, 1.0])];
+    let g1 = DMatrix::from_row_slice(1, 2, &[3.0, 0.0]);
+    let g2 = DMatrix::from_row_slice(1, 2, &[4.0, 2.0]);
+    opt.step(&mut p, std::slice::from_ref(&g1), 0.5);
+    // First step: G/|G| per entry (a sign step); a zero gradient with no history stays put.
+    assert_eq!(p[0].as_slice(), &[0.5, 1.0]);
+    opt.step(&mut p, std::slice::from_ref(&g2), 0.5);
+    // Second: 4/√(9 + 16) = 0.8 and 2/√4 = 1.
+    assert!((p[0][0] - (0.5 - 0.5 * 0.8)).abs() < 1e-15, "{}", p[0][0]);
+    assert_eq!(p[0][1], 0.5);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! this module names a rule. Adding one is a file plus a line in [`REGISTRY`] (and its `mod`).
 
 mod adafactor;
+mod adagrad;
 mod adam;
 mod dial;
 mod gd;
@@ -20,6 +21,7 @@ mod sign;
 mod signum;
 
 pub use adafactor::Adafactor;
+pub use adagrad::Adagrad;
 pub use adam::Adam;
 pub use dial::Dial;
 pub use gd::Gd;
@@ -49,6 +51,7 @@ pub static REGISTRY: &[&OptimizerInfo] = &[
     &adafactor::INFO,
     &shampoo::INFO,
     &dial::INFO,
+    &adagrad::INFO,
 ];
 
 /// An update rule with explicit state over a parameter set (one or more matrices updated
@@ -264,8 +267,8 @@ pub struct OptimizerSpec {
     pub beta1: f64,
     /// β2 in [0, 1) (Adam, scalar-Adam, the dial, Adafactor, Lion). Default 0.999; Lion 0.99.
     pub beta2: f64,
-    /// ε ≥ 0, outside the square root (Adam, scalar-Adam, RMSProp, the dial, Adafactor).
-    /// Default 1e-8.
+    /// ε ≥ 0, outside the square root (Adam, scalar-Adam, RMSProp, the dial, Adafactor,
+    /// Adagrad). Default 1e-8.
     pub eps: f64,
     /// Heavy-ball μ in [0, 1) (momentum-SGD, Muon). Default 0.9.
     pub momentum: f64,
