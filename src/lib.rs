@@ -18,4 +18,5 @@ pub mod preset;
 pub mod rng;
 pub mod sensing;
 pub mod shard;
+pub mod validate;
 pub mod worker;

@@ -20,6 +20,7 @@ use crate::experiment::{
 };
 use crate::preset::Preset;
 use crate::sensing::zoo::{RunResult, ZooPreset, run_zoo_cells};
+use crate::validate::{FieldError, check_int};
 
 /// Name of the file a shard writes into its output folder.
 pub const SHARD_FILE: &str = "shard.ron";
@@ -174,33 +175,28 @@ impl Job {
 
     /// Checks the settings as the commands do: seeds 1..=[`MAX_SEEDS`], 1..=[`MAX_POINTS`] ε
     /// or d_k values (ε in [0, 1e6], an Adam arm present), and a valid preset at every point.
-    /// Errors: `(field, message)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    /// Errors name the field.
+    pub fn validate(&self) -> Result<(), FieldError> {
         if let Job::Zoo { preset } = self {
             return preset.validate();
         }
         let (_, seeds) = self.point(0);
-        if !(1..=MAX_SEEDS).contains(&seeds) {
-            return Err((
-                "seeds".into(),
-                format!("{seeds} is out of range; allowed 1..={MAX_SEEDS}"),
-            ));
-        }
+        check_int("seeds", seeds, 1, MAX_SEEDS)?;
         let points = match self {
             Job::EpsSweep { eps, preset, .. } => {
                 if let Some(bad) = eps
                     .iter()
                     .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
                 {
-                    return Err((
-                        "eps".into(),
+                    return Err(FieldError::new(
+                        "eps",
                         format!("{bad} is out of range; allowed [0, 1e6]"),
                     ));
                 }
                 if !preset.arms.iter().any(|a| a.optimizer == "adam") {
-                    return Err((
-                        "arms".into(),
-                        "the preset has no adam arm for the ε sweep".into(),
+                    return Err(FieldError::new(
+                        "arms",
+                        "the preset has no adam arm for the ε sweep",
                     ));
                 }
                 eps.len()
@@ -209,16 +205,19 @@ impl Job {
             _ => 1,
         };
         if !(1..=MAX_POINTS).contains(&points) {
-            return Err((
-                self.points_name().into(),
+            return Err(FieldError::new(
+                self.points_name(),
                 format!("{points} values given; allowed 1..={MAX_POINTS}"),
             ));
         }
         for p in 0..points {
             let preset = self.point(p).0;
-            preset.validate().map_err(|(f, m)| match self {
-                Job::DkSweep { dks, .. } => (f, format!("at d_k = {}: {m}", dks[p])),
-                _ => (f, m),
+            preset.validate().map_err(|e| match self {
+                Job::DkSweep { dks, .. } => FieldError {
+                    message: format!("at d_k = {}: {}", dks[p], e.message),
+                    ..e
+                },
+                _ => e,
             })?;
         }
         Ok(())
@@ -414,8 +413,7 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
         return Err("no shards given".into());
     };
     let job = first.job.clone();
-    job.validate()
-        .map_err(|(f, m)| format!("{first_name}: field `{f}`: {m}"))?;
+    job.validate().map_err(|e| format!("{first_name}: {e}"))?;
     let total = job.total_cells();
     let mut owner: Vec<Option<usize>> = vec![None; total];
     let mut slots: Vec<Option<CellResult>> = vec![None; total];

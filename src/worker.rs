@@ -141,11 +141,11 @@ pub struct Worker {
 
 impl Worker {
     /// Starts a worker on `preset` (paused at step 0). `repaint` is called after every message
-    /// so the UI wakes up. Errors: an invalid preset, as `(field, message)`.
+    /// so the UI wakes up. Errors: an invalid preset.
     pub fn spawn(
         preset: Preset,
         repaint: Arc<dyn Fn() + Send + Sync>,
-    ) -> Result<Self, (String, String)> {
+    ) -> Result<Self, crate::validate::FieldError> {
         preset.validate()?;
         let snapshot_unread = Arc::new(AtomicBool::new(false));
         let unread = snapshot_unread.clone();
@@ -339,7 +339,7 @@ impl Loop {
                     self.running = was_running;
                     self.reset_pacing();
                 }
-                Err((f, m)) => self.send(Update::Rejected(format!("field `{f}`: {m}"))),
+                Err(e) => self.send(Update::Rejected(e.to_string())),
             },
             Command::Reset => self.restart(None),
             Command::Play => {

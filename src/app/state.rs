@@ -243,10 +243,10 @@ impl AppState {
     /// that one is invalid). `ctx` is woken by the worker.
     pub fn new(ctx: &egui::Context, mut settings: Settings) -> Self {
         let mut notice = None;
-        if let Err((field, msg)) = settings.preset.validate() {
+        if let Err(e) = settings.preset.validate() {
             notice = Some(Notice {
                 text: format!(
-                    "The saved settings were invalid (field `{field}`: {msg}); the default preset is loaded."
+                    "The saved settings were invalid ({e}); the default preset is loaded."
                 ),
                 error: true,
             });
@@ -289,7 +289,7 @@ impl AppState {
                 self.worker = Some(w);
                 self.crashed = None;
             }
-            Err((f, m)) => self.crashed = Some(format!("field `{f}`: {m}")),
+            Err(e) => self.crashed = Some(e.to_string()),
         }
     }
 
@@ -315,9 +315,9 @@ impl AppState {
                 }
                 true
             }
-            Err((field, msg)) => {
+            Err(e) => {
                 self.notice = Some(Notice {
-                    text: format!("Preset not applied — field `{field}`: {msg}"),
+                    text: format!("Preset not applied — {e}"),
                     error: true,
                 });
                 false
@@ -428,8 +428,10 @@ impl AppState {
         {
             match r.unwrap_or_else(|panic| {
                 Err(crate::experiment::SweepError::Invalid(
-                    "sweep".into(),
-                    format!("the sweep stopped: {panic}"),
+                    crate::validate::FieldError::new(
+                        "sweep",
+                        format!("the sweep stopped: {panic}"),
+                    ),
                 ))
             }) {
                 Ok(res) => self.sweep_result = Some(res),

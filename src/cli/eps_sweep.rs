@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, invalid, load_preset, wrote};
+use super::shared::{Shared, load_preset, wrote};
 use basis_lab::experiment::{EpsPoint, eps_sweep, report};
 use basis_lab::shard::Job;
 
@@ -44,7 +44,7 @@ impl EpsSweepArgs {
             eps: self.eps.clone(),
             seeds,
         };
-        job.validate().map_err(invalid)?;
+        job.validate()?;
         if self.shared.run_shard(&job)? {
             return Ok(());
         }

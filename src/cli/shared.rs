@@ -124,13 +124,8 @@ pub fn prepare_dir(dir: &Path) -> Result<()> {
 pub fn load_preset(name: &str, steps: Option<usize>) -> Result<Preset> {
     let mut p = Preset::load(name)?;
     p.steps = steps.unwrap_or(p.steps);
-    p.validate().map_err(invalid)?;
+    p.validate()?;
     Ok(p)
-}
-
-/// A `(field, message)` validation error as an error value.
-pub fn invalid((field, message): (String, String)) -> anyhow::Error {
-    anyhow::anyhow!("field `{field}`: {message}")
 }
 
 /// Prints "wrote DIR".

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, invalid, load_preset, wrote};
+use super::shared::{Shared, load_preset, wrote};
 use basis_lab::experiment::{SweepResult, report, sweep};
 use basis_lab::shard::Job;
 
@@ -38,9 +38,7 @@ impl SweepArgs {
         }
         let pool = self.shared.parallel.pool()?;
         let bar = out.progress_bar(self.seeds, "seeds");
-        let result = pool
-            .install(|| sweep(&p, seeds, &|| bar.inc(1)))
-            .map_err(invalid)?;
+        let result = pool.install(|| sweep(&p, seeds, &|| bar.inc(1)))?;
         bar.finish_and_clear();
         finish(&out.out, &result)
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, invalid};
+use super::shared::Shared;
 use basis_lab::sensing::zoo::{RunResult, ZooPreset, run_zoo, write_report};
 use basis_lab::shard::Job;
 
@@ -30,10 +30,10 @@ pub struct ZooArgs {
 impl ZooArgs {
     /// Runs every cell of the preset (or one shard of them) and prints the table.
     pub fn run(self) -> Result<()> {
-        let mut p = ZooPreset::load(&self.preset).map_err(anyhow::Error::msg)?;
+        let mut p = ZooPreset::load(&self.preset)?;
         p.seeds = self.seeds.unwrap_or(p.seeds);
         p.budget = self.budget.unwrap_or(p.budget);
-        p.validate().map_err(invalid)?;
+        p.validate()?;
         let out = &self.shared.output;
         out.prepare()?;
         if self.shared.run_shard(&Job::Zoo { preset: p.clone() })? {

@@ -71,7 +71,7 @@ pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport,
     if !(1..=50).contains(&n_levels) {
         return Err(format!("{n_levels} levels; allowed 1..=50"));
     }
-    let fail = |(f, m): (String, String)| format!("field `{f}`: {m}");
+    let fail = |e: crate::validate::FieldError| e.to_string();
     let mut run = PairedRun::new(preset).map_err(fail)?;
     let arms = run.arms().len();
     let mut curves: Vec<Vec<(usize, f64)>> = vec![Vec::new(); arms];

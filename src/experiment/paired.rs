@@ -14,6 +14,7 @@ use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace, normalize_c
 use crate::optim::{Optimizer, OptimizerInfo};
 use crate::preset::{ColumnNorms, Preset};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
+use crate::validate::FieldError;
 
 /// Index of the run from W0 in a twin pair.
 pub const BASE: usize = 0;
@@ -157,8 +158,8 @@ pub struct PairedRun {
 
 impl PairedRun {
     /// Sets up the run: draws W0 (`d_k × V`), Q (`d_k × d_k`), the held-out episodes and each
-    /// arm's zero-state optimizers. Errors: the preset's validation message, `(field, message)`.
-    pub fn new(preset: &Preset) -> Result<Self, (String, String)> {
+    /// arm's zero-state optimizers. Errors: the preset's validation error.
+    pub fn new(preset: &Preset) -> Result<Self, FieldError> {
         preset.validate()?;
         let cfg = preset.memory();
         let (d, v, k) = (cfg.d_k, cfg.n_keys, cfg.pairs_per_episode);

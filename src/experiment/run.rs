@@ -120,9 +120,7 @@ pub fn run_to_dir(
     opts: RunOptions,
     progress: &dyn Fn(usize),
 ) -> Result<Summary> {
-    preset
-        .validate()
-        .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    preset.validate()?;
     let pairs = preset
         .steps
         .saturating_mul(preset.batch)
@@ -138,7 +136,7 @@ pub fn run_to_dir(
     }
     super::output::ensure_writable_dir(out)
         .with_context(|| format!("cannot write to {}", out.display()))?;
-    let mut run = PairedRun::new(preset).map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    let mut run = PairedRun::new(preset)?;
     let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
     let csv_path = out.join("metrics.csv");
     let mut csv_file = AtomicFile::create(&csv_path)

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 use crate::metrics::{RotationBaseline, mean_sd};
 use crate::preset::Preset;
+use crate::validate::FieldError;
 
 /// Final results of one arm at one seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,38 +92,28 @@ pub struct SweepResult {
 }
 
 /// Why a sweep did not produce a result.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SweepError {
-    /// The preset is invalid: `(field, message)`.
-    Invalid(String, String),
+    /// The preset is invalid.
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
     /// The cancel flag was raised.
+    #[error("cancelled")]
     Cancelled,
 }
 
-impl From<(String, String)> for SweepError {
-    fn from((field, message): (String, String)) -> Self {
-        SweepError::Invalid(field, message)
-    }
-}
-
-impl std::fmt::Display for SweepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SweepError::Invalid(field, message) => write!(f, "field `{field}`: {message}"),
-            SweepError::Cancelled => write!(f, "cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for SweepError {}
-
 /// Runs `preset` at `seed` for `preset.steps` steps and returns each arm's final results.
-/// Errors: an invalid preset, as `(field, message)`.
-pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, (String, String)> {
-    run_seed_until(preset, seed, &AtomicBool::new(false)).map_err(|e| match e {
-        SweepError::Invalid(f, m) => (f, m),
+/// Errors: an invalid preset.
+pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, FieldError> {
+    run_seed_until(preset, seed, &AtomicBool::new(false)).map_err(invalid)
+}
+
+/// The validation error of a sweep that nothing could cancel.
+fn invalid(e: SweepError) -> FieldError {
+    match e {
+        SweepError::Invalid(e) => e,
         SweepError::Cancelled => unreachable!("nothing raises this flag"),
-    })
+    }
 }
 
 /// [`run_seed`] that gives up with [`SweepError::Cancelled`] soon after `cancel` is raised.
@@ -163,16 +154,13 @@ pub fn run_seed_until(
 
 /// Runs `n_seeds` seeds starting at `preset.seed` in parallel on the current rayon pool;
 /// `progress()` is called once per finished seed (from any thread).
-/// Errors: an invalid preset, as `(field, message)`.
+/// Errors: an invalid preset.
 pub fn sweep(
     preset: &Preset,
     n_seeds: usize,
     progress: &(dyn Fn() + Sync),
-) -> Result<SweepResult, (String, String)> {
-    sweep_until(preset, n_seeds, progress, &AtomicBool::new(false)).map_err(|e| match e {
-        SweepError::Invalid(f, m) => (f, m),
-        SweepError::Cancelled => unreachable!("nothing raises this flag"),
-    })
+) -> Result<SweepResult, FieldError> {
+    sweep_until(preset, n_seeds, progress, &AtomicBool::new(false)).map_err(invalid)
 }
 
 /// [`sweep`] that stops early with [`SweepError::Cancelled`] once `cancel` is raised.

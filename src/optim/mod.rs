@@ -37,6 +37,8 @@ pub use signum::Signum;
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
+pub use crate::validate::Range;
+
 /// Every update rule, in the order menus list them.
 pub static REGISTRY: &[&OptimizerInfo] = &[
     &gd::INFO,
@@ -98,45 +100,6 @@ pub enum Hyper {
     RootEvery,
 }
 
-/// The values a hyperparameter may take: `lo`..`hi`, each end open or closed.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Range {
-    /// Lower end.
-    pub lo: f64,
-    /// Upper end.
-    pub hi: f64,
-    /// Whether `lo` itself is allowed.
-    pub lo_closed: bool,
-    /// Whether `hi` itself is allowed.
-    pub hi_closed: bool,
-}
-
-impl Range {
-    /// Whether `x` is finite and inside.
-    pub fn contains(self, x: f64) -> bool {
-        x.is_finite()
-            && (if self.lo_closed {
-                x >= self.lo
-            } else {
-                x > self.lo
-            })
-            && (if self.hi_closed {
-                x <= self.hi
-            } else {
-                x < self.hi
-            })
-    }
-}
-
-impl std::fmt::Display for Range {
-    /// `[0, 1)` style.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let open = if self.lo_closed { "[" } else { "(" };
-        let close = if self.hi_closed { "]" } else { ")" };
-        write!(f, "{open}{}, {}{close}", self.lo, self.hi)
-    }
-}
-
 impl Hyper {
     /// Every hyperparameter, in the order presets list them.
     pub const ALL: [Hyper; 9] = [
@@ -184,22 +147,14 @@ impl Hyper {
     /// The allowed values (`None` for [`Hyper::Polar`], which is a choice, not a number).
     /// [`Hyper::RootEvery`] also has to be a whole number.
     pub fn range(self) -> Option<Range> {
-        let range = |lo, hi, lo_closed, hi_closed| {
-            Some(Range {
-                lo,
-                hi,
-                lo_closed,
-                hi_closed,
-            })
-        };
         match self {
             Hyper::Beta1 | Hyper::Beta2 | Hyper::Momentum | Hyper::Alpha => {
-                range(0.0, 1.0, true, false)
+                Some(Range::below(0.0, 1.0))
             }
-            Hyper::Eps => range(0.0, 1e6, true, true),
-            Hyper::P => range(0.0, 1.0, true, true),
-            Hyper::Damping => range(0.0, 1e6, false, true),
-            Hyper::RootEvery => range(1.0, 1e6, true, true),
+            Hyper::Eps => Some(Range::closed(0.0, 1e6)),
+            Hyper::P => Some(Range::closed(0.0, 1.0)),
+            Hyper::Damping => Some(Range::above(0.0, 1e6)),
+            Hyper::RootEvery => Some(Range::closed(1.0, 1e6)),
             Hyper::Polar => None,
         }
     }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::linalg::{mul_into, tr_mul_into};
 use crate::rng::{gaussian_matrix, haar_orthogonal};
+use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Sizes of a sensing problem (SPEC §7). Defaults: the paper's n 40, r 3, m/dof 2, init 1e-3.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,36 +52,14 @@ impl SensingConfig {
         ((self.ratio * self.dof() as f64).round() as usize).max(1)
     }
 
-    /// Checks every field. Errors: `(field, message with allowed range)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
-        let bad = |f: &str, m: String| Err((f.to_string(), m));
-        if !(2..=256).contains(&self.n) {
-            return bad("n", format!("{} is out of range; allowed 2..=256", self.n));
-        }
-        if !(1..=self.n).contains(&self.rank) {
-            return bad(
-                "rank",
-                format!("{} is out of range; allowed 1..={}", self.rank, self.n),
-            );
-        }
-        if !(self.ratio.is_finite() && self.ratio > 0.0 && self.ratio <= 20.0) {
-            return bad(
-                "ratio",
-                format!("{} is out of range; allowed (0, 20]", self.ratio),
-            );
-        }
-        if !(self.init.is_finite() && self.init > 0.0 && self.init <= 10.0) {
-            return bad(
-                "init",
-                format!("{} is out of range; allowed (0, 10]", self.init),
-            );
-        }
-        if !(self.tau.is_finite() && (0.0..1.0).contains(&self.tau)) {
-            return bad(
-                "tau",
-                format!("{} is out of range; allowed [0, 1)", self.tau),
-            );
-        }
+    /// Checks every field. Errors name the field and its allowed range.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let bad = |f: &str, m: String| Err(FieldError::new(f, m));
+        check_int("n", self.n, 2, 256)?;
+        check_int("rank", self.rank, 1, self.n)?;
+        check_real("ratio", self.ratio, Range::above(0.0, 20.0))?;
+        check_real("init", self.init, Range::above(0.0, 10.0))?;
+        check_real("tau", self.tau, Range::below(0.0, 1.0))?;
         if self.tau > 0.0 && self.rank == self.n {
             return bad(
                 "tau",

@@ -98,8 +98,8 @@ pub fn start_eps(state: &mut AppState) {
         eps: eps.clone(),
         seeds,
     };
-    if let Err((field, msg)) = job.validate() {
-        return bad_input(state, "ε sweep", format!("field `{field}`: {msg}"));
+    if let Err(e) = job.validate() {
+        return bad_input(state, "ε sweep", e.to_string());
     }
     state.analyses.eps = Some(Job::spawn(
         "basis-lab eps sweep",
@@ -123,8 +123,8 @@ pub fn start_dk(state: &mut AppState) {
         dks: dks.clone(),
         seeds,
     };
-    if let Err((field, msg)) = job.validate() {
-        return bad_input(state, "d_k sweep", format!("field `{field}`: {msg}"));
+    if let Err(e) = job.validate() {
+        return bad_input(state, "d_k sweep", e.to_string());
     }
     state.analyses.dk = Some(Job::spawn(
         "basis-lab dk sweep",

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Cell, Rule};
+use crate::preset::{PresetError, read_text};
 use crate::sensing::SensingConfig;
+use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Zoo presets shipped inside the binary, by name (the files in `presets/`).
 pub const BUNDLED_ZOO: &[(&str, &str)] = &[
@@ -91,76 +93,61 @@ impl ZooPreset {
     /// Loads a zoo preset file, or a bundled one by name ([`BUNDLED_ZOO`]) when no file of that
     /// name exists. Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or non-UTF-8 files, and
     /// everything [`ZooPreset::from_ron`] rejects.
-    pub fn load(path_or_name: &std::path::Path) -> Result<Self, String> {
+    pub fn load(path_or_name: &std::path::Path) -> Result<Self, PresetError> {
         let shown = path_or_name.display().to_string();
         // A folder that happens to share a bundled preset's name does not hide the preset.
-        if !path_or_name.is_file()
-            && let Some((_, text)) = BUNDLED_ZOO.iter().find(|(n, _)| shown == *n)
-        {
-            return Self::from_ron(text, &shown);
-        }
-        let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
-        let len = std::fs::metadata(path_or_name)
-            .map_err(|e| {
+        if !path_or_name.is_file() {
+            if let Some((_, text)) = BUNDLED_ZOO.iter().find(|(n, _)| shown == *n) {
+                return Self::from_ron(text, &shown);
+            }
+            let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
+            return Err(PresetError::whole(
+                &shown,
                 format!(
-                    "cannot read {shown}: {e} (bundled zoo presets: {})",
+                    "no such file, and no bundled zoo preset of that name (bundled: {})",
                     names.join(", ")
-                )
-            })?
-            .len();
-        if len > MAX_ZOO_BYTES {
-            return Err(format!(
-                "{shown}: file is {len} bytes; at most {MAX_ZOO_BYTES} are accepted"
+                ),
             ));
         }
-        let text = std::fs::read_to_string(path_or_name)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let text = read_text(path_or_name, &shown, MAX_ZOO_BYTES)?;
         Self::from_ron(&text, &shown)
     }
 
     /// Parses and validates RON text; `file` names the source in errors (with line:column for
-    /// syntax and type errors). Errors also for text over [`MAX_ZOO_BYTES`].
-    pub fn from_ron(text: &str, file: &str) -> Result<Self, String> {
+    /// syntax and type errors, and for a field the text writes). Errors also for text over
+    /// [`MAX_ZOO_BYTES`].
+    pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
         if text.len() as u64 > MAX_ZOO_BYTES {
-            return Err(format!(
-                "{file}: preset is {} bytes; at most {MAX_ZOO_BYTES} are accepted",
-                text.len()
+            return Err(PresetError::whole(
+                file,
+                format!(
+                    "preset is {} bytes; at most {MAX_ZOO_BYTES} are accepted",
+                    text.len()
+                ),
             ));
         }
         let p: ZooPreset = ron::Options::default()
             .from_str(text)
-            .map_err(|e| format!("{file}:{}: {}", e.span.start, e.code))?;
+            .map_err(|e| PresetError::parse(&e, text, file))?;
         p.validate()
-            .map_err(|(f, m)| format!("{file}: field `{f}`: {m}"))?;
+            .map_err(|e| PresetError::invalid(e, text, file))?;
         Ok(p)
     }
 
-    /// Checks every field. Errors: `(field, message)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
-        self.problem
-            .validate()
-            .map_err(|(f, m)| (format!("problem.{f}"), m))?;
-        if !(1..=1_000_000).contains(&self.budget) {
-            return Err((
-                "budget".into(),
-                format!("{} is out of range; allowed 1..=1000000", self.budget),
-            ));
-        }
-        if !(1..=1000).contains(&self.seeds) {
-            return Err((
-                "seeds".into(),
-                format!("{} is out of range; allowed 1..=1000", self.seeds),
-            ));
-        }
+    /// Checks every field. Errors name the field (`problem.n`, `taus`) and what is allowed.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        self.problem.validate().map_err(|e| e.within("problem"))?;
+        check_int("budget", self.budget, 1, 1_000_000)?;
+        check_int("seeds", self.seeds, 1, 1000)?;
         if self.rules.is_empty() || self.rules.len() > MAX_RULES {
-            return Err((
-                "rules".into(),
+            return Err(FieldError::new(
+                "rules",
                 format!("{} rules given; allowed 1..={MAX_RULES}", self.rules.len()),
             ));
         }
         if self.taus.len() > MAX_TAUS {
-            return Err((
-                "taus".into(),
+            return Err(FieldError::new(
+                "taus",
                 format!("{} values given; allowed 0..={MAX_TAUS}", self.taus.len()),
             ));
         }
@@ -170,27 +157,22 @@ impl ZooPreset {
         ] {
             let n = text.chars().count();
             if n > max {
-                return Err((
-                    field.into(),
+                return Err(FieldError::new(
+                    field,
                     format!("{n} characters; allowed at most {max}"),
                 ));
             }
         }
         for &tau in &self.taus {
-            if !(tau.is_finite() && (0.0..1.0).contains(&tau)) {
-                return Err((
-                    "taus".into(),
-                    format!("{tau} is out of range; allowed [0, 1)"),
-                ));
-            }
+            check_real("taus", tau, Range::below(0.0, 1.0))?;
         }
         for r in &self.rules {
             if let (Some(h), Some(x)) = (r.info().zoo_arg, r.arg())
                 && let Some(range) = h.range()
                 && !range.contains(x)
             {
-                return Err((
-                    "rules".into(),
+                return Err(FieldError::new(
+                    "rules",
                     format!(
                         "{} {} = {x} is out of range; allowed {range}",
                         r.info().name,
@@ -200,20 +182,13 @@ impl ZooPreset {
             }
         }
         if self.rates.len() > 32 {
-            return Err((
-                "rates".into(),
+            return Err(FieldError::new(
+                "rates",
                 format!("{} values given; allowed 0..=32", self.rates.len()),
             ));
         }
-        if let Some(bad) = self
-            .rates
-            .iter()
-            .find(|r| !(r.is_finite() && **r > 0.0 && **r <= 1e6))
-        {
-            return Err((
-                "rates".into(),
-                format!("{bad} is out of range; allowed (0, 1000000]"),
-            ));
+        for &rate in &self.rates {
+            check_real("rates", rate, Range::above(0.0, 1e6))?;
         }
         let taus = self.tau_values().len();
         let rates: usize = self
@@ -227,8 +202,8 @@ impl ZooPreset {
             .sum();
         let cells = taus * rates * self.seeds;
         if cells > MAX_CELLS {
-            return Err((
-                "seeds".into(),
+            return Err(FieldError::new(
+                "seeds",
                 format!(
                     "{taus} τ × {rates} (rule, rate) pairs × {} seeds = {cells} runs exceeds the \
                      limit of {MAX_CELLS}; split the study into several presets",
@@ -238,8 +213,8 @@ impl ZooPreset {
         }
         let operator = taus * self.seeds * self.problem.measurements() * self.problem.n.pow(2);
         if operator > MAX_OPERATOR_NUMBERS {
-            return Err((
-                "seeds".into(),
+            return Err(FieldError::new(
+                "seeds",
                 format!(
                     "{taus} τ × {} seeds problem instances hold {operator} numbers together, \
                      over the memory limit of {MAX_OPERATOR_NUMBERS}; use fewer seeds or τ values \
