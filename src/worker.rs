@@ -129,6 +129,32 @@ pub enum Update {
     Crashed(String),
 }
 
+/// What the UI needs of whatever trains the paired run: commands in, updates out, and whether
+/// it has ended. The desktop app runs it on a thread ([`Worker`]); a build without threads can
+/// step the same [`PairedRun`] inside its frame loop behind this interface instead.
+pub trait Trainer {
+    /// Sends a command; dropped silently once the trainer has ended.
+    fn send(&self, cmd: Command);
+    /// Every update that has arrived, without blocking.
+    fn drain(&self) -> Vec<Update>;
+    /// Whether it has ended (after a crash or shutdown).
+    fn is_finished(&self) -> bool;
+}
+
+impl Trainer for Worker {
+    fn send(&self, cmd: Command) {
+        Worker::send(self, cmd)
+    }
+
+    fn drain(&self) -> Vec<Update> {
+        Worker::drain(self).collect()
+    }
+
+    fn is_finished(&self) -> bool {
+        Worker::is_finished(self)
+    }
+}
+
 /// A running worker thread; dropping it stops the thread and joins it.
 pub struct Worker {
     tx: Sender<Command>,

@@ -257,7 +257,7 @@ fn the_training_worker_marks_a_diverged_arm_and_keeps_training_the_others() {
 
 #[test]
 fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
-    use basis_lab::app::gauge_job::{LiveJob, LiveUpdate};
+    use basis_lab::app::panels::gauge_lab::{LiveJob, LiveUpdate};
     let cfg = SensingConfig {
         n: 12,
         rank: 2,

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use basis_lab::app::state::{LiveTab, Section};
+use basis_lab::app::panels::{section_ids, tab_ids};
 use basis_lab::preset::Preset;
 
 #[derive(Parser, Debug)]
@@ -54,18 +54,24 @@ pub struct Cli {
     frame_seconds: f64,
     /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
     #[arg(long, value_parser = parse_section)]
-    panel: Option<Section>,
-    /// Open this tab of the controlled test: live, activations, sweep, eps, matched or dk (in
-    /// screenshot mode the seed sweep and the ε, matched and d_k analyses run first).
+    panel: Option<String>,
+    /// Open this tab of the section (of the controlled test without --panel): live, activations,
+    /// sweep, eps, matched or dk; in the gauge lab zoo, dial, tail or live. In screenshot mode
+    /// the tab's analysis runs first.
     #[arg(long)]
-    tab: Option<LiveTab>,
+    tab: Option<String>,
 }
 
-fn parse_section(name: &str) -> Result<Section, String> {
-    Section::from_cli_name(name).ok_or_else(|| {
-        let names: Vec<&str> = Section::ALL.iter().map(|s| s.cli_name()).collect();
-        format!("unknown panel `{name}`; one of: {}", names.join(", "))
-    })
+fn parse_section(name: &str) -> Result<String, String> {
+    let names = section_ids();
+    if names.contains(&name) {
+        Ok(name.to_string())
+    } else {
+        Err(format!(
+            "unknown panel `{name}`; one of: {}",
+            names.join(", ")
+        ))
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -107,6 +113,16 @@ impl Cli {
                 "--frame-seconds {} is out of range; allowed a positive number",
                 self.frame_seconds
             );
+        }
+        if let Some(tab) = &self.tab {
+            let section = self.panel.as_deref().unwrap_or("test");
+            let tabs = tab_ids(section).unwrap_or_default();
+            if !tabs.contains(&tab.as_str()) {
+                anyhow::bail!(
+                    "unknown tab `{tab}` of section `{section}`; one of: {}",
+                    tabs.join(", ")
+                );
+            }
         }
         let preset = self.preset.as_deref().map(Preset::load).transpose()?;
         basis_lab::app::run_gui(basis_lab::app::GuiOptions {

@@ -3,7 +3,7 @@
 
 use std::ops::RangeInclusive;
 
-use eframe::egui::{self, Color32};
+use eframe::egui::{self, Color32, RichText};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotPoint};
 
 use crate::app::history::LOG_FLOOR;
@@ -166,4 +166,41 @@ pub fn legend_row(ui: &mut egui::Ui, items: &[(Color32, String, Swatch)]) {
             ui.add_space(6.0);
         }
     });
+}
+
+/// A plot with its title and an "Export CSV" button on one row above it; `draw(ui, w, h)`
+/// draws the plot in the `w × (h − 24)` below. Returns whether the button was clicked.
+pub fn plot_cell(
+    ui: &mut egui::Ui,
+    w: f32,
+    h: f32,
+    title: &str,
+    draw: impl FnOnce(&mut egui::Ui, f32, f32),
+) -> bool {
+    let mut export = false;
+    ui.vertical(|ui| {
+        ui.set_width(w);
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(title).strong());
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                export = export_button(ui, "Save this plot's data (min/max per bucket) as CSV");
+            });
+        });
+        draw(ui, w, h - 24.0);
+    });
+    export
+}
+
+/// The small "Export CSV" button with its hover text; returns whether it was clicked.
+pub fn export_button(ui: &mut egui::Ui, hover: &str) -> bool {
+    ui.small_button("Export CSV").on_hover_text(hover).clicked()
+}
+
+/// The desktop's save dialog for a `kind` file (`"CSV"`, extension `ext`) proposing `name`;
+/// `None` if the user cancelled or the desktop has no dialog service.
+pub fn save_dialog(kind: &str, ext: &str, name: &str) -> Option<std::path::PathBuf> {
+    rfd::FileDialog::new()
+        .add_filter(kind, &[ext])
+        .set_file_name(name)
+        .save_file()
 }

@@ -3,7 +3,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::state::AppState;
+use crate::app::lab::Lab;
 use crate::app::widgets::colors::optimizer_color;
 use crate::optim::{Hyper, OptimizerSpec, Polar, REGISTRY};
 use crate::preset::ColumnNorms;
@@ -15,7 +15,7 @@ pub const RESTARTS: &str = "↻";
 pub const LIVE: &str = "●";
 
 /// Draws the settings column; a changed numerics field restarts the run at once.
-pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+pub fn ui(ui: &mut egui::Ui, lab: &mut Lab) {
     egui::ScrollArea::vertical()
         .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
         .show(ui, |ui| {
@@ -31,8 +31,8 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
             ui.add_space(4.0);
             egui::CollapsingHeader::new("Run control")
                 .default_open(true)
-                .show(ui, |ui| run_control(state, ui));
-            let mut p = state.settings.preset.clone();
+                .show(ui, |ui| run_control(lab, ui));
+            let mut p = lab.preset.clone();
             egui::CollapsingHeader::new("Memory task")
                 .default_open(true)
                 .show(ui, |ui| {
@@ -93,8 +93,8 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
             egui::CollapsingHeader::new("Arms")
                 .default_open(true)
                 .show(ui, |ui| arms(ui, &mut p.arms));
-            if p != state.settings.preset {
-                state.apply_preset(p);
+            if p != lab.preset {
+                lab.apply_preset(p);
             }
         });
 }
@@ -319,34 +319,34 @@ fn hyper_row(ui: &mut egui::Ui, arm: &mut OptimizerSpec, h: Hyper) {
     });
 }
 
-fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
-    let before = (state.settings.speed, state.settings.stop);
+fn run_control(lab: &mut Lab, ui: &mut egui::Ui) {
+    let before = (lab.speed, lab.stop);
     row(ui, LIVE, "speed", |ui, id| {
         let text = |s: Option<f64>| match s {
             None => "as fast as possible".to_string(),
             Some(v) => format!("{v} steps/s"),
         };
         egui::ComboBox::from_id_salt("speed")
-            .selected_text(text(state.settings.speed))
+            .selected_text(text(lab.speed))
             .show_ui(ui, |ui| {
                 for s in [Some(5.0), Some(20.0), Some(200.0), Some(2000.0), None] {
-                    ui.selectable_value(&mut state.settings.speed, s, text(s));
+                    ui.selectable_value(&mut lab.speed, s, text(s));
                 }
             })
             .response
             .labelled_by(id);
     });
-    let budget = state.settings.preset.steps;
+    let budget = lab.preset.steps;
     row(ui, LIVE, "stop at step", |ui, id| {
-        let mut custom = state.settings.stop.at_step.is_some();
+        let mut custom = lab.stop.at_step.is_some();
         if ui
             .checkbox(&mut custom, "custom")
             .on_hover_text(format!("Otherwise the preset's budget of {budget} steps."))
             .changed()
         {
-            state.settings.stop.at_step = custom.then_some(budget);
+            lab.stop.at_step = custom.then_some(budget);
         }
-        if let Some(s) = &mut state.settings.stop.at_step {
+        if let Some(s) = &mut lab.stop.at_step {
             ui.add(
                 egui::DragValue::new(s)
                     .range(1..=100_000_000)
@@ -357,11 +357,11 @@ fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
         }
     });
     row(ui, LIVE, "stop at held-out loss", |ui, id| {
-        let mut on = state.settings.stop.heldout_loss_below.is_some();
+        let mut on = lab.stop.heldout_loss_below.is_some();
         if ui.checkbox(&mut on, "below").changed() {
-            state.settings.stop.heldout_loss_below = on.then_some(0.3);
+            lab.stop.heldout_loss_below = on.then_some(0.3);
         }
-        if let Some(l) = &mut state.settings.stop.heldout_loss_below {
+        if let Some(l) = &mut lab.stop.heldout_loss_below {
             ui.add(
                 egui::DragValue::new(l)
                     .range(1e-6..=100.0)
@@ -371,8 +371,8 @@ fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
             .labelled_by(id);
         }
     });
-    if (state.settings.speed, state.settings.stop) != before {
-        state.send(Command::SetSpeed(state.settings.speed));
-        state.send(Command::SetStop(state.settings.stop));
+    if (lab.speed, lab.stop) != before {
+        lab.send(Command::SetSpeed(lab.speed));
+        lab.send(Command::SetStop(lab.stop));
     }
 }

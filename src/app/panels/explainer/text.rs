@@ -2,20 +2,17 @@
 //! superscript (see [`crate::app::widgets::math`]); a paragraph starting with `## ` is a
 //! subheading.
 
-use crate::app::state::Section;
-
-/// The paragraphs of section `s`.
-pub fn paragraphs(s: Section) -> &'static [&'static str] {
-    match s {
-        Section::Model => MODEL,
-        Section::NoFavouriteAxes => AXES,
-        Section::Step => STEP,
-        Section::WhyAxes => WHY,
-        Section::ControlledTest => TEST,
-        Section::Reading => READING,
-        Section::BlindSpots => BLIND,
-        // The gauge lab's panel carries its own text.
-        Section::GaugeLab => &[],
+/// The paragraphs of the section called `id` (empty for a section without explainer text).
+pub fn paragraphs(id: &str) -> &'static [&'static str] {
+    match id {
+        "model" => MODEL,
+        "axes" => AXES,
+        "step" => STEP,
+        "why" => WHY,
+        "test" => TEST,
+        "reading" => READING,
+        "blind-spots" => BLIND,
+        _ => &[],
     }
 }
 
