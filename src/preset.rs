@@ -1,5 +1,5 @@
 //! The RON preset: every numerics setting of an experiment, with documented defaults and
-//! validation that names the field and its allowed range (SPEC §6).
+//! validation that names the field and its allowed range (numerics §6).
 
 use std::path::Path;
 
@@ -36,7 +36,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ),
 ];
 
-/// One experiment: the memory task, the training schedule and the arms (SPEC §1–§4, §6).
+/// One experiment: the memory task, the training schedule and the arms (numerics §1–§4, §6).
 /// Every field has a default, so a preset file may list only what it changes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -79,7 +79,7 @@ fn a_sensing_step_allocates_nothing_after_warm_up() {
         rule("adafactor"),
         rule("adagrad"),
     ] {
-        let mut run = FactorRun::new(&problem, rule, rule.paper_lr(), 1000, 0, true);
+        let mut run = FactorRun::new(&problem, rule, rule.default_lr(), 1000, 0, true);
         for _ in 0..3 {
             run.step();
         }

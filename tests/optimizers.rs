@@ -1,4 +1,4 @@
-//! The update rules of SPEC §2: closed-form checks and their equivariance class.
+//! The update rules of numerics §2: closed-form checks and their equivariance class.
 
 use basis_lab::optim::{
     Adafactor, Adagrad, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer,
@@ -230,7 +230,7 @@ fn gd_is_w_minus_lr_g() {
     );
 }
 
-/// SPEC §2's Newton–Schulz written literally, for comparison with the in-place version.
+/// numerics §2's Newton–Schulz written literally, for comparison with the in-place version.
 fn spec_newton_schulz(b: &DMatrix<f64>) -> DMatrix<f64> {
     let (a, bb, c) = (3.4445, -4.7750, 2.0315);
     let transpose = b.nrows() > b.ncols();

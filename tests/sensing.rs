@@ -1,4 +1,4 @@
-//! The gauge lab's numerics (SPEC §7): the sensing gradient, gauge equivariance of each rule,
+//! The gauge lab's numerics (numerics §7): the sensing gradient, gauge equivariance of each rule,
 //! balancedness under GD, effective rank, the spectral tail and the selection rule.
 
 use basis_lab::sensing::zoo::{FactorRun, Outcome, Rule, RunResult, ZooPreset, run_zoo, summarise};

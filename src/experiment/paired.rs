@@ -1,4 +1,4 @@
-//! The paired-run harness (SPEC §3, the explainer §5): every arm trained from W0 and from Q·W0
+//! The paired-run harness (numerics §3, the explainer §5): every arm trained from W0 and from Q·W0
 //! on one shared episode stream, with per-step twin metrics.
 
 use nalgebra::DMatrix;
@@ -11,7 +11,7 @@ use crate::metrics::{
     RotationBaseline, axis_concentration, gram_divergence_with, mean_sd, orientation_divergence,
 };
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace, normalize_columns};
-use crate::optim::{Optimizer, OptimizerInfo};
+use crate::optim::{Optimizer, RuleInfo};
 use crate::preset::{ColumnNorms, Preset};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
 use crate::validate::FieldError;
@@ -21,7 +21,7 @@ pub const BASE: usize = 0;
 /// Index of the run from Q·W0 in a twin pair.
 pub const ROTATED: usize = 1;
 
-/// Metrics of one arm at step `s`, describing W_s, the weights going into update s (SPEC §3).
+/// Metrics of one arm at step `s`, describing W_s, the weights going into update s (numerics §3).
 /// Pairs are indexed [`BASE`], [`ROTATED`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
@@ -99,7 +99,7 @@ struct Twin {
 #[derive(Clone)]
 pub struct Arm {
     name: String,
-    info: &'static OptimizerInfo,
+    info: &'static RuleInfo,
     equivariant: bool,
     lr: f64,
     twins: [Twin; 2],
@@ -114,7 +114,7 @@ impl Arm {
         &self.name
     }
     /// The optimizer's registry entry.
-    pub fn info(&self) -> &'static OptimizerInfo {
+    pub fn info(&self) -> &'static RuleInfo {
         self.info
     }
     /// Whether its optimizer, with the preset's hyperparameters, is equivariant.
@@ -393,7 +393,7 @@ impl PairedRun {
             .collect()
     }
 
-    /// The random-rotation baseline (SPEC §4) of both twins' current keys for every running
+    /// The random-rotation baseline (numerics §4) of both twins' current keys for every running
     /// arm, each drawn from a fresh copy of the seed's baseline stream, so every key matrix is
     /// compared against the same rotations. `None` for a diverged arm.
     pub fn baselines(&mut self) -> Vec<Option<[RotationBaseline; 2]>> {

@@ -1,4 +1,4 @@
-//! Seed sweeps (SPEC §4): the same preset over seeds s0 … s0+N−1, run in parallel with rayon;
+//! Seed sweeps (numerics §4): the same preset over seeds s0 … s0+N−1, run in parallel with rayon;
 //! results are collected in seed order, so they never depend on thread count or scheduling.
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
-use super::{Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes};
+use super::{Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
 use nalgebra::{DMatrix, DVector};
 
-/// Adafactor as in SPEC §7 (Shazeer & Stern 2018, without relative step, clipping or
+/// Adafactor as in numerics §7 (Shazeer & Stern 2018, without relative step, clipping or
 /// momentum): per matrix, `r ← β2 r + (1−β2) rowmean(G⊙G)`, `c ← β2 c + (1−β2) colmean(G⊙G)`,
 /// `V̂ = r cᵀ / mean(r)`, `W ← W − lr·G/(√V̂ + ε)`; no bias correction. An entry whose
 /// denominator is exactly 0 gets no update. Coordinate-wise.
@@ -73,7 +73,7 @@ impl Optimizer for Adafactor {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "adafactor",
     variant: "Adafactor",
     title: "Adafactor",

@@ -1,5 +1,5 @@
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
@@ -45,7 +45,7 @@ impl Optimizer for Adagrad {
 }
 
 /// The registry entry. Not in the paper's zoo: the rates are ours (docs/gauge-lab.md).
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "adagrad",
     variant: "Adagrad",
     title: "Adagrad",

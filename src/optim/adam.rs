@@ -1,9 +1,9 @@
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
-/// Adam in the PyTorch convention (SPEC §2; Kingma & Ba 2015):
+/// Adam in the PyTorch convention (numerics §2; Kingma & Ba 2015):
 /// `m ← β1 m + (1−β1)G`, `v ← β2 v + (1−β2)G⊙G`, `W ← W − lr·m̂/(√v̂ + ε)` with
 /// `m̂ = m/(1−β1^t)`, `v̂ = v/(1−β2^t)`. Dense state; an entry whose denominator is exactly 0
 /// gets no update. Coordinate-wise, so not equivariant under `W → QW`.
@@ -85,7 +85,7 @@ fn adam_update_impl(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "adam",
     variant: "Adam",
     title: "Adam",

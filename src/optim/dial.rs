@@ -1,9 +1,9 @@
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
-/// The anisotropy dial (SPEC §7, the paper §7): Adam's moments with denominator
+/// The anisotropy dial (numerics §7, the paper §7): Adam's moments with denominator
 /// `(√v̂_i + ε)^p · (s̄ + ε)^(1−p)`, where `s̄ = √(mean of v̂ over every entry of every matrix)`.
 /// p = 1 is Adam, p = 0 scalar-Adam (equivariant); in between, coordinate-wise.
 #[derive(Clone, Debug)]
@@ -71,7 +71,7 @@ impl Optimizer for Dial {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "dial",
     variant: "Dial",
     title: "Anisotropy dial",

@@ -1,7 +1,7 @@
-use super::{Class, Optimizer, OptimizerInfo, Schedule, SensingDefaults, axpby, check_shapes};
+use super::{Class, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes};
 use nalgebra::DMatrix;
 
-/// Plain gradient descent, `W ← W − lr·G` (SPEC §2). Stateless; equivariant under `W → QW`.
+/// Plain gradient descent, `W ← W − lr·G` (numerics §2). Stateless; equivariant under `W → QW`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Gd;
 
@@ -19,7 +19,7 @@ impl Optimizer for Gd {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "gd",
     variant: "Gd",
     title: "Gradient descent",

@@ -1,10 +1,10 @@
 use super::sign::sign0;
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
-/// Lion (SPEC §7; Chen et al. 2023): `c = sign(β1 m + (1−β1)G)`, `m ← β2 m + (1−β2)G`,
+/// Lion (numerics §7; Chen et al. 2023): `c = sign(β1 m + (1−β1)G)`, `m ← β2 m + (1−β2)G`,
 /// `W ← W − lr·c`, with β1 = 0.9, β2 = 0.99. Coordinate-wise.
 #[derive(Clone, Debug)]
 pub struct Lion {
@@ -45,7 +45,7 @@ impl Optimizer for Lion {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "lion",
     variant: "Lion",
     title: "Lion",

@@ -1,7 +1,7 @@
 //! Update rules for sets of f64 matrices, behind one trait with explicit state
 //! (docs/numerics.md, "Update rules").
 //!
-//! Every rule is one file here: its state, its update and its [`OptimizerInfo`] (names, class,
+//! Every rule is one file here: its state, its update and its [`RuleInfo`] (names, class,
 //! hyperparameters, default rates, colour). [`REGISTRY`] lists them; the key lab's arms, the
 //! gauge lab's zoo, preset validation and the settings column all read it, and nothing outside
 //! this module names a rule. Adding one is a file plus a line in [`REGISTRY`] (and its `mod`).
@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::validate::Range;
 
 /// Every update rule, in the order menus list them.
-pub static REGISTRY: &[&OptimizerInfo] = &[
+pub static REGISTRY: &[&RuleInfo] = &[
     &gd::INFO,
     &momentum::INFO,
     &adam::INFO,
@@ -59,7 +59,7 @@ pub static REGISTRY: &[&OptimizerInfo] = &[
 /// An update rule with explicit state over a parameter set (one or more matrices updated
 /// together, so pooled statistics such as scalar-Adam's can span all of them).
 ///
-/// State starts at zero and is sized at the first call; `t = 1` at the first update (SPEC §2).
+/// State starts at zero and is sized at the first call; `t = 1` at the first update (numerics §2).
 /// `Clone` (through [`Optimizer::clone_box`]) copies the state, so a twin is one clone.
 pub trait Optimizer: Send {
     /// Applies one update in place: `params[i] ← params[i] − lr·(rule applied to grads)`.
@@ -207,7 +207,7 @@ pub struct SensingDefaults {
 }
 
 /// One arm's optimizer as written in a preset: the registry name plus every hyperparameter any
-/// rule reads (each rule reads only the ones its [`OptimizerInfo::hypers`] lists). A field a
+/// rule reads (each rule reads only the ones its [`RuleInfo::hypers`] lists). A field a
 /// preset leaves out takes the rule's default ([`OptimizerSpec::new`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(from = "SpecText")]
@@ -364,7 +364,7 @@ impl OptimizerSpec {
     }
 
     /// The registry entry, if the name is known.
-    pub fn info(&self) -> Option<&'static OptimizerInfo> {
+    pub fn info(&self) -> Option<&'static RuleInfo> {
         lookup(&self.optimizer)
     }
 
@@ -415,7 +415,7 @@ impl OptimizerSpec {
 
 /// What the harness, the zoo and the UI know of an update rule. Each rule's file defines its
 /// entry; [`REGISTRY`] lists them.
-pub struct OptimizerInfo {
+pub struct RuleInfo {
     /// Registry name used in presets, CSV and JSON (`"scalar_adam"`).
     pub name: &'static str,
     /// How zoo presets write the rule (`ScalarAdam`, `Dial(0.5)`).
@@ -440,9 +440,9 @@ pub struct OptimizerInfo {
     pub build: fn(&OptimizerSpec) -> Box<dyn Optimizer>,
 }
 
-impl std::fmt::Debug for OptimizerInfo {
+impl std::fmt::Debug for RuleInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OptimizerInfo")
+        f.debug_struct("RuleInfo")
             .field("name", &self.name)
             .field("class", &self.class)
             .finish()
@@ -450,7 +450,7 @@ impl std::fmt::Debug for OptimizerInfo {
 }
 
 /// The registry entry named `name`.
-pub fn lookup(name: &str) -> Option<&'static OptimizerInfo> {
+pub fn lookup(name: &str) -> Option<&'static RuleInfo> {
     REGISTRY.iter().copied().find(|i| i.name == name)
 }
 

@@ -1,10 +1,9 @@
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, axpby, check_shapes,
-    ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
-/// Heavy-ball momentum SGD (SPEC §2): `B ← μB + G`, `W ← W − lr·B`. Equivariant under `W → QW`.
+/// Heavy-ball momentum SGD (numerics §2): `B ← μB + G`, `W ← W − lr·B`. Equivariant under `W → QW`.
 #[derive(Clone, Debug)]
 pub struct MomentumSgd {
     /// Momentum coefficient μ in [0, 1).
@@ -38,7 +37,7 @@ impl Optimizer for MomentumSgd {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "momentum",
     variant: "Momentum",
     title: "Momentum SGD (heavy ball)",

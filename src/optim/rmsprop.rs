@@ -1,9 +1,9 @@
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
-/// RMSProp (SPEC §2; Tieleman & Hinton 2012): `v ← αv + (1−α)G⊙G`, `W ← W − lr·G/(√v + ε)`,
+/// RMSProp (numerics §2; Tieleman & Hinton 2012): `v ← αv + (1−α)G⊙G`, `W ← W − lr·G/(√v + ε)`,
 /// no bias correction; an entry whose denominator is exactly 0 gets no update. Coordinate-wise.
 #[derive(Clone, Debug)]
 pub struct RmsProp {
@@ -47,7 +47,7 @@ impl Optimizer for RmsProp {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "rmsprop",
     variant: "RmsProp",
     title: "RMSProp",

@@ -1,10 +1,9 @@
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, axpby, check_shapes,
-    ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
-/// Scalar-Adam (SPEC §2, §7): Adam's first moment per entry, but one second moment `v` for the
+/// Scalar-Adam (numerics §2, §7): Adam's first moment per entry, but one second moment `v` for the
 /// whole parameter set, an EMA of mean(G⊙G) over every entry of every matrix. Bias-corrected,
 /// ε outside the root. The denominator is one number, so the rule is equivariant under `W → QW`
 /// (the equivariant control with adaptive step size).
@@ -64,7 +63,7 @@ impl Optimizer for ScalarAdam {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "scalar_adam",
     variant: "ScalarAdam",
     title: "Scalar-Adam",

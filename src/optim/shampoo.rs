@@ -1,8 +1,8 @@
-use super::{Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes};
+use super::{Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
 use crate::linalg::{add_gram_into, add_outer_into, mul_into};
 use nalgebra::DMatrix;
 
-/// Shampoo as in SPEC §7 (Gupta et al. 2018): per matrix `L ← L + GGᵀ`, `R ← R + GᵀG` from
+/// Shampoo as in numerics §7 (Gupta et al. 2018): per matrix `L ← L + GGᵀ`, `R ← R + GᵀG` from
 /// zero; at t = 1, 1 + every, 1 + 2·every, … recompute `P_L = (L + λI)^(−1/4)` and
 /// `P_R = (R + λI)^(−1/4)` by symmetric eigendecomposition with eigenvalues clamped ≥ 1e-6;
 /// step `W ← W − lr·P_L G P_R`. Equivariant under (U, V) → (UQ, VQ). Allocates only when it
@@ -84,7 +84,7 @@ impl Optimizer for Shampoo {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "shampoo",
     variant: "Shampoo",
     title: "Shampoo",

@@ -1,7 +1,7 @@
-use super::{Class, Optimizer, OptimizerInfo, Schedule, SensingDefaults, check_shapes};
+use super::{Class, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
 use nalgebra::DMatrix;
 
-/// Sign descent (SPEC §2): `W ← W − lr·sign(G)` with sign(0) = 0. Steepest descent in the max
+/// Sign descent (numerics §2): `W ← W − lr·sign(G)` with sign(0) = 0. Steepest descent in the max
 /// norm; coordinate-wise, so not equivariant.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SignDescent;
@@ -33,7 +33,7 @@ impl Optimizer for SignDescent {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "sign",
     variant: "Sign",
     title: "Sign descent",

@@ -1,11 +1,10 @@
 use super::sign::sign0;
 use super::{
-    Class, Hyper, Optimizer, OptimizerInfo, Schedule, SensingDefaults, axpby, check_shapes,
-    ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
 };
 use nalgebra::DMatrix;
 
-/// Signum (SPEC §7; Bernstein et al. 2018): `m ← βm + (1−β)G`, `W ← W − lr·sign(m)`, β = 0.9,
+/// Signum (numerics §7; Bernstein et al. 2018): `m ← βm + (1−β)G`, `W ← W − lr·sign(m)`, β = 0.9,
 /// sign(0) = 0. Coordinate-wise.
 #[derive(Clone, Debug)]
 pub struct Signum {
@@ -42,7 +41,7 @@ impl Optimizer for Signum {
 }
 
 /// The registry entry.
-pub(super) static INFO: OptimizerInfo = OptimizerInfo {
+pub(super) static INFO: RuleInfo = RuleInfo {
     name: "signum",
     variant: "Signum",
     title: "Signum",

@@ -1,4 +1,4 @@
-//! Hyperspectral completion (SPEC §7, last bullet; the paper's Table 5): a pixels × bands matrix
+//! Hyperspectral completion (numerics §7, last bullet; the paper's Table 5): a pixels × bands matrix
 //! from a hyperspectral cube, a Bernoulli mask of observed entries, and `W = U Vᵀ` fitted to the
 //! observed entries by GD, Adam or Muon. Held-out RMSE (on the unobserved entries) and the
 //! effective rank of `UVᵀ` are read at the first step the training loss falls below each level
@@ -16,7 +16,7 @@ use crate::linalg::mul_into;
 use crate::optim::Optimizer;
 use crate::rng::gaussian_matrix;
 
-/// Training-loss levels at which the metrics are read (SPEC §7), from shallow to deep.
+/// Training-loss levels at which the metrics are read (numerics §7), from shallow to deep.
 pub const LEVELS: [f64; 6] = [3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5];
 
 /// Why a completion problem could not be set up.
@@ -38,7 +38,7 @@ pub enum HsiError {
     Mat(#[from] crate::matv5::MatError),
 }
 
-/// Settings of one completion problem (SPEC §7). Defaults: the paper's width 48, init 1e-2,
+/// Settings of one completion problem (numerics §7). Defaults: the paper's width 48, init 1e-2,
 /// 2000 pixels, ≤ 3·10⁴ steps, density 0.15.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HsiConfig {
@@ -154,7 +154,7 @@ pub struct Preprocessed {
     pub kept: Vec<usize>,
 }
 
-/// SPEC §7's preprocessing of a pixels × bands matrix `m`: divide by the global maximum, drop
+/// numerics §7's preprocessing of a pixels × bands matrix `m`: divide by the global maximum, drop
 /// pixels whose bands are all zero, keep `pixels` of the rest chosen uniformly without
 /// replacement by the seed's pixel stream (all of them if fewer remain; kept in ascending
 /// order), subtract each band's mean over the kept pixels. Errors: a non-finite or negative
@@ -373,7 +373,7 @@ pub struct Crossing {
 pub struct HsiRun {
     /// Rule name.
     pub rule: String,
-    /// Learning rate (constant, SPEC §7).
+    /// Learning rate (constant, numerics §7).
     pub lr: f64,
     /// Updates applied.
     pub steps: usize,

@@ -24,18 +24,18 @@ use serde::{Deserialize, Serialize};
 use super::{
     SensingConfig, SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery,
 };
-use crate::optim::{Optimizer, OptimizerInfo, OptimizerSpec, REGISTRY, Schedule, lookup};
+use crate::optim::{Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule, lookup};
 
 /// A rule of the zoo: a registry entry at its default hyperparameters (the paper's: β1 0.9,
 /// β2 0.999, ε 1e-8; RMSProp α 0.99; Lion 0.9/0.99; Muon μ 0.9 with Newton–Schulz; Shampoo
-/// λ 1, roots every 20 steps), plus the value of its [`OptimizerInfo::zoo_arg`] if it has one
+/// λ 1, roots every 20 steps), plus the value of its [`RuleInfo::zoo_arg`] if it has one
 /// (the dial's p). Only the learning rate and the schedule are chosen per run.
 ///
 /// Zoo presets write it as the registry's `variant` (`Muon`, `ScalarAdam`, `Dial(0.5)`); the
 /// registry name (`scalar_adam`) is accepted too.
 #[derive(Clone, Copy)]
 pub struct Rule {
-    info: &'static OptimizerInfo,
+    info: &'static RuleInfo,
     arg: Option<f64>,
 }
 
@@ -46,7 +46,7 @@ impl Rule {
     }
 
     /// The rule of registry entry `info`, its zoo argument (if any) at the default.
-    pub fn of(info: &'static OptimizerInfo) -> Rule {
+    pub fn of(info: &'static RuleInfo) -> Rule {
         let arg = info
             .zoo_arg
             .and_then(|h| OptimizerSpec::new(info.name, 1.0).value(h));
@@ -67,7 +67,7 @@ impl Rule {
     }
 
     /// The registry entry.
-    pub fn info(self) -> &'static OptimizerInfo {
+    pub fn info(self) -> &'static RuleInfo {
         self.info
     }
 
@@ -87,7 +87,7 @@ impl Rule {
 
     /// The hyperparameters it runs with (`lr` is set per run).
     pub fn spec(self) -> OptimizerSpec {
-        let mut s = OptimizerSpec::new(self.info.name, self.paper_lr());
+        let mut s = OptimizerSpec::new(self.info.name, self.default_lr());
         if let (Some(h), Some(x)) = (self.info.zoo_arg, self.arg)
             && let Some(v) = s.value_mut(h)
         {
@@ -106,8 +106,9 @@ impl Rule {
         self.info.sensing.grid
     }
 
-    /// The rate the paper selected (Table 2; the dial's anchor 1e-3).
-    pub fn paper_lr(self) -> f64 {
+    /// The rate it runs at without a grid: for the paper's nine rules the rate the paper
+    /// selected (Table 2; the dial's anchor 1e-3), for the others ours (the registry's).
+    pub fn default_lr(self) -> f64 {
         self.info.sensing.lr
     }
 
@@ -257,11 +258,11 @@ pub struct RunResult {
     pub twin_drift: Option<f64>,
 }
 
-/// Pre-update loss is checked every this many steps (SPEC §7).
+/// Pre-update loss is checked every this many steps (numerics §7).
 pub const CHECK_EVERY: usize = 200;
-/// Interpolation threshold on the pre-update loss (SPEC §7).
+/// Interpolation threshold on the pre-update loss (numerics §7).
 pub const INTERPOLATED: f64 = 1e-7;
-/// Divergence threshold (SPEC §7).
+/// Divergence threshold (numerics §7).
 pub const DIVERGED: f64 = 1e8;
 
 /// The gauge twin of a run: factors started at (UQ, VQ) and their own optimizer.
@@ -343,7 +344,7 @@ impl<'a> FactorRun<'a> {
             return Some(Outcome::Diverged);
         }
         // After `budget` updates the run is over whatever the loss; the interpolation check
-        // belongs to steps that would still update (SPEC §7: every 200 steps of the loop).
+        // belongs to steps that would still update (numerics §7: every 200 steps of the loop).
         if self.t >= self.budget {
             return Some(Outcome::Budget);
         }

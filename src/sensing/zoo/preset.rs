@@ -249,7 +249,7 @@ impl ZooPreset {
                 } else if self.grid {
                     rule.grid().to_vec()
                 } else {
-                    vec![rule.paper_lr()]
+                    vec![rule.default_lr()]
                 };
                 for lr in lrs {
                     for s in 0..self.seeds as u64 {

@@ -127,7 +127,7 @@ impl Panel for LiveRuns {
         let rules: Vec<(Rule, f64)> = Rule::all()
             .into_iter()
             .filter(|r| self.settings.rules.contains(r))
-            .map(|r| (r, r.paper_lr()))
+            .map(|r| (r, r.default_lr()))
             .collect();
         if rules.is_empty() {
             return;
