@@ -1,7 +1,5 @@
 //! `basis-lab dk-sweep`: the seed sweep at each key dimension.
 
-use std::sync::atomic::AtomicBool;
-
 use anyhow::Result;
 use clap::Args;
 
@@ -40,22 +38,13 @@ impl DkSweepArgs {
             dks: self.dks.clone(),
             seeds,
         };
-        job.validate()?;
-        if self.shared.run_shard(&job)? {
-            return Ok(());
+        let work = |progress: &(dyn Fn() + Sync), cancel: &_| {
+            dk_sweep(&preset, &self.dks, seeds, progress, cancel)
+        };
+        match self.shared.run(&job, "seeds", work)? {
+            Some(points) => finish(&self.shared.output.out, &points),
+            None => Ok(()),
         }
-        let bar = self
-            .shared
-            .output
-            .progress_bar(job.total_cells() as u64, "seeds");
-        let never = AtomicBool::new(false);
-        let points = self
-            .shared
-            .parallel
-            .pool()?
-            .install(|| dk_sweep(&preset, &self.dks, seeds, &|| bar.inc(1), &never))?;
-        bar.finish_and_clear();
-        finish(&self.shared.output.out, &points)
     }
 }
 

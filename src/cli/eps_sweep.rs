@@ -1,7 +1,5 @@
 //! `basis-lab eps-sweep`: the seed sweep at each of Adam's ε.
 
-use std::sync::atomic::AtomicBool;
-
 use anyhow::Result;
 use clap::Args;
 
@@ -44,22 +42,13 @@ impl EpsSweepArgs {
             eps: self.eps.clone(),
             seeds,
         };
-        job.validate()?;
-        if self.shared.run_shard(&job)? {
-            return Ok(());
+        let work = |progress: &(dyn Fn() + Sync), cancel: &_| {
+            eps_sweep(&preset, &self.eps, seeds, progress, cancel)
+        };
+        match self.shared.run(&job, "seeds", work)? {
+            Some(points) => finish(&self.shared.output.out, &points),
+            None => Ok(()),
         }
-        let bar = self
-            .shared
-            .output
-            .progress_bar(job.total_cells() as u64, "seeds");
-        let never = AtomicBool::new(false);
-        let points = self
-            .shared
-            .parallel
-            .pool()?
-            .install(|| eps_sweep(&preset, &self.eps, seeds, &|| bar.inc(1), &never))?;
-        bar.finish_and_clear();
-        finish(&self.shared.output.out, &points)
     }
 }
 

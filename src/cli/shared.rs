@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use basis_lab::experiment::SweepError;
 use basis_lab::preset::Preset;
 use basis_lab::shard::{Job, Shard};
 
@@ -79,9 +80,30 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Checks `job` as `merge` will, then runs it: with `--shard` that shard of its cells,
+    /// written to `shard.ron` (returns `None`); otherwise all of it through `work(progress,
+    /// cancel)` on the thread pool, with a progress bar over its cells called `unit`.
+    pub fn run<T: Send>(
+        &self,
+        job: &Job,
+        unit: &str,
+        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> Result<T, SweepError> + Send,
+    ) -> Result<Option<T>> {
+        job.validate()?;
+        if self.run_shard(job)? {
+            return Ok(None);
+        }
+        let pool = self.parallel.pool()?;
+        let bar = self.output.progress_bar(job.total_cells() as u64, unit);
+        let never = AtomicBool::new(false);
+        let result = pool.install(|| work(&|| bar.inc(1), &never))?;
+        bar.finish_and_clear();
+        Ok(Some(result))
+    }
+
     /// With `--shard`, runs that shard of `job` and writes `shard.ron` (returns true: the
     /// command is done); without, does nothing and returns false.
-    pub fn run_shard(&self, job: &Job) -> Result<bool> {
+    fn run_shard(&self, job: &Job) -> Result<bool> {
         let Some(shard) = self.shard else {
             return Ok(false);
         };

@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::{Shared, load_preset, wrote};
-use basis_lab::experiment::{SweepResult, report, sweep};
+use basis_lab::experiment::{SweepResult, report, sweep_until};
 use basis_lab::shard::Job;
 
 /// Run PRESET over seeds seed … seed+N−1 in parallel; write sweep.csv and sweep.json.
@@ -26,21 +26,18 @@ impl SweepArgs {
     /// Runs the sweep (or one shard of it) and prints its table.
     pub fn run(self) -> Result<()> {
         let p = load_preset(&self.preset, self.steps)?;
-        let out = &self.shared.output;
-        out.prepare()?;
+        self.shared.output.prepare()?;
         let seeds = self.seeds as usize;
         let job = Job::Sweep {
             preset: p.clone(),
             seeds,
         };
-        if self.shared.run_shard(&job)? {
-            return Ok(());
+        let work =
+            |progress: &(dyn Fn() + Sync), cancel: &_| sweep_until(&p, seeds, progress, cancel);
+        match self.shared.run(&job, "seeds", work)? {
+            Some(result) => finish(&self.shared.output.out, &result),
+            None => Ok(()),
         }
-        let pool = self.shared.parallel.pool()?;
-        let bar = out.progress_bar(self.seeds, "seeds");
-        let result = pool.install(|| sweep(&p, seeds, &|| bar.inc(1)))?;
-        bar.finish_and_clear();
-        finish(&out.out, &result)
     }
 }
 

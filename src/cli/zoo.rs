@@ -1,7 +1,6 @@
 //! `basis-lab zoo` (also `dial`, `tail`): the gauge lab's optimizer zoo.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::Args;
@@ -34,18 +33,17 @@ impl ZooArgs {
         p.seeds = self.seeds.unwrap_or(p.seeds);
         p.budget = self.budget.unwrap_or(p.budget);
         p.validate()?;
-        let out = &self.shared.output;
-        out.prepare()?;
-        if self.shared.run_shard(&Job::Zoo { preset: p.clone() })? {
-            return Ok(());
-        }
-        let pool = self.shared.parallel.pool()?;
-        let bar = out.progress_bar(p.cells().len() as u64, "runs");
+        self.shared.output.prepare()?;
         let started = std::time::Instant::now();
-        let never = AtomicBool::new(false);
-        let results = pool.install(|| run_zoo(&p, &|| bar.inc(1), &never));
-        bar.finish_and_clear();
-        finish(&out.out, &p, &results, started.elapsed().as_secs_f64())
+        let job = Job::Zoo { preset: p.clone() };
+        let work = |progress: &(dyn Fn() + Sync), cancel: &_| Ok(run_zoo(&p, progress, cancel));
+        match self.shared.run(&job, "runs", work)? {
+            Some(results) => {
+                let seconds = started.elapsed().as_secs_f64();
+                finish(&self.shared.output.out, &p, &results, seconds)
+            }
+            None => Ok(()),
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotPoint};
 
 use crate::app::history::LOG_FLOOR;
+use crate::app::lab::Lab;
 
 /// Grid marks for a log10 axis: a mark per decade, with 2…9 minor marks when few decades are
 /// visible. Bails out on non-finite or absurd ranges instead of looping.
@@ -194,6 +195,25 @@ pub fn plot_cell(
 /// The small "Export CSV" button with its hover text; returns whether it was clicked.
 pub fn export_button(ui: &mut egui::Ui, hover: &str) -> bool {
     ui.small_button("Export CSV").on_hover_text(hover).clicked()
+}
+
+/// Asks where to save the table `name` (a CSV the command line writes too), makes it with
+/// `table` and writes it; the outcome becomes a notice, which on failure says `kept`.
+pub fn export_table(
+    lab: &mut Lab,
+    name: &str,
+    kept: &str,
+    table: impl FnOnce() -> Result<Vec<u8>, csv::Error>,
+) {
+    let Some(path) = save_dialog("CSV", "csv", name) else {
+        return;
+    };
+    match table() {
+        Ok(bytes) => {
+            lab.write_file(&path, &bytes, kept);
+        }
+        Err(e) => lab.error(format!("Could not write the table: {e}")),
+    }
 }
 
 /// The desktop's save dialog for a `kind` file (`"CSV"`, extension `ext`) proposing `name`;

@@ -9,7 +9,7 @@ use super::points::{EXCESS, ORIENTATION, SweepView, XAxis, parse_list, seeds_row
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::plots::{export_button, save_dialog};
+use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{DkPoint, dk_sweep, report, scaled_to_dk};
 use crate::preset::Preset;
@@ -117,13 +117,10 @@ impl Panel for DkSweep {
             return;
         };
         let points = &last.result;
-        if export && let Some(path) = save_dialog("CSV", "csv", "dk_sweep.csv") {
-            match report::points_csv(&report::dk_points(points)) {
-                Ok(bytes) => {
-                    lab.write_file(&path, &bytes, "The sweep is still here");
-                }
-                Err(e) => lab.error(format!("Could not write the table: {e}")),
-            }
+        if export {
+            export_table(lab, "dk_sweep.csv", "The sweep is still here", || {
+                report::points_csv(&report::dk_points(points))
+            });
         }
         // Every point must be what the current settings scale to.
         if let Some(p) = points

@@ -10,7 +10,7 @@ use super::points::{
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::plots::{export_button, save_dialog};
+use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{EpsPoint, eps_sweep, report, with_adam_eps};
 use crate::preset::Preset;
@@ -118,13 +118,10 @@ impl Panel for EpsSweep {
             return;
         };
         let points = &last.result;
-        if export && let Some(path) = save_dialog("CSV", "csv", "eps_sweep.csv") {
-            match report::points_csv(&report::eps_points(points)) {
-                Ok(bytes) => {
-                    lab.write_file(&path, &bytes, "The sweep is still here");
-                }
-                Err(e) => lab.error(format!("Could not write the table: {e}")),
-            }
+        if export {
+            export_table(lab, "eps_sweep.csv", "The sweep is still here", || {
+                report::points_csv(&report::eps_points(points))
+            });
         }
         // Every point must be what the current settings give at its ε.
         if let Some(p) = points

@@ -9,7 +9,7 @@ use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
-use crate::app::widgets::plots::{export_button, save_dialog};
+use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::report;
@@ -116,13 +116,10 @@ impl Panel for Matched {
             return;
         };
         let (ran, report) = (&last.inputs, &last.result);
-        if export && let Some(path) = save_dialog("CSV", "csv", "matched.csv") {
-            match report::matched_csv(report) {
-                Ok(bytes) => {
-                    lab.write_file(&path, &bytes, "The comparison is still here");
-                }
-                Err(e) => lab.error(format!("Could not write the table: {e}")),
-            }
+        if export {
+            export_table(lab, "matched.csv", "The comparison is still here", || {
+                report::matched_csv(report)
+            });
         }
         if !ran.same_experiment(&lab.preset) {
             stale_note(ui, lab, format!("preset “{}”, seed {}", ran.name, ran.seed));

@@ -11,7 +11,7 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{
-    Swatch, category_axis, export_button, legend_row, linear_plot, save_dialog,
+    Swatch, category_axis, export_button, export_table, legend_row, linear_plot,
 };
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{SweepResult, report, sweep_until};
@@ -108,13 +108,10 @@ impl Panel for SeedSweep {
             return;
         };
         let result = &last.result;
-        if export && let Some(path) = save_dialog("CSV", "csv", "sweep.csv") {
-            match report::sweep_csv(result) {
-                Ok(bytes) => {
-                    lab.write_file(&path, &bytes, "The sweep is still here");
-                }
-                Err(e) => lab.error(format!("Could not write the table: {e}")),
-            }
+        if export {
+            export_table(lab, "sweep.csv", "The sweep is still here", || {
+                report::sweep_csv(result)
+            });
         }
         if self.analysis.is_running() {
             ui.label(

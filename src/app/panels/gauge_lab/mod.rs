@@ -16,7 +16,7 @@ use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
-use crate::app::widgets::plots::{Swatch, export_button, legend_row, save_dialog};
+use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row};
 use crate::app::widgets::status::progress_row;
 use crate::sensing::zoo::{
     Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
@@ -264,13 +264,10 @@ impl Panel for SweepTab {
             return;
         };
         let (preset, runs) = (&last.inputs, &last.result);
-        if export && let Some(path) = save_dialog("CSV", "csv", "zoo.csv") {
-            match csv_bytes(runs, &summarise(runs)) {
-                Ok(bytes) => {
-                    lab.write_file(&path, &bytes, "The sweep is still here");
-                }
-                Err(e) => lab.error(format!("Could not write the table: {e}")),
-            }
+        if export {
+            export_table(lab, "zoo.csv", "The sweep is still here", || {
+                csv_bytes(runs, &summarise(runs))
+            });
         }
         ui.label(
             RichText::new(format!(
