@@ -155,6 +155,15 @@ impl Trainer for Worker {
     }
 }
 
+/// Starts the trainer of this build on `preset` (paused at step 0): a [`Worker`] thread.
+/// `repaint` is called after every message. Errors: an invalid preset.
+pub fn spawn_trainer(
+    preset: Preset,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+) -> Result<Box<dyn Trainer>, crate::validate::FieldError> {
+    Ok(Box::new(Worker::spawn(preset, repaint)?))
+}
+
 /// A running worker thread; dropping it stops the thread and joins it.
 pub struct Worker {
     tx: Sender<Command>,

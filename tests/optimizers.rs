@@ -425,3 +425,29 @@ fn shampoo_refreshes_its_roots_at_steps_1_21_41() {
     let first = root(&g * g.transpose()) * &g * root(g.transpose() * &g) * -0.1;
     assert!((&deltas[0] - first).amax() < 1e-14);
 }
+
+#[test]
+fn every_rule_reads_back_from_a_saved_preset_what_it_was_given() {
+    use basis_lab::optim::Hyper;
+    use basis_lab::preset::Preset;
+    // Each rule at its own defaults, and with every hyperparameter at the common default:
+    // fields a file may leave out must come back as they were, whatever the rule's defaults.
+    let common = OptimizerSpec::default();
+    for info in REGISTRY {
+        let own = OptimizerSpec::new(info.name, 0.1);
+        let mut plain = own.clone();
+        for h in Hyper::ALL {
+            if let (Some(v), Some(x)) = (plain.value_mut(h), common.value(h)) {
+                *v = x;
+            }
+        }
+        plain.root_every = common.root_every;
+        plain.label = Some("plain".into());
+        let p = Preset {
+            arms: vec![own, plain],
+            ..Preset::default()
+        };
+        let back = Preset::from_ron(&p.to_ron(), "saved").unwrap();
+        assert_eq!(back.arms, p.arms, "{}", info.name);
+    }
+}

@@ -1,5 +1,5 @@
-//! Background work for the UI with progress, cancel and a result to collect: seed sweeps and
-//! gauge-lab sweeps run through this.
+//! A thread of background work with progress, cancel and a result to collect; every
+//! [`super::analysis::Analysis`] runs its work in one.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -11,7 +11,7 @@ use eframe::egui::Color32;
 use super::history::RunHistory;
 use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset, PresetError};
-use crate::worker::{Command, StopRule, Trainer, Update, Worker};
+use crate::worker::{Command, StopRule, Trainer, Update, spawn_trainer};
 
 /// A message shown under the menu until dismissed (information fades after 8 s).
 #[derive(Clone, Debug, PartialEq)]
@@ -85,11 +85,11 @@ impl Lab {
     /// Starts (or restarts after a crash) the trainer on the current preset.
     pub fn restart_worker(&mut self) {
         self.trainer = None;
-        match Worker::spawn(self.preset.clone(), self.repaint.clone()) {
-            Ok(w) => {
-                w.send(Command::SetSpeed(self.speed));
-                w.send(Command::SetStop(self.stop));
-                self.trainer = Some(Box::new(w));
+        match spawn_trainer(self.preset.clone(), self.repaint.clone()) {
+            Ok(t) => {
+                t.send(Command::SetSpeed(self.speed));
+                t.send(Command::SetStop(self.stop));
+                self.trainer = Some(t);
                 self.crashed = None;
             }
             Err(e) => self.crashed = Some(e.to_string()),

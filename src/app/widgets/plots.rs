@@ -181,15 +181,32 @@ pub fn plot_cell(
     let mut export = false;
     ui.vertical(|ui| {
         ui.set_width(w);
-        ui.horizontal(|ui| {
-            ui.label(RichText::new(title).strong());
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                export = export_button(ui, "Save this plot's data (min/max per bucket) as CSV");
-            });
-        });
+        export = plot_header(
+            ui,
+            title,
+            Some("Save this plot's data (min/max per bucket) as CSV"),
+        );
         draw(ui, w, h - 24.0);
     });
     export
+}
+
+/// The row above a plot: its title, and on the right, with `export` (its hover text), an
+/// "Export CSV" button. Returns whether the button was clicked. Every titled plot draws its
+/// title through here, so a control every plot gets goes in one place.
+pub fn plot_header(ui: &mut egui::Ui, title: &str, export: Option<&str>) -> bool {
+    let Some(hover) = export else {
+        ui.label(RichText::new(title).strong());
+        return false;
+    };
+    let mut clicked = false;
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(title).strong());
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            clicked = export_button(ui, hover);
+        });
+    });
+    clicked
 }
 
 /// The small "Export CSV" button with its hover text; returns whether it was clicked.

@@ -9,7 +9,7 @@ use crate::app::history::BandSeries;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
-use crate::app::widgets::plots::{Swatch, legend_row, linear_plot};
+use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header};
 
 /// The memory-and-reads tab.
 pub struct Activations {
@@ -109,7 +109,7 @@ impl Activations {
             for (k, (title, y_label)) in titles.iter().enumerate() {
                 ui.vertical(|ui| {
                     ui.set_width(w);
-                    ui.label(RichText::new(*title).strong());
+                    plot_header(ui, title, None);
                     linear_plot(title, y_label)
                         .width(w)
                         .height(h)

@@ -12,7 +12,7 @@ use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{
-    Swatch, legend_row, linear_plot, log_plot, plot_cell, save_dialog,
+    Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_dialog,
 };
 use crate::experiment::ArmStatus;
 use crate::metrics::isotropic_axis_concentration;
@@ -130,7 +130,7 @@ impl Panel for Live {
                 }
                 ui.vertical(|ui| {
                     ui.set_width(col_w);
-                    ui.label(RichText::new("(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate").strong());
+                    plot_header(ui, "(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate", None);
                     maps.ui(lab, ui, col_w, plot_h - 10.0);
                 });
                 ui.end_row();

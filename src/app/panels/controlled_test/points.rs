@@ -7,7 +7,7 @@ use egui_plot::{FilledArea, HLine, Line, LineStyle, Plot, PlotPoints};
 
 use crate::app::history::LOG_FLOOR;
 use crate::app::widgets::colors::{faded, optimizer_color};
-use crate::app::widgets::plots::{Swatch, legend_row, log_grid, log_tick};
+use crate::app::widgets::plots::{Swatch, legend_row, log_grid, log_tick, plot_header};
 use crate::experiment::{ArmAggregate, SweepResult};
 
 /// The seeds-per-point field.
@@ -192,7 +192,7 @@ fn sweep_plot(
     let (y_label, log_y) = (m.y_label, m.log_y);
     ui.vertical(|ui| {
         ui.set_width(size.0);
-        ui.label(RichText::new(m.title).strong());
+        plot_header(ui, m.title, None);
         let x_label = match axis {
             XAxis::Eps => "Adam's ε (log scale)",
             XAxis::Dk => "key dimension d_k (log scale)",

@@ -16,7 +16,7 @@ use super::{class_color, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::plots::{Swatch, legend_row, log_plot};
+use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header};
 use crate::sensing::zoo::{FactorRun, Rule, RunResult};
 use crate::sensing::{SensingConfig, SensingProblem};
 
@@ -220,7 +220,7 @@ impl Panel for LiveRuns {
                 ("recovery ‖UVᵀ − X*‖F/‖X*‖F (log)", "gauge recovery", 1),
             ] {
                 ui.vertical(|ui| {
-                    ui.label(RichText::new(title).strong());
+                    plot_header(ui, title, None);
                     log_plot(id, title)
                         .width(w)
                         .height(h)
@@ -244,11 +244,10 @@ impl Panel for LiveRuns {
             }
             ui.end_row();
             ui.vertical(|ui| {
-                ui.label(
-                    RichText::new(
-                        "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)",
-                    )
-                    .strong(),
+                plot_header(
+                    ui,
+                    "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)",
+                    None,
                 );
                 log_plot("gauge drift", "twin drift")
                     .width(w)
@@ -276,8 +275,10 @@ impl Panel for LiveRuns {
                     });
             });
             ui.vertical(|ui| {
-                ui.label(
-                    RichText::new("singular values of UVᵀ at the end vs X* (grey, dashed)").strong(),
+                plot_header(
+                    ui,
+                    "singular values of UVᵀ at the end vs X* (grey, dashed)",
+                    None,
                 );
                 Plot::new("gauge spectrum")
                     .width(w)
