@@ -233,9 +233,9 @@ enum Command {
         /// Fraction of entries observed, in (0, 1) (the paper: 0.15 and 0.25).
         #[arg(long)]
         density: f64,
-        /// Variable holding the cube.
-        #[arg(long, default_value = "indian_pines_corrected")]
-        var: String,
+        /// Variable holding the cube (default: the file's only 3-D numeric array).
+        #[arg(long)]
+        var: Option<String>,
         /// Seed of the pixel choice, the mask and the initial factors.
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -745,7 +745,7 @@ fn write_points<T: serde::Serialize + ?Sized>(
 struct HsiArgs {
     scene: PathBuf,
     density: f64,
-    var: String,
+    var: Option<String>,
     seed: u64,
     steps: usize,
     out: PathBuf,
@@ -798,7 +798,7 @@ fn hsi(a: HsiArgs) -> Result<()> {
         steps: a.steps,
         ..HsiConfig::default()
     };
-    let (setup, problem) = load(&a.scene, &a.var, &cfg)?;
+    let (setup, problem) = load(&a.scene, a.var.as_deref(), &cfg)?;
     writable_dir(&a.out)?;
     let pool = thread_pool(a.threads)?;
     let bar = progress_bar(a.quiet, (runs.len() * cfg.steps) as u64, "steps");

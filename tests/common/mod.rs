@@ -3,6 +3,8 @@
 // Every test binary compiles this module and uses only some of it.
 #![allow(dead_code)]
 
+pub mod mat;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
