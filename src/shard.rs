@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::output::write_atomic;
 use crate::experiment::{
-    DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, assemble_sweep, run_seed_until,
-    scaled_to_dk, sweep_seeds, with_adam_eps,
+    DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, assemble_sweep, check_seed,
+    run_seed_until, scaled_to_dk, sweep_seeds, with_adam_eps,
 };
 use crate::preset::Preset;
 use crate::sensing::zoo::{RunResult, ZooPreset, run_zoo_cells};
@@ -387,12 +387,25 @@ pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
         ));
     }
     let text = std::fs::read_to_string(&file).map_err(|e| format!("{name}: cannot read: {e}"))?;
-    let out: ShardOutput =
-        ron::from_str(&text).map_err(|e| format!("{name}: not a shard file: {e}"))?;
+    let out: ShardOutput = ron::from_str(crate::preset::without_bom(&text))
+        .map_err(|e| format!("{name}: not a shard file: {e}"))?;
     if out.format != SHARD_FORMAT {
         return Err(format!(
             "{name}: shard format {} (this build reads {SHARD_FORMAT})",
             out.format
+        ));
+    }
+    if out.shard.count == 0 || out.shard.count > MAX_SHARDS || out.shard.index >= out.shard.count {
+        return Err(format!(
+            "{name}: field `shard`: {}/{} is not a shard; allowed i/N with 0 <= i < N <= \
+             {MAX_SHARDS}",
+            out.shard.index, out.shard.count
+        ));
+    }
+    if !(out.seconds.is_finite() && out.seconds >= 0.0) {
+        return Err(format!(
+            "{name}: field `seconds`: {} is out of range; allowed finite, >= 0",
+            out.seconds
         ));
     }
     if out.cells.len() != out.results.len() {
@@ -408,7 +421,9 @@ pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
 /// Combines shards (each with the name it was read from, for errors) into the full result.
 ///
 /// Errors: no shards; shards of different jobs (command, preset or settings) or split into
-/// different counts; a cell held twice or missing (listing them); a result of the wrong kind.
+/// different counts; a cell held twice or missing (listing them); a result of the wrong kind,
+/// or one that is not what its cell of the job computes (checked as values read from disk by
+/// [`ZooPreset::check_run`] and [`check_seed`]), naming the shard and the cell.
 pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     let Some((first_name, first)) = shards.first() else {
         return Err("no shards given".into());
@@ -417,6 +432,23 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     job.validate()
         .map_err(|(f, m)| format!("{first_name}: field `{f}`: {m}"))?;
     let total = job.total_cells();
+    // What each cell must hold: the zoo's cell list, or each point's preset and its seeds.
+    let (zoo_cells, points, seeds) = match &job {
+        Job::Zoo { preset } => (preset.cells(), Vec::new(), 1),
+        _ => {
+            let seeds = job.point(0).1;
+            let points: Vec<Preset> = (0..total / seeds).map(|p| job.point(p).0).collect();
+            (Vec::new(), points, seeds)
+        }
+    };
+    let check = |c: usize, r: &CellResult| match (&job, r) {
+        (Job::Zoo { preset }, CellResult::Zoo(run)) => preset.check_run(zoo_cells[c], run),
+        (_, CellResult::Seed(arms)) => {
+            let p = &points[c / seeds];
+            check_seed(p, p.seed.wrapping_add((c % seeds) as u64), arms)
+        }
+        (_, CellResult::Zoo(_)) => Err("a zoo run in a seed sweep".into()),
+    };
     let mut owner: Vec<Option<usize>> = vec![None; total];
     let mut slots: Vec<Option<CellResult>> = vec![None; total];
     let mut seconds = 0.0;
@@ -451,6 +483,12 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
             if c >= total || !kind_ok {
                 return Err(format!("{name}: cell {c} does not belong to this job"));
             }
+            check(c, r).map_err(|e| {
+                format!(
+                    "{name}: cell {c} does not hold what the job's cell computes ({e}); the file \
+                     was edited or damaged: run that shard again"
+                )
+            })?;
             if let Some(other) = owner[c] {
                 return Err(format!(
                     "cell {c} is in both {} and {name}: the same shard was given twice, or \

@@ -312,3 +312,142 @@ fn a_worker_panic_is_reported_and_a_new_worker_runs() {
         s == 2 && arms.iter().all(|a| *a == ArmStatus::Running)
     });
 }
+
+/// The reported preset: saved by an editor that starts the file with a UTF-8 byte-order mark.
+#[test]
+fn presets_and_zoo_presets_may_start_with_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "// small preset\nPreset(\n    name: \"tiny\",\n    d_k: 4,\n    n_keys: 8,\n    \
+                n_values: 4,\n    pairs_per_episode: 4,\n    batch: 1,\n    steps: 20,\n    \
+                eval_every: 10,\n    n_heldout: 10,\n    baseline_rotations: 8,\n    arms: [\n        \
+                (optimizer: \"gd\", lr: 0.5),\n        (optimizer: \"adam\", lr: 0.01),\n    ],\n)\n";
+    let run = |name: &str, body: String| {
+        let file = dir.path().join(format!("{name}.ron"));
+        std::fs::write(&file, body).unwrap();
+        let out = dir.path().join(name);
+        ok(&[
+            "run",
+            file.to_str().unwrap(),
+            "--no-trace",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        std::fs::read(out.join("metrics.csv")).unwrap()
+    };
+    let plain = run("plain", text.to_string());
+    assert_eq!(run("bom", format!("\u{feff}{text}")), plain);
+    assert_eq!(
+        Preset::from_ron(&format!("\u{feff}{text}"), "pasted text").unwrap(),
+        Preset::from_ron(text, "pasted text").unwrap()
+    );
+    let zoo = "ZooPreset(name: \"z\", problem: (n: 5, rank: 1), budget: 10, seeds: 1, rules: [Gd])";
+    assert_eq!(
+        basis_lab::sensing::zoo::ZooPreset::from_ron(&format!("\u{feff}{zoo}"), "z.ron").unwrap(),
+        basis_lab::sensing::zoo::ZooPreset::from_ron(zoo, "z.ron").unwrap()
+    );
+}
+
+/// An `app.ron` as eframe writes it, holding `settings` (RON) under the app's key.
+fn app_ron(settings: &str) -> String {
+    let map = std::collections::HashMap::from([("app".to_string(), settings.to_string())]);
+    ron::ser::to_string_pretty(&map, ron::ser::PrettyConfig::new()).unwrap()
+}
+
+/// The reported settings file: a cached zoo sweep whose run has `lr: NaN`.
+const NAN_ZOO_CACHE: &str = "(section: GaugeLab, gauge: (zoo: Some((preset: (name: \"z\", \
+     problem: (n: 5, rank: 1), budget: 10, seeds: 1, rules: [Gd]), runs: [(rule: \"gd\", \
+     equivariant: true, lr: NaN, seed: 0, tau: 0.0, steps: 10, outcome: Budget, train_loss: 0.1, \
+     recovery: 0.5, erank: 1.0, balancedness: 0.0, twin_drift: None)]))))";
+
+#[test]
+fn a_saved_zoo_sweep_with_a_nan_rate_is_dropped_with_a_notice() {
+    use basis_lab::app::saved::{parse_app_ron, sanitize};
+    use basis_lab::sensing::zoo::summarise;
+    let mut settings = parse_app_ron(&app_ron(NAN_ZOO_CACHE)).unwrap().unwrap();
+    let runs = settings.gauge.zoo.as_ref().unwrap().runs.clone();
+    // The summary itself never panics on such a run: groups are keyed by bits.
+    let s = summarise(&runs);
+    assert_eq!((s.len(), s[0].seeds), (1, 1));
+    assert!(s[0].lr.is_nan());
+    let notes = sanitize(&mut settings);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains(
+            "the saved gauge-lab zoo sweep was dropped (cell 0, gd at lr 0.01, seed 0: field \
+             `lr`: NaN differs from the preset's cell list, which has 0.01)"
+        ),
+        "{notes:?}"
+    );
+    assert!(settings.gauge.zoo.is_none());
+    assert_eq!(
+        settings.section,
+        basis_lab::app::state::Section::GaugeLab,
+        "the rest is kept"
+    );
+
+    // The same sweep with its real rate is kept.
+    let fixed = NAN_ZOO_CACHE.replace("lr: NaN", "lr: 0.01");
+    let mut settings = parse_app_ron(&app_ron(&fixed)).unwrap().unwrap();
+    assert!(sanitize(&mut settings).is_empty());
+    assert!(settings.gauge.zoo.is_some());
+
+    // Out-of-range numbers are reset to their defaults.
+    let mut settings = parse_app_ron(&app_ron(
+        "(sweep_seeds: 100000000, speed: Some(NaN), gauge: (seeds: 0, live_rules: [Gd, Dial(NaN)]))",
+    ))
+    .unwrap()
+    .unwrap();
+    let notes = sanitize(&mut settings);
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    assert_eq!((settings.sweep_seeds, settings.gauge.seeds), (8, 3));
+    assert_eq!(settings.speed, Some(200.0));
+    assert_eq!(settings.gauge.live_rules, vec![Rule::Gd]);
+}
+
+#[test]
+fn an_unreadable_settings_file_is_kept_aside_and_a_bom_is_accepted() {
+    use basis_lab::app::saved::{keep_unreadable_aside, parse_app_ron};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.ron");
+    assert_eq!(
+        keep_unreadable_aside(&file),
+        None,
+        "no file yet: a first start"
+    );
+
+    let good = app_ron("(dark: true)");
+    std::fs::write(&file, &good).unwrap();
+    assert_eq!(keep_unreadable_aside(&file), None);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), good, "untouched");
+
+    std::fs::write(&file, format!("\u{feff}{good}")).unwrap();
+    assert_eq!(keep_unreadable_aside(&file), None);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        good,
+        "the mark removed"
+    );
+    assert!(parse_app_ron(&good).unwrap().unwrap().dark);
+
+    for (n, bad) in [
+        (1, "{ \"app\": \"(dark: true)\", ".to_string()),
+        (2, app_ron("(dark: 5)")),
+        (3, "\u{0}\u{1}binary".to_string()),
+    ] {
+        std::fs::write(&file, &bad).unwrap();
+        let notice = keep_unreadable_aside(&file).expect("a notice");
+        let aside = if n == 1 {
+            dir.path().join("app.ron.unreadable")
+        } else {
+            dir.path().join(format!("app.ron.unreadable.{n}"))
+        };
+        assert!(!file.exists(), "eframe will start from defaults");
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), bad, "kept whole");
+        assert!(
+            notice.contains("could not be read")
+                && notice.contains(&format!("the file was kept as {}", aside.display())),
+            "{notice}"
+        );
+    }
+}

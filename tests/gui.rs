@@ -392,6 +392,33 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
     );
 }
 
+/// The reported settings file: a cached zoo sweep whose run has `lr: NaN` crashed the app at
+/// every start. It starts, drops that sweep with a notice and shows the gauge lab.
+#[test]
+fn saved_settings_with_a_damaged_zoo_sweep_start_with_a_notice() {
+    let text = "{\"app\": \"(section: GaugeLab, gauge: (zoo: Some((preset: (name: \\\"z\\\", \
+                problem: (n: 5, rank: 1), budget: 10, seeds: 1, rules: [Gd]), runs: [(rule: \
+                \\\"gd\\\", equivariant: true, lr: NaN, seed: 0, tau: 0.0, steps: 10, outcome: \
+                Budget, train_loss: 0.1, recovery: 0.5, erank: 1.0, balancedness: 0.0, \
+                twin_drift: None)]))))\"}";
+    let s = basis_lab::app::saved::parse_app_ron(text).unwrap().unwrap();
+    assert!(s.gauge.zoo.is_some());
+    let mut h = harness(s);
+    h.run_steps(4);
+    let a = app(&h);
+    assert!(a.settings.gauge.zoo.is_none());
+    let notice = a.notice.clone().expect("a notice");
+    assert!(
+        notice.error
+            && notice
+                .text
+                .contains("the saved gauge-lab zoo sweep was dropped"),
+        "{notice:?}"
+    );
+    h.get_by_label_contains("zoo sweep was dropped");
+    h.get_by_label("No results yet: press Run.");
+}
+
 #[test]
 fn plot_c_switches_to_column_norms() {
     let mut h = harness(settings("classroom"));

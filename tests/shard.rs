@@ -219,3 +219,69 @@ fn shard_specs_are_checked_and_split_cells_disjointly() {
     ]);
     assert!(e.contains("not a shard"), "{e}");
 }
+
+/// The reported shards: a 2-rule, 2-seed zoo split in two, one cell's rate edited to NaN or to
+/// another rate. Merge names the shard and the cell and fails without a panic; the unedited
+/// pair merges byte for byte.
+#[test]
+fn a_shard_whose_cell_was_edited_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("sm.ron");
+    std::fs::write(
+        &preset,
+        "ZooPreset(name: \"sm\", description: \"small\", problem: (n: 6, rank: 1, ratio: 2.0, \
+         init: 1e-3, tau: 0.0), budget: 50, seed: 0, seeds: 2, rules: [Gd, Adam])",
+    )
+    .unwrap();
+    let full = dir.path().join("full");
+    ok(&["zoo", s(&preset), "--quiet", "--out", s(&full)]);
+    let shard = |i: usize| {
+        let out = dir.path().join(format!("sh{i}"));
+        let spec = format!("{i}/2");
+        ok(&[
+            "zoo",
+            s(&preset),
+            "--quiet",
+            "--shard",
+            &spec,
+            "--out",
+            s(&out),
+        ]);
+        out
+    };
+    let (sh0, sh1) = (shard(0), shard(1));
+    let merged = dir.path().join("merged");
+    ok(&["merge", s(&sh0), s(&sh1), "--out", s(&merged)]);
+    for f in ["zoo.csv", "zoo.md"] {
+        same_bytes(&full.join(f), &merged.join(f));
+    }
+    let text = std::fs::read_to_string(sh0.join("shard.ron")).unwrap();
+    assert_eq!(text.matches("lr:0.01,").count(), 2, "{text}");
+    for edit in ["NaN", "0.02"] {
+        let edited = dir.path().join(format!("sh0-{edit}"));
+        std::fs::create_dir_all(&edited).unwrap();
+        // Cell 0 is GD at seed 0.
+        std::fs::write(
+            edited.join("shard.ron"),
+            text.replacen("lr:0.01,", &format!("lr:{edit},"), 1),
+        )
+        .unwrap();
+        let err = fails(&["merge", s(&edited), s(&sh1), "--out", s(&merged)]);
+        assert!(
+            err.contains(&format!(
+                "sh0-{edit}: cell 0 does not hold what the job's cell computes (gd at lr 0.01, \
+                 seed 0: field `lr`: {edit} differs from the preset's cell list, which has 0.01)"
+            )) && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+    // Edited numbers that no run can produce are refused too.
+    let bad = text.replacen("recovery:", "recovery:-", 1);
+    std::fs::write(sh0.join("shard.ron"), bad).unwrap();
+    let err = fails(&["merge", s(&sh0), s(&sh1), "--out", s(&merged)]);
+    assert!(err.contains("field `recovery`: -"), "{err}");
+    // A byte-order mark is accepted.
+    std::fs::write(sh0.join("shard.ron"), format!("\u{feff}{text}")).unwrap();
+    ok(&["merge", s(&sh0), s(&sh1), "--out", s(&merged)]);
+    same_bytes(&full.join("zoo.md"), &merged.join("zoo.md"));
+}

@@ -5,6 +5,7 @@ pub mod gauge_job;
 pub mod history;
 pub mod job;
 pub mod panels;
+pub mod saved;
 pub mod state;
 pub mod widgets;
 
@@ -112,6 +113,13 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
         persistence_path: store.clone(),
         ..Default::default()
     };
+    // eframe drops a settings file it cannot read and overwrites it at the next save.
+    let kept_aside = if shot_mode {
+        None
+    } else {
+        eframe::storage_dir("basis-lab")
+            .and_then(|dir| saved::keep_unreadable_aside(&dir.join("app.ron")))
+    };
     let outcome: Arc<Mutex<Option<Result<PathBuf, String>>>> = Arc::new(Mutex::new(None));
     let outcome2 = outcome.clone();
     let result = eframe::run_native(
@@ -152,6 +160,13 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
                 }
             });
             let mut state = AppState::new(&cc.egui_ctx, settings);
+            if let Some(text) = kept_aside {
+                let more = state.notice.take().map(|n| format!(" {}", n.text));
+                state.notice = Some(state::Notice {
+                    text: text + &more.unwrap_or_default(),
+                    error: true,
+                });
+            }
             state.hover = shot.is_none();
             Ok(Box::new(BasisLabApp {
                 state,

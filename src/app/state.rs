@@ -239,19 +239,18 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Builds the state and starts the worker on `settings.preset` (or the default preset if
-    /// that one is invalid). `ctx` is woken by the worker.
+    /// Builds the state and starts the worker on `settings.preset`. Settings that fail
+    /// [`super::saved::sanitize`] (an invalid preset, out-of-range values, damaged cached
+    /// results) are reset or dropped, with a notice. `ctx` is woken by the worker.
     pub fn new(ctx: &egui::Context, mut settings: Settings) -> Self {
-        let mut notice = None;
-        if let Err((field, msg)) = settings.preset.validate() {
-            notice = Some(Notice {
-                text: format!(
-                    "The saved settings were invalid (field `{field}`: {msg}); the default preset is loaded."
-                ),
-                error: true,
-            });
-            settings.preset = Settings::default().preset;
-        }
+        let problems = super::saved::sanitize(&mut settings);
+        let notice = (!problems.is_empty()).then(|| Notice {
+            text: format!(
+                "Some saved settings could not be used and were reset: {}.",
+                problems.join("; ")
+            ),
+            error: true,
+        });
         super::apply_style(ctx);
         let ctx2 = ctx.clone();
         let repaint: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx2.request_repaint());
@@ -526,6 +525,10 @@ impl AppState {
             .resizable(false)
             .exact_size(270.0)
             .show(ui, |ui| self.nav(ui));
+        // The controlled test shows notices under its toolbar; elsewhere they sit on top.
+        if self.settings.section != Section::ControlledTest && self.notice.is_some() {
+            egui::Panel::top("notice").show(ui, |ui| super::widgets::notice::row(self, ui));
+        }
         if self.settings.section == Section::ControlledTest {
             egui::Panel::right("settings")
                 .resizable(true)

@@ -449,9 +449,11 @@ impl ZooPreset {
         Self::from_ron(&text, &shown)
     }
 
-    /// Parses and validates RON text; `file` names the source in errors (with line:column for
-    /// syntax and type errors). Errors also for text over [`MAX_ZOO_BYTES`].
+    /// Parses and validates RON text (a leading byte-order mark is ignored); `file` names the
+    /// source in errors (with line:column for syntax and type errors). Errors also for text over
+    /// [`MAX_ZOO_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, String> {
+        let text = crate::preset::without_bom(text);
         if text.len() as u64 > MAX_ZOO_BYTES {
             return Err(format!(
                 "{file}: preset is {} bytes; at most {MAX_ZOO_BYTES} are accepted",
@@ -590,7 +592,7 @@ impl ZooPreset {
     }
 
     /// Every (τ index, rule, lr, seed) cell this preset runs, in a fixed order.
-    pub fn cells(&self) -> Vec<(usize, Rule, f64, u64)> {
+    pub fn cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
         for ti in 0..self.tau_values().len() {
             for &rule in &self.rules {
@@ -609,6 +611,139 @@ impl ZooPreset {
             }
         }
         out
+    }
+}
+
+/// One run of a zoo preset: (τ index, rule, peak rate, seed), as [`ZooPreset::cells`] lists.
+pub type Cell = (usize, Rule, f64, u64);
+
+impl ZooPreset {
+    /// Checks `run`, read back from disk (a shard, the app's saved sweeps), as the result of
+    /// `cell`: rule, class, rate, seed and τ equal the cell's bit for bit; at most `budget`
+    /// steps (exactly `budget` when the budget ran out); twin drift present exactly when the
+    /// preset trains twins; loss, recovery, effective rank (≤ n) and balancedness finite and
+    /// ≥ 0 for a finished run (a diverged or cancelled run may hold NaN or ±∞, never a negative
+    /// number); an interpolated run below [`INTERPOLATED`]. Errors name the cell and the field.
+    pub fn check_run(&self, cell: Cell, run: &RunResult) -> Result<(), String> {
+        let (ti, rule, lr, seed) = cell;
+        let tau = self.tau_values().get(ti).copied().unwrap_or(f64::NAN);
+        let name = format!(
+            "{} at lr {lr}, seed {seed}{}",
+            rule.name(),
+            if self.taus.is_empty() {
+                String::new()
+            } else {
+                format!(", τ {tau}")
+            }
+        );
+        let wrong =
+            |field: &str, message: String| Err(format!("{name}: field `{field}`: {message}"));
+        let differs = |field: &str, got: String, want: String| {
+            wrong(
+                field,
+                format!("{got} differs from the preset's cell list, which has {want}"),
+            )
+        };
+        if run.rule != rule.name() {
+            return differs(
+                "rule",
+                format!("{:?}", run.rule),
+                format!("{:?}", rule.name()),
+            );
+        }
+        if run.equivariant != rule.equivariant() {
+            return differs(
+                "equivariant",
+                run.equivariant.to_string(),
+                rule.equivariant().to_string(),
+            );
+        }
+        if run.lr.to_bits() != lr.to_bits() {
+            return differs("lr", run.lr.to_string(), lr.to_string());
+        }
+        if run.seed != seed {
+            return differs("seed", run.seed.to_string(), seed.to_string());
+        }
+        if run.tau.to_bits() != tau.to_bits() {
+            return differs("tau", run.tau.to_string(), tau.to_string());
+        }
+        if run.steps > self.budget || (run.outcome == Outcome::Budget && run.steps != self.budget) {
+            return wrong(
+                "steps",
+                format!(
+                    "{} for a {:?} run with a budget of {}",
+                    run.steps, run.outcome, self.budget
+                ),
+            );
+        }
+        let finished = matches!(run.outcome, Outcome::Interpolated | Outcome::Budget);
+        let max_erank = self.problem.n as f64 * (1.0 + 1e-9);
+        for (field, x, max) in [
+            ("train_loss", run.train_loss, f64::INFINITY),
+            ("recovery", run.recovery, f64::INFINITY),
+            ("erank", run.erank, max_erank),
+            ("balancedness", run.balancedness, f64::INFINITY),
+        ] {
+            let bad = if finished {
+                !(x.is_finite() && (0.0..=max).contains(&x))
+            } else {
+                x < 0.0 || (x.is_finite() && x > max)
+            };
+            if bad {
+                return wrong(
+                    field,
+                    format!(
+                        "{x} is out of range for a {:?} run; allowed {}",
+                        run.outcome,
+                        if finished {
+                            format!("finite, in [0, {max}]")
+                        } else {
+                            format!("NaN, ±∞ or [0, {max}]")
+                        }
+                    ),
+                );
+            }
+        }
+        if run.outcome == Outcome::Interpolated && run.train_loss >= INTERPOLATED {
+            return wrong(
+                "train_loss",
+                format!(
+                    "{} for an interpolated run; interpolation means below {INTERPOLATED}",
+                    run.train_loss
+                ),
+            );
+        }
+        match run.twin_drift {
+            // A twin may diverge while its run does not: any value but a negative one.
+            Some(d) if self.twins && d < 0.0 => wrong("twin_drift", format!("{d} is negative")),
+            Some(_) if !self.twins => wrong(
+                "twin_drift",
+                "present, but the preset trains no twins".into(),
+            ),
+            None if self.twins => wrong("twin_drift", "missing; the preset trains twins".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks `runs`, read back from disk, as the complete result of this preset: one run per
+    /// cell of [`ZooPreset::cells`], in that order, each passing [`ZooPreset::check_run`], and
+    /// the preset itself valid. Errors name the cell and the field.
+    pub fn check_runs(&self, runs: &[RunResult]) -> Result<(), String> {
+        self.validate()
+            .map_err(|(f, m)| format!("the preset's field `{f}`: {m}"))?;
+        let cells = self.cells();
+        if runs.len() != cells.len() {
+            return Err(format!(
+                "{} runs, but the preset has {} cells",
+                runs.len(),
+                cells.len()
+            ));
+        }
+        for (i, (&cell, run)) in cells.iter().zip(runs).enumerate() {
+            self.check_run(cell, run)
+                .map_err(|e| format!("cell {i}, {e}"))?;
+        }
+        Ok(())
     }
 }
 
@@ -635,7 +770,7 @@ pub fn run_zoo_cells(
 ) -> Vec<RunResult> {
     let taus = preset.tau_values();
     let cells = preset.cells();
-    let chosen: Vec<(usize, Rule, f64, u64)> = which.iter().map(|&i| cells[i]).collect();
+    let chosen: Vec<Cell> = which.iter().map(|&i| cells[i]).collect();
     let instance = |ti: usize, seed: u64| (ti, seed.wrapping_sub(preset.seed));
     let mut instances: Vec<(usize, u64)> = chosen
         .iter()
@@ -698,10 +833,15 @@ pub struct RuleSummary {
 /// every seed interpolates; if no rate qualifies, the lowest mean recovery overall, flagged —
 /// and summarises it. Rules in first-appearance order.
 pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
-    let mut groups: Vec<(String, f64)> = Vec::new();
+    // Groups are keyed by the exact bits of τ and the rate: `==` would never match a NaN read
+    // from a damaged file, and such a group would come out empty.
+    let mut groups: Vec<(String, u64)> = Vec::new();
     for r in results {
-        if !groups.iter().any(|(n, t)| *n == r.rule && *t == r.tau) {
-            groups.push((r.rule.clone(), r.tau));
+        if !groups
+            .iter()
+            .any(|(n, t)| *n == r.rule && *t == r.tau.to_bits())
+        {
+            groups.push((r.rule.clone(), r.tau.to_bits()));
         }
     }
     groups
@@ -709,13 +849,16 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
         .map(|(name, tau)| {
             let mine: Vec<&RunResult> = results
                 .iter()
-                .filter(|r| &r.rule == name && r.tau == *tau)
+                .filter(|r| &r.rule == name && r.tau.to_bits() == *tau)
                 .collect();
             let mut lrs: Vec<f64> = mine.iter().map(|r| r.lr).collect();
             lrs.sort_by(f64::total_cmp);
-            lrs.dedup();
+            lrs.dedup_by(|a, b| a.to_bits() == b.to_bits());
             let at = |lr: f64| -> Vec<&RunResult> {
-                mine.iter().copied().filter(|r| r.lr == lr).collect()
+                mine.iter()
+                    .copied()
+                    .filter(|r| r.lr.to_bits() == lr.to_bits())
+                    .collect()
             };
             let mean_rec =
                 |lr: f64| mean_sd(&at(lr).iter().map(|r| r.recovery).collect::<Vec<_>>()).0;
@@ -724,6 +867,7 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
                 pool.filter(|&lr| mean_rec(lr).is_finite())
                     .min_by(|&a, &b| mean_rec(a).total_cmp(&mean_rec(b)))
             };
+            // `mine` holds at least the run that opened the group, so `lrs` is not empty.
             let chosen = best(&mut lrs.iter().copied().filter(|&lr| ok(lr)))
                 .or_else(|| best(&mut lrs.iter().copied()))
                 .unwrap_or(lrs[0]);
@@ -736,7 +880,7 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
             let drifts: Vec<f64> = runs.iter().filter_map(|r| r.twin_drift).collect();
             RuleSummary {
                 rule: name.clone(),
-                tau: *tau,
+                tau: f64::from_bits(*tau),
                 equivariant: runs[0].equivariant,
                 lr: chosen,
                 all_interpolated: ok(chosen),
@@ -845,15 +989,16 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
     );
     if preset.grid || !preset.rates.is_empty() {
         s.push_str("\n## Every rate\n\n| rule | lr | recovery mean ± sd | seeds interpolated |\n|---|---|---|---|\n");
-        let mut seen: Vec<(String, f64)> = Vec::new();
+        let mut seen: Vec<(String, u64)> = Vec::new();
         for r in results {
-            if seen.iter().any(|(n, l)| *n == r.rule && *l == r.lr) {
+            let key = (r.rule.clone(), r.lr.to_bits());
+            if seen.contains(&key) {
                 continue;
             }
-            seen.push((r.rule.clone(), r.lr));
+            seen.push(key);
             let at: Vec<&RunResult> = results
                 .iter()
-                .filter(|x| x.rule == r.rule && x.lr == r.lr)
+                .filter(|x| x.rule == r.rule && x.lr.to_bits() == r.lr.to_bits())
                 .collect();
             let (m, sd) = mean_sd(&at.iter().map(|x| x.recovery).collect::<Vec<_>>());
             let ok = at
@@ -877,7 +1022,7 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
             if let Some(x) = summaries.iter().find(|x| x.rule == r.name()) {
                 let paper = PAPER_DIAL
                     .iter()
-                    .find(|row| row.0 == p)
+                    .find(|row| row.0.to_bits() == p.to_bits())
                     .map_or("—".to_string(), |row| format!("{:.3}", row.1));
                 s.push_str(&format!(
                     "| {p} | {:.3} ± {:.3} | {:.2} | {paper} |\n",
@@ -928,7 +1073,10 @@ fn tail_markdown(preset: &ZooPreset, summaries: &[RuleSummary], taus: &[f64]) ->
     for &tau in taus {
         s.push_str(&format!("| {tau} |"));
         for r in &rules {
-            match summaries.iter().find(|x| &x.rule == r && x.tau == tau) {
+            match summaries
+                .iter()
+                .find(|x| &x.rule == r && x.tau.to_bits() == tau.to_bits())
+            {
                 Some(x) => s.push_str(&format!(
                     " {:.3} ± {:.3}{} |",
                     x.recovery[0],
@@ -940,7 +1088,7 @@ fn tail_markdown(preset: &ZooPreset, summaries: &[RuleSummary], taus: &[f64]) ->
         }
         let paper = PAPER_TAIL
             .iter()
-            .find(|row| row.0 == tau)
+            .find(|row| row.0.to_bits() == tau.to_bits())
             .map_or("—".to_string(), |row| {
                 format!("{:.3} / {:.3} / {:.3} / {:.3}", row.1, row.2, row.3, row.4)
             });

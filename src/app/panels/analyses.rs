@@ -1018,15 +1018,16 @@ pub fn matched(state: &mut AppState, ui: &mut egui::Ui) {
                         let arms: Vec<&str> = report
                             .rows
                             .iter()
-                            .filter(|r| r.level == level && r.kind == "budget")
+                            .filter(|r| r.level.to_bits() == level.to_bits() && r.kind == "budget")
                             .map(|r| r.arm.as_str())
                             .collect();
                         for arm in arms {
                             let find = |kind: &str| {
-                                report
-                                    .rows
-                                    .iter()
-                                    .find(|r| r.level == level && r.kind == kind && r.arm == arm)
+                                report.rows.iter().find(|r| {
+                                    r.level.to_bits() == level.to_bits()
+                                        && r.kind == kind
+                                        && r.arm == arm
+                                })
                             };
                             let (Some(b), Some(l)) = (find("budget"), find("loss")) else {
                                 continue;

@@ -81,16 +81,7 @@ fn banners(state: &mut AppState, ui: &mut egui::Ui) {
                 });
             });
     }
-    if let Some(n) = state.notice.clone() {
-        ui.horizontal_top(|ui| {
-            if ui.small_button("dismiss").clicked() {
-                state.notice = None;
-            }
-            ui.add(
-                egui::Label::new(RichText::new(&n.text).color(state.notice_color(n.error))).wrap(),
-            );
-        });
-    }
+    crate::app::widgets::notice::row(state, ui);
 }
 
 fn toolbar(state: &mut AppState, ui: &mut egui::Ui) {

@@ -3,4 +3,5 @@
 pub mod colors;
 pub mod heatmap;
 pub mod math;
+pub mod notice;
 pub mod plots;
