@@ -387,7 +387,14 @@ pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
         ));
     }
     let text = std::fs::read_to_string(&file).map_err(|e| format!("{name}: cannot read: {e}"))?;
-    let out: ShardOutput = ron::from_str(crate::preset::without_bom(&text))
+    parse_shard(&text, &name)
+}
+
+/// Parses the text of a shard file (a leading byte-order mark is ignored) and checks its
+/// layout: version, shard spec, wall time, one result per cell. `name` names it in errors. The
+/// results themselves are checked against the job by [`merge`].
+pub fn parse_shard(text: &str, name: &str) -> Result<ShardOutput, String> {
+    let out: ShardOutput = ron::from_str(crate::preset::without_bom(text))
         .map_err(|e| format!("{name}: not a shard file: {e}"))?;
     if out.format != SHARD_FORMAT {
         return Err(format!(

@@ -1,0 +1,240 @@
+//! Saved state and shards are input too: 10,000 mutations of real files — an `app.ron` holding
+//! every kind of cached result, and the shard files of a zoo and of a seed sweep — never
+//! panic, whether read as the app reads them (parse, check, then summarise what survives) or
+//! merged as `merge` does. Whatever survives the checks is what an unmutated run could have
+//! produced: in range, and consistent with its preset's cells.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+
+use basis_lab::app::panels::gauge_lab::CachedSweep;
+use basis_lab::app::saved::{parse_app_ron, sanitize};
+use basis_lab::app::state::Settings;
+use basis_lab::experiment::matched::matched_report;
+use basis_lab::experiment::{dk_sweep, eps_sweep};
+use basis_lab::preset::Preset;
+use basis_lab::sensing::SensingConfig;
+use basis_lab::sensing::zoo::{Rule, ZooPreset, class_gap, markdown, run_zoo, summarise};
+use basis_lab::shard::{Job, Merged, Shard, merge, parse_shard, run_shard};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A tiny preset of the key lab: two arms, a few steps.
+fn tiny() -> Preset {
+    Preset {
+        steps: 12,
+        eval_every: 4,
+        n_heldout: 8,
+        baseline_rotations: 6,
+        ..Preset::load("classroom").unwrap()
+    }
+}
+
+fn zoo(rules: Vec<Rule>, taus: Vec<f64>, twins: bool) -> ZooPreset {
+    ZooPreset {
+        name: "z".into(),
+        problem: SensingConfig {
+            n: 6,
+            rank: 1,
+            ..SensingConfig::default()
+        },
+        budget: 40,
+        seeds: 2,
+        rules,
+        taus,
+        twins,
+        ..ZooPreset::default()
+    }
+}
+
+fn cached(p: ZooPreset) -> Option<CachedSweep> {
+    let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
+    Some(CachedSweep { preset: p, runs })
+}
+
+/// An `app.ron` as eframe writes it, with a cached zoo, dial and tail sweep, ε and d_k sweeps
+/// and a matched comparison.
+fn saved_app() -> String {
+    let never = AtomicBool::new(false);
+    let p = tiny();
+    let mut s = Settings::default();
+    s.gauge.zoo = cached(zoo(vec![Rule::Gd, Rule::Adam], Vec::new(), true));
+    s.gauge.dial = cached(zoo(
+        vec![Rule::Dial(1.0), Rule::Dial(0.0)],
+        Vec::new(),
+        false,
+    ));
+    s.gauge.tail = cached(zoo(vec![Rule::Gd], vec![0.0, 0.1], false));
+    s.analyses.eps = Some(eps_sweep(&p, &[1e-8, 1e-2], 2, &|| {}, &never).unwrap());
+    s.analyses.dk = Some(dk_sweep(&p, &[4, 8], 2, &|| {}, &never).unwrap());
+    s.analyses.matched = Some((p.clone(), matched_report(&p, 3).unwrap()));
+    let map = HashMap::from([("app".to_string(), ron::ser::to_string(&s).unwrap())]);
+    ron::ser::to_string_pretty(&map, ron::ser::PrettyConfig::new()).unwrap()
+}
+
+/// Both shards of a 2-way split of `job`, as text.
+fn shards(job: &Job) -> [String; 2] {
+    [0, 1].map(|index| {
+        let out = run_shard(
+            job,
+            Shard { index, count: 2 },
+            &|| {},
+            &AtomicBool::new(false),
+        );
+        ron::ser::to_string(&out.unwrap()).unwrap()
+    })
+}
+
+/// Start offsets of the numbers in `text` (a digit or a minus sign after a delimiter).
+fn numbers(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    (1..b.len())
+        .filter(|&i| {
+            (b[i].is_ascii_digit() || b[i] == b'-')
+                && matches!(b[i - 1], b':' | b',' | b'(' | b'[' | b' ')
+        })
+        .collect()
+}
+
+const REPLACEMENTS: [&str; 12] = [
+    "NaN",
+    "inf",
+    "-inf",
+    "-1",
+    "0",
+    "-0.0",
+    "1e308",
+    "1e-320",
+    "2",
+    "18446744073709551615",
+    "0.5",
+    "7",
+];
+
+/// `text` with 1 to 3 random changes: a number replaced by an extreme one, bytes deleted,
+/// duplicated or replaced, or the text cut short.
+fn mutate(text: &str, spots: &[usize], rng: &mut ChaCha8Rng) -> String {
+    let mut t = text.as_bytes().to_vec();
+    for _ in 0..rng.random_range(1..=3) {
+        let n = t.len().max(1);
+        match rng.random_range(0..10) {
+            0..=5 => {
+                let at = spots[rng.random_range(0..spots.len())].min(t.len());
+                let end = (at..t.len())
+                    .find(|&i| !matches!(t[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'-' | b'+'))
+                    .unwrap_or(t.len());
+                let with = REPLACEMENTS[rng.random_range(0..REPLACEMENTS.len())];
+                t.splice(at..end, with.bytes());
+            }
+            6 => {
+                let at = rng.random_range(0..n);
+                let end = (at + rng.random_range(1..8)).min(t.len());
+                t.drain(at.min(end)..end);
+            }
+            7 => {
+                let at = rng.random_range(0..n);
+                let end = (at + rng.random_range(1..40)).min(t.len());
+                let piece = t[at.min(end)..end].to_vec();
+                t.splice(end..end, piece);
+            }
+            8 => {
+                let at = rng.random_range(0..n).min(t.len().saturating_sub(1));
+                if let Some(c) = t.get_mut(at) {
+                    *c = b"()[],:\"0123456789.eN-"[rng.random_range(0..21)];
+                }
+            }
+            _ => t.truncate(rng.random_range(0..n)),
+        }
+    }
+    String::from_utf8_lossy(&t).into_owned()
+}
+
+#[test]
+fn ten_thousand_mutated_saved_files_never_panic() {
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    let app = saved_app();
+    let zoo_job = Job::Zoo {
+        preset: zoo(vec![Rule::Gd, Rule::Adam], Vec::new(), false),
+    };
+    let sweep_job = Job::Sweep {
+        preset: tiny(),
+        seeds: 2,
+    };
+    let files = [
+        (app.clone(), None),
+        (
+            shards(&zoo_job)[0].clone(),
+            Some(shards(&zoo_job)[1].clone()),
+        ),
+        (
+            shards(&sweep_job)[1].clone(),
+            Some(shards(&sweep_job)[0].clone()),
+        ),
+    ];
+    // The unmutated files are read whole and kept whole.
+    let mut s = parse_app_ron(&app).unwrap().unwrap();
+    assert_eq!(sanitize(&mut s), Vec::<String>::new());
+    assert!(s.gauge.zoo.is_some() && s.analyses.eps.is_some() && s.analyses.matched.is_some());
+
+    let (mut kept, mut dropped, mut merged, mut refused) = (0, 0, 0, 0);
+    let spots: Vec<Vec<usize>> = files.iter().map(|(t, _)| numbers(t)).collect();
+    for i in 0..10_000 {
+        let which = i % files.len();
+        let (base, other) = &files[which];
+        let text = mutate(base, &spots[which], &mut rng);
+        match other {
+            None => {
+                let Ok(Some(mut s)) = parse_app_ron(&text) else {
+                    continue;
+                };
+                if sanitize(&mut s).is_empty() {
+                    kept += 1;
+                } else {
+                    dropped += 1;
+                }
+                for c in [&s.gauge.zoo, &s.gauge.dial, &s.gauge.tail]
+                    .into_iter()
+                    .flatten()
+                {
+                    let sums = summarise(&c.runs);
+                    assert_eq!(
+                        sums.len(),
+                        c.preset.rules.len() * c.preset.tau_values().len()
+                    );
+                    let _ = class_gap(&sums);
+                    let _ = markdown(&c.preset, &sums, &c.runs);
+                }
+            }
+            Some(other) => {
+                let pair = parse_shard(&text, "mutated").and_then(|m| {
+                    let o = parse_shard(other, "other").unwrap();
+                    merge(vec![("mutated".into(), m), ("other".into(), o)])
+                });
+                match pair {
+                    Ok(Merged::Zoo {
+                        preset, results, ..
+                    }) => {
+                        preset.check_runs(&results).unwrap();
+                        let sums = summarise(&results);
+                        let _ = markdown(&preset, &sums, &results);
+                        merged += 1;
+                    }
+                    Ok(_) => merged += 1,
+                    Err(e) => {
+                        assert!(e.contains("mutated") || e.contains("other"), "{e}");
+                        refused += 1;
+                    }
+                }
+            }
+        }
+    }
+    // The mutations reach the checks, not only the parser.
+    assert!(
+        kept > 100 && dropped > 100,
+        "kept {kept}, dropped {dropped}"
+    );
+    assert!(
+        merged > 100 && refused > 1000,
+        "merged {merged}, refused {refused}"
+    );
+}
