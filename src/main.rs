@@ -1112,9 +1112,11 @@ fn write_zoo(
     ])?;
     let num = basis_lab::experiment::output::csv_num;
     for r in results {
-        let selected = summaries
-            .iter()
-            .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
+        let selected = summaries.iter().any(|s| {
+            s.rule == r.rule
+                && s.tau.to_bits() == r.tau.to_bits()
+                && s.lr.to_bits() == r.lr.to_bits()
+        });
         csv.write_record([
             r.rule.clone(),
             (if r.equivariant {

@@ -367,7 +367,7 @@ fn zoo_plot(ui: &mut egui::Ui, c: &CachedSweep, hover: bool) {
                 let dots: Vec<[f64; 2]> = c
                     .runs
                     .iter()
-                    .filter(|r| r.rule == s.rule && r.lr == s.lr)
+                    .filter(|r| r.rule == s.rule && r.lr.to_bits() == s.lr.to_bits())
                     .enumerate()
                     .map(|(k, r)| {
                         let jitter = (k as f64 / s.seeds.max(1) as f64 - 0.5) * 0.3;
