@@ -482,16 +482,7 @@ fn compact_file(m: Mat) -> Vec<u8> {
     let cube: Vec<u16> = (0..24).map(|i| 1000 + 37 * i).collect();
     bytes.extend(m.compressed(&m.matrix("cube", MX_UINT16, &[2, 3, 4], MI_UINT16, &m.u16s(&cube))));
     bytes.extend(m.matrix("small", MX_DOUBLE, &[1, 4], MI_UINT8, &[0, 1, 200, 255]));
-    let neg: Vec<u8> = [-300i16, 7, 32767]
-        .iter()
-        .flat_map(|x| {
-            if m.big {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        })
-        .collect();
+    let neg = m.i16s(&[-300, 7, 32767]);
     bytes.extend(m.compressed(&m.matrix("neg", MX_DOUBLE, &[3, 1], MI_INT16, &neg)));
     bytes.extend(m.matrix("i16", MX_INT16, &[1, 3], MI_INT16, &neg));
     bytes

@@ -119,31 +119,22 @@ impl Mat {
         out.extend(z);
         out
     }
-
-    pub fn u16s(self, v: &[u16]) -> Vec<u8> {
-        v.iter()
-            .flat_map(|x| {
-                if self.big {
-                    x.to_be_bytes()
-                } else {
-                    x.to_le_bytes()
-                }
-            })
-            .collect()
-    }
-
-    pub fn f64s(self, v: &[f64]) -> Vec<u8> {
-        v.iter()
-            .flat_map(|x| {
-                if self.big {
-                    x.to_be_bytes()
-                } else {
-                    x.to_le_bytes()
-                }
-            })
-            .collect()
-    }
 }
+
+/// Methods writing a slice of numbers as bytes in the writer's byte order.
+macro_rules! in_order {
+    ($($name:ident: $t:ty),*) => {
+        impl Mat {
+            $(pub fn $name(self, v: &[$t]) -> Vec<u8> {
+                v.iter()
+                    .flat_map(|x| if self.big { x.to_be_bytes() } else { x.to_le_bytes() })
+                    .collect()
+            })*
+        }
+    };
+}
+
+in_order!(u16s: u16, i16s: i16, f64s: f64);
 
 /// A little-endian v5 file with a compressed `rows × cols × bands` uint16 variable `name`
 /// (values given column-major) and a compressed 3 × 2 double `d`.
