@@ -2,7 +2,8 @@
 //! every kind of cached result, and the shard files of a zoo and of a seed sweep — never
 //! panic, whether read as the app reads them (parse, check, then summarise what survives) or
 //! merged as `merge` does. Whatever survives the checks is what an unmutated run could have
-//! produced: in range, and consistent with its preset's cells.
+//! produced: in range, and consistent with its preset's cells. Mutated settings are also drawn
+//! in every view that shows a cached result.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -237,4 +238,49 @@ fn ten_thousand_mutated_saved_files_never_panic() {
         merged > 100 && refused > 1000,
         "merged {merged}, refused {refused}"
     );
+}
+
+/// Mutated settings that parse are drawn in every view that shows a cached result (the gauge
+/// lab's zoo, dial and tail; the ε, matched and d_k tabs), as the app draws them at start.
+#[test]
+fn mutated_settings_that_parse_draw_in_every_view_without_a_panic() {
+    use basis_lab::app::panels::gauge_lab::GaugeTab;
+    use basis_lab::app::state::{AppState, LiveTab, Section};
+    use eframe::egui;
+    let app = saved_app();
+    let spots = numbers(&app);
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    let mut drawn = 0;
+    while drawn < 24 {
+        let Ok(Some(s)) = parse_app_ron(&mutate(&app, &spots, &mut rng)) else {
+            continue;
+        };
+        let views = [
+            (Section::GaugeLab, GaugeTab::Zoo, LiveTab::Live),
+            (Section::GaugeLab, GaugeTab::Dial, LiveTab::Live),
+            (Section::GaugeLab, GaugeTab::Tail, LiveTab::Live),
+            (Section::ControlledTest, GaugeTab::Zoo, LiveTab::Eps),
+            (Section::ControlledTest, GaugeTab::Zoo, LiveTab::Matched),
+            (Section::ControlledTest, GaugeTab::Zoo, LiveTab::Dk),
+        ];
+        let mut h = egui_kittest::Harness::builder()
+            .with_size(egui::vec2(1600.0, 1000.0))
+            .build_ui_state(
+                move |ui, state: &mut Option<AppState>| {
+                    state
+                        .get_or_insert_with(|| AppState::new(ui.ctx(), s.clone()))
+                        .ui(ui)
+                },
+                None,
+            );
+        for (section, gauge, tab) in views {
+            if let Some(a) = h.state_mut().as_mut() {
+                a.settings.section = section;
+                a.settings.gauge.tab = gauge;
+                a.settings.tab = tab;
+            }
+            h.run_steps(2);
+        }
+        drawn += 1;
+    }
 }
