@@ -20,6 +20,8 @@ use thiserror::Error;
 
 /// Most values one array may hold (2 GiB as f64): a larger claim is a damaged file.
 pub const MAX_VALUES: usize = 1 << 28;
+/// Largest file read (it is read whole): a v7 file holds variables of up to 2 GB each.
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
 /// Bytes of a compressed variable decompressed to read its flags, dimensions and name.
 const HEADER_PREFIX: usize = 64 << 10;
 
@@ -472,14 +474,21 @@ pub struct MatFile {
 
 impl MatFile {
     /// Reads the file at `path`, checks its header and lists its variables (decompressing only
-    /// each variable's flags, dimensions and name). Errors: unreadable file, HDF5 (MATLAB 7.3),
-    /// not level 5. A damaged variable is listed with its damage; a damaged element tag ends the
+    /// each variable's flags, dimensions and name). Errors: unreadable file, larger than
+    /// [`MAX_FILE_BYTES`], HDF5 (MATLAB 7.3), not level 5. A damaged variable is listed with its damage; a damaged element tag ends the
     /// list there (the variables before it stay readable).
     pub fn open(path: &Path) -> Result<MatFile, MatError> {
-        let bytes = std::fs::read(path).map_err(|source| MatError::Io {
+        let io = |source| MatError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let len = std::fs::metadata(path).map_err(io)?.len();
+        if len > MAX_FILE_BYTES {
+            return Err(io(std::io::Error::other(format!(
+                "{len} bytes; at most {MAX_FILE_BYTES} are read"
+            ))));
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
         Self::parse(path, bytes)
     }
 
