@@ -88,8 +88,9 @@ fn free_name(file: &Path) -> PathBuf {
 /// every number within its control's range, valid live rules, and every cached result valid for
 /// the preset it ran (see [`crate::sensing::zoo::ZooPreset::check_runs`],
 /// [`crate::experiment::check_eps_points`], [`crate::experiment::check_dk_points`],
-/// [`crate::experiment::matched::MatchedReport::check`]). What fails is reset to its default or
-/// dropped; returns one line per problem, for a notice.
+/// [`crate::experiment::matched::MatchedReport::check`]); the sweeps' aggregates are computed
+/// again from their per-seed rows. What fails is reset to its default or dropped; returns one
+/// line per problem, for a notice.
 pub fn sanitize(s: &mut Settings) -> Vec<String> {
     let mut notes = Vec::new();
     let defaults = Settings::default();
@@ -169,14 +170,20 @@ pub fn sanitize(s: &mut Settings) -> Vec<String> {
         }
     }
     let an = &mut s.analyses;
-    if let Some(Err(e)) = an.eps.as_deref().map(crate::experiment::check_eps_points) {
-        notes.push(format!("the saved ε sweep was dropped ({e})"));
-        an.eps = None;
-    }
-    if let Some(Err(e)) = an.dk.as_deref().map(crate::experiment::check_dk_points) {
-        notes.push(format!("the saved d_k sweep was dropped ({e})"));
-        an.dk = None;
-    }
+    an.eps = match an.eps.take().map(crate::experiment::check_eps_points) {
+        Some(Err(e)) => {
+            notes.push(format!("the saved ε sweep was dropped ({e})"));
+            None
+        }
+        kept => kept.and_then(Result::ok),
+    };
+    an.dk = match an.dk.take().map(crate::experiment::check_dk_points) {
+        Some(Err(e)) => {
+            notes.push(format!("the saved d_k sweep was dropped ({e})"));
+            None
+        }
+        kept => kept.and_then(Result::ok),
+    };
     if let Some(Err(e)) = an.matched.as_ref().map(|(p, r)| r.check(p)) {
         notes.push(format!("the saved matched comparison was dropped ({e})"));
         an.matched = None;

@@ -494,9 +494,10 @@ pub fn check_seed(preset: &Preset, seed: u64, arms: &[SeedArm]) -> Result<(), St
 impl SweepResult {
     /// Checks a sweep read back from disk (the app's saved analyses): a valid preset, seeds
     /// `preset.seed`, `preset.seed + 1`, … (1..=10⁴ of them), every seed's arms passing
-    /// [`check_seed`], and aggregates equal to those the per-seed rows give. Errors name the
-    /// seed, arm and field.
-    pub fn check(&self) -> Result<(), String> {
+    /// [`check_seed`]. Returns it with its aggregates computed again from the per-seed rows:
+    /// derived numbers are never taken from disk (and files saved before an aggregate field
+    /// existed get it). Errors name the seed, arm and field.
+    pub fn checked(self) -> Result<SweepResult, String> {
         self.preset
             .validate()
             .map_err(|(f, m)| format!("the preset's field `{f}`: {m}"))?;
@@ -518,63 +519,64 @@ impl SweepResult {
         for (&seed, rows) in self.seeds.iter().zip(self.per_seed.chunks(arms)) {
             check_seed(&self.preset, seed, rows)?;
         }
-        let again = assemble_sweep(
-            &self.preset,
-            self.seeds.clone(),
-            self.per_seed
-                .chunks(arms)
-                .map(<[SeedArm]>::to_vec)
-                .collect(),
-        );
-        // Compared as text, where NaN equals NaN and every other number keeps all its bits.
-        let text = |a: &[ArmAggregate]| ron::ser::to_string(a).unwrap_or_default();
-        if text(&again.aggregate) != text(&self.aggregate) {
-            return Err("the aggregates differ from those of the per-seed rows".into());
-        }
-        Ok(())
+        let per_seed = self
+            .per_seed
+            .chunks(arms)
+            .map(<[SeedArm]>::to_vec)
+            .collect();
+        Ok(assemble_sweep(&self.preset, self.seeds, per_seed))
     }
 }
 
 /// Checks the points of an ε sweep read back from disk: 1..=64 of them, each ε finite in
 /// [0, 1e6] and equal to the ε of every Adam arm of its sweep (at least one), each sweep passing
-/// [`SweepResult::check`].
-pub fn check_eps_points(points: &[EpsPoint]) -> Result<(), String> {
+/// [`SweepResult::checked`], which recomputes its aggregates.
+pub fn check_eps_points(points: Vec<EpsPoint>) -> Result<Vec<EpsPoint>, String> {
     check_count(points.len())?;
-    for p in points {
-        in_range(p.eps, 0.0, 1e6).map_err(|m| format!("eps: {m}"))?;
-        let adam: Vec<f64> = p
-            .sweep
-            .preset
-            .arms
-            .iter()
-            .filter(|a| a.optimizer == "adam")
-            .map(|a| a.eps)
-            .collect();
-        if adam.is_empty() || adam.iter().any(|e| e.to_bits() != p.eps.to_bits()) {
-            return Err(format!(
-                "ε {}: the sweep's Adam arms have ε {adam:?}",
-                p.eps
-            ));
-        }
-        p.sweep.check().map_err(|e| format!("ε {}: {e}", p.eps))?;
-    }
-    Ok(())
+    points
+        .into_iter()
+        .map(|p| {
+            in_range(p.eps, 0.0, 1e6).map_err(|m| format!("eps: {m}"))?;
+            let adam: Vec<f64> = p
+                .sweep
+                .preset
+                .arms
+                .iter()
+                .filter(|a| a.optimizer == "adam")
+                .map(|a| a.eps)
+                .collect();
+            if adam.is_empty() || adam.iter().any(|e| e.to_bits() != p.eps.to_bits()) {
+                return Err(format!(
+                    "ε {}: the sweep's Adam arms have ε {adam:?}",
+                    p.eps
+                ));
+            }
+            let eps = p.eps;
+            let sweep = p.sweep.checked().map_err(|e| format!("ε {eps}: {e}"))?;
+            Ok(EpsPoint { eps, sweep })
+        })
+        .collect()
 }
 
 /// Checks the points of a d_k sweep read back from disk: 1..=64 of them, each d_k that of its
-/// sweep's preset, each sweep passing [`SweepResult::check`].
-pub fn check_dk_points(points: &[DkPoint]) -> Result<(), String> {
+/// sweep's preset, each sweep passing [`SweepResult::checked`], which recomputes its
+/// aggregates.
+pub fn check_dk_points(points: Vec<DkPoint>) -> Result<Vec<DkPoint>, String> {
     check_count(points.len())?;
-    for p in points {
-        if p.d_k != p.sweep.preset.d_k {
-            return Err(format!(
-                "d_k {}: the sweep's preset has d_k {}",
-                p.d_k, p.sweep.preset.d_k
-            ));
-        }
-        p.sweep.check().map_err(|e| format!("d_k {}: {e}", p.d_k))?;
-    }
-    Ok(())
+    points
+        .into_iter()
+        .map(|p| {
+            if p.d_k != p.sweep.preset.d_k {
+                return Err(format!(
+                    "d_k {}: the sweep's preset has d_k {}",
+                    p.d_k, p.sweep.preset.d_k
+                ));
+            }
+            let d_k = p.d_k;
+            let sweep = p.sweep.checked().map_err(|e| format!("d_k {d_k}: {e}"))?;
+            Ok(DkPoint { d_k, sweep })
+        })
+        .collect()
 }
 
 fn check_count(n: usize) -> Result<(), String> {
