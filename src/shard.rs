@@ -179,13 +179,6 @@ impl Job {
         if let Job::Zoo { preset } = self {
             return preset.validate();
         }
-        let (_, seeds) = self.point(0);
-        if !(1..=MAX_SEEDS).contains(&seeds) {
-            return Err((
-                "seeds".into(),
-                format!("{seeds} is out of range; allowed 1..={MAX_SEEDS}"),
-            ));
-        }
         let points = match self {
             Job::EpsSweep { eps, preset, .. } => {
                 if let Some(bad) = eps
@@ -212,6 +205,14 @@ impl Job {
             return Err((
                 self.points_name().into(),
                 format!("{points} values given; allowed 1..={MAX_POINTS}"),
+            ));
+        }
+        // `point(0)` needs at least one ε or d_k value, checked just above.
+        let (_, seeds) = self.point(0);
+        if !(1..=MAX_SEEDS).contains(&seeds) {
+            return Err((
+                "seeds".into(),
+                format!("{seeds} is out of range; allowed 1..={MAX_SEEDS}"),
             ));
         }
         for p in 0..points {
@@ -471,7 +472,14 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
                  shards of one command run"
             ));
         }
-        if s.shard.count != first.shard.count || s.total_cells != total {
+        if s.total_cells != total {
+            return Err(format!(
+                "{name}: field `total_cells`: {} where the job has {total} cells; the file was \
+                 edited or damaged",
+                s.total_cells
+            ));
+        }
+        if s.shard.count != first.shard.count {
             return Err(format!(
                 "{name} is shard {}/{} but {first_name} is shard {}/{}; all shards must come \
                  from one split",

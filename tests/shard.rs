@@ -285,3 +285,83 @@ fn a_shard_whose_cell_was_edited_is_refused_by_name() {
     ok(&["merge", s(&sh0), s(&sh1), "--out", s(&merged)]);
     same_bytes(&full.join("zoo.md"), &merged.join("zoo.md"));
 }
+
+/// A shard's job is checked before anything is looked up in it: an ε or d_k sweep whose list of
+/// values was emptied, or a shard whose cell total was edited, is refused with the shard's name
+/// and the field, never with a panic; the unedited pair merges.
+#[test]
+fn a_shard_with_an_emptied_sweep_list_or_an_edited_total_is_refused_without_a_panic() {
+    use basis_lab::preset::Preset;
+    use basis_lab::shard::{Job, merge, parse_shard, run_shard};
+    use std::sync::atomic::AtomicBool;
+    let preset = Preset {
+        steps: 6,
+        eval_every: 3,
+        n_heldout: 8,
+        baseline_rotations: 4,
+        ..Preset::load("classroom").unwrap()
+    };
+    let jobs = [
+        (
+            "eps",
+            Job::EpsSweep {
+                preset: preset.clone(),
+                eps: vec![1e-8, 1e-2],
+                seeds: 1,
+            },
+        ),
+        (
+            "dks",
+            Job::DkSweep {
+                preset,
+                dks: vec![4, 8],
+                seeds: 1,
+            },
+        ),
+    ];
+    for (list, job) in jobs {
+        let [a, b] = [0, 1].map(|index| {
+            let out = run_shard(
+                &job,
+                Shard { index, count: 2 },
+                &|| {},
+                &AtomicBool::new(false),
+            );
+            ron::ser::to_string(&out.unwrap()).unwrap()
+        });
+        let merged = |first: &str, second: &str| {
+            merge(vec![
+                ("first".into(), parse_shard(first, "first").unwrap()),
+                ("second".into(), parse_shard(second, "second").unwrap()),
+            ])
+        };
+        assert!(merged(&a, &b).is_ok(), "{list}: the unedited pair");
+
+        // `eps:[1e-8,0.01]` → `eps:[]` (an arm's own `eps:` is a number, never a list).
+        let open = format!("{list}:[");
+        let at = a.find(&open).unwrap() + open.len();
+        let end = at + a[at..].find(']').unwrap();
+        let emptied = format!("{}{}", &a[..at], &a[end..]);
+        let e = merged(&emptied, &b).unwrap_err();
+        assert!(
+            e.contains(&format!(
+                "first: field `{list}`: 0 values given; allowed 1..=64"
+            )),
+            "{e}"
+        );
+        let e = merged(&b, &emptied).unwrap_err();
+        assert!(e.contains("shards of different jobs"), "{e}");
+
+        assert_eq!(a.matches("total_cells:2,").count(), 1, "{a}");
+        let total = a.replace("total_cells:2,", "total_cells:3,");
+        for (x, y, name) in [(&total, &b, "first"), (&b, &total, "second")] {
+            let e = merged(x, y).unwrap_err();
+            assert!(
+                e.contains(&format!(
+                    "{name}: field `total_cells`: 3 where the job has 2 cells"
+                )),
+                "{e}"
+            );
+        }
+    }
+}
