@@ -99,8 +99,8 @@ const WHY: &[&str] = &[
      by 37° and it does something else. So Adam cannot single out one axis, but it can favour the axes as a \
      set. The right measurement is therefore one that ignores permutations and sign flips but notices \
      rotations, like A(K) = (1/V) Σ_a Σ_j (k_a)_j^4.",
-    "That is a lever on the symmetry, not yet a mechanism. Axis-aligned outliers show \
-     up in transformers trained with Adam and not in those trained with SGD, and per-coordinate \
+    "So Adam has a way to break the symmetry; that is not yet a mechanism that lines features up \
+     with the axes. Axis-aligned outliers show up in transformers trained with Adam and not in those trained with SGD, and per-coordinate \
      normalisation is the common suspect; how the alignment builds up step by step is still open. The \
      update rule suggests two pulls. A feature held by one coordinate collects its entire gradient there, \
      and Adam moves that coordinate by a full η. A feature spread over m coordinates gets about η in each, \
@@ -119,8 +119,8 @@ const TEST: &[&str] = &[
     "The controlled test gives every run a rotated twin. One random start W_0 and one random orthogonal \
      Q are drawn; each optimizer trains one copy from W_0 and one from QW_0, both on the identical \
      episode stream and both with zeroed optimizer state. The panel follows three quantities.",
-    "Orientation divergence ‖W_t′ − QW_t‖_F / ‖W_t‖_F, plot (a), where ‖·‖_F squares every entry, adds \
-     them up and takes the root. GD's must stay at rounding noise, which is how the harness shows it is \
+    "Orientation divergence ‖W_t′ − QW_t‖_F / ‖W_t‖_F is plot (a); the Frobenius norm ‖·‖_F squares \
+     every entry, adds them up and takes the root. GD's must stay at rounding noise, which is how the harness shows it is \
      right; Adam's grows.",
     "Gram divergence ‖G_t′ − G_t‖_F. This is the one recall can feel: if the two Adam runs differ only in \
      orientation, their Gram matrices and losses stay equal; if the Gram matrices split, basis sensitivity \
@@ -131,7 +131,7 @@ const TEST: &[&str] = &[
      random rotations, with A recomputed for each. The turned copies share the keys' Gram matrix \
      exactly, so only orientation tells them apart; an A(K) outside their shaded band means the \
      orientation itself is special.",
-    "A single seed says little about A(K); the sweep repeats the run over many seeds. Plot (c) can also \
+    "A single seed says little about A(K); the Seed sweep tab repeats the run over many seeds. Plot (c) can also \
      show the mean column norm. A key is its column of W_K scaled to length one, so the gradient with \
      respect to a column is perpendicular to it and GD lets the norms creep up only slowly; Adam's \
      per-coordinate steps have no such constraint. The forward pass never sees the norms, yet a longer \
@@ -161,7 +161,7 @@ const READING: &[&str] = &[
      models trained on TinyStories, under Adam only) comes from a 12M-parameter transformer: many \
      matrices trained together by Adam, joined by residual connections and LayerNorm. This lab trains one \
      matrix, normalises nothing but key length, and writes its memory by a fixed rule. The effect need \
-     not transfer either way: finding nothing here would leave the transformer result standing.",
+     not carry over: finding nothing here would leave the transformer result standing.",
 ];
 
 const BLIND: &[&str] = &[
