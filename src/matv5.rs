@@ -153,7 +153,7 @@ pub enum MatError {
 pub struct MatArray {
     /// Variable name.
     pub name: String,
-    /// Dimensions (at least two).
+    /// Dimensions as stored (MATLAB writes at least two; a damaged file may hold fewer).
     pub dims: Vec<usize>,
     /// MATLAB class of the array, e.g. "uint16" or "double".
     pub class: &'static str,
@@ -475,8 +475,9 @@ pub struct MatFile {
 impl MatFile {
     /// Reads the file at `path`, checks its header and lists its variables (decompressing only
     /// each variable's flags, dimensions and name). Errors: unreadable file, larger than
-    /// [`MAX_FILE_BYTES`], HDF5 (MATLAB 7.3), not level 5. A damaged variable is listed with its damage; a damaged element tag ends the
-    /// list there (the variables before it stay readable).
+    /// [`MAX_FILE_BYTES`], HDF5 (MATLAB 7.3), not level 5. A damaged variable is listed with its
+    /// damage; a damaged element tag ends the list there (the variables before it stay
+    /// readable).
     pub fn open(path: &Path) -> Result<MatFile, MatError> {
         let io = |source| MatError::Io {
             path: path.to_path_buf(),
