@@ -243,6 +243,16 @@ impl Job {
         }
     }
 
+    /// Every point's preset of a valid seed, ε or d_k sweep, and its seeds per point: cell `c`
+    /// runs point `c / seeds` at seed `c % seeds` from that preset's seed (see [`cell_run`]).
+    fn points(&self) -> (Vec<Preset>, usize) {
+        let (_, seeds) = self.point(0);
+        let presets = (0..self.total_cells() / seeds)
+            .map(|p| self.point(p).0)
+            .collect();
+        (presets, seeds)
+    }
+
     /// Runs the cells listed in `cells` in parallel on the current rayon pool; `progress()`
     /// after each. Errors: an invalid preset (at any point), or a cancel. Panics on a cell
     /// index out of range.
@@ -257,15 +267,11 @@ impl Job {
             let runs = run_zoo_cells(preset, cells, progress, cancel);
             return Ok(runs.into_iter().map(CellResult::Zoo).collect());
         }
-        let (_, seeds) = self.point(0);
-        let presets: Vec<Preset> = (0..self.total_cells() / seeds)
-            .map(|p| self.point(p).0)
-            .collect();
+        let (presets, seeds) = self.points();
         cells
             .par_iter()
             .map(|&c| {
-                let preset = &presets[c / seeds];
-                let seed = preset.seed.wrapping_add((c % seeds) as u64);
+                let (preset, seed) = cell_run(&presets, seeds, c);
                 let r = run_seed_until(preset, seed, cancel).map(CellResult::Seed);
                 progress();
                 r
@@ -426,6 +432,13 @@ pub fn parse_shard(text: &str, name: &str) -> Result<ShardOutput, String> {
     Ok(out)
 }
 
+/// The preset and seed of cell `c` of a seed, ε or d_k sweep whose points are `points` with
+/// `seeds` seeds each (as [`Job::points`] gives them). Panics if `c` is out of range.
+fn cell_run(points: &[Preset], seeds: usize, c: usize) -> (&Preset, u64) {
+    let preset = &points[c / seeds];
+    (preset, preset.seed.wrapping_add((c % seeds) as u64))
+}
+
 /// Combines shards (each with the name it was read from, for errors) into the full result.
 ///
 /// Errors: no shards; shards of different jobs (command, preset or settings) or split into
@@ -444,16 +457,15 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     let (zoo_cells, points, seeds) = match &job {
         Job::Zoo { preset } => (preset.cells(), Vec::new(), 1),
         _ => {
-            let seeds = job.point(0).1;
-            let points: Vec<Preset> = (0..total / seeds).map(|p| job.point(p).0).collect();
+            let (points, seeds) = job.points();
             (Vec::new(), points, seeds)
         }
     };
     let check = |c: usize, r: &CellResult| match (&job, r) {
         (Job::Zoo { preset }, CellResult::Zoo(run)) => preset.check_run(zoo_cells[c], run),
         (_, CellResult::Seed(arms)) => {
-            let p = &points[c / seeds];
-            check_seed(p, p.seed.wrapping_add((c % seeds) as u64), arms)
+            let (p, seed) = cell_run(&points, seeds, c);
+            check_seed(p, seed, arms)
         }
         (_, CellResult::Zoo(_)) => Err("a zoo run in a seed sweep".into()),
     };
