@@ -215,13 +215,21 @@ pub fn read_text(path: &Path, shown: &str, max: u64) -> Result<String, PresetErr
     String::from_utf8(bytes).map_err(|e| PresetError::whole(shown, format!("not UTF-8 text: {e}")))
 }
 
+/// `text` without a leading UTF-8 byte-order mark (U+FEFF), which some editors write at the
+/// start of every file they save; every reader of a text file the user may edit calls this.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 impl Preset {
-    /// Parses and validates RON `text`; `file` names the source in errors.
+    /// Parses and validates RON `text` (a leading byte-order mark is ignored); `file` names the
+    /// source in errors.
     ///
     /// Errors: syntax errors and unknown fields with line:column from the parser; type errors;
     /// out-of-range values naming the field and its range (with line:column when the field is
     /// written in the text); text longer than [`MAX_PRESET_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
+        let text = without_bom(text);
         if text.len() as u64 > MAX_PRESET_BYTES {
             return Err(PresetError::whole(
                 file,

@@ -448,6 +448,43 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
     );
 }
 
+/// The reported settings file: a cached zoo sweep whose run has `lr: NaN` crashed the app at
+/// every start. It starts, drops that sweep with a notice and shows the gauge lab.
+#[test]
+fn saved_settings_with_a_damaged_zoo_sweep_start_with_a_notice() {
+    let zoo = "(seeds: 1, analysis: (last: Some((inputs: (name: \"z\", problem: (n: 5, rank: 1), \
+               budget: 10, seeds: 1, rules: [Gd]), result: [(rule: \"gd\", equivariant: true, \
+               lr: NaN, seed: 0, tau: 0.0, steps: 10, outcome: Budget, train_loss: 0.1, \
+               recovery: 0.5, erank: 1.0, balancedness: 0.0, twin_drift: None)]))))";
+    let s = Settings {
+        open: "gauge".into(),
+        panels: [("gauge/zoo", zoo), ("gauge", "\"zoo\"")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+        ..Settings::default()
+    };
+    let text = common::app_ron(&s);
+    let s = basis_lab::app::saved::parse_app_ron(&text)
+        .unwrap()
+        .unwrap();
+    assert_eq!(s.panels["gauge/zoo"], zoo);
+    let mut h = harness(s);
+    h.run_steps(4);
+    let a = app(&h);
+    assert!(panel::<SweepTab>(&h, "gauge/zoo").analysis.last.is_none());
+    assert_eq!(a.section().id(), "gauge", "the rest is kept");
+    let notice = a.lab.notice.clone().expect("a notice");
+    assert!(
+        notice.error
+            && notice.text.contains(
+                "gauge/zoo: the saved gauge-lab zoo sweep was dropped (cell 0, gd at lr 0.01"
+            ),
+        "{notice:?}"
+    );
+    h.get_by_label_contains("zoo sweep was dropped");
+    h.get_by_label("No results yet: press Run.");
+}
+
 #[test]
 fn plot_c_switches_to_column_norms() {
     let mut h = harness(settings("classroom"));

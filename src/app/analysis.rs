@@ -98,6 +98,23 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
         }
     }
 
+    /// Checks the last result as read back from disk: `check` returns it as it should be kept
+    /// (derived numbers computed again, say) or why it cannot be used, in which case it is
+    /// dropped. Returns a line for a notice naming `what` when it was dropped.
+    pub fn check_saved(
+        &mut self,
+        what: &str,
+        check: impl FnOnce(Finished<I, R>) -> Result<Finished<I, R>, String>,
+    ) -> Option<String> {
+        match check(self.last.take()?) {
+            Ok(kept) => {
+                self.last = Some(kept);
+                None
+            }
+            Err(e) => Some(format!("the saved {what} was dropped ({e})")),
+        }
+    }
+
     /// The job while it runs.
     pub fn job(&self) -> Option<&Job<Result<R, Stop>>> {
         self.running.as_ref().map(|(_, j)| j)

@@ -9,6 +9,7 @@ pub mod job;
 pub mod lab;
 pub mod panel;
 pub mod panels;
+pub mod saved;
 mod screenshot;
 pub mod shell;
 mod style;
@@ -69,6 +70,13 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
         persistence_path: store.clone(),
         ..Default::default()
     };
+    // eframe drops a settings file it cannot read and overwrites it at the next save.
+    let kept_aside = if shot_mode {
+        None
+    } else {
+        eframe::storage_dir("basis-lab")
+            .and_then(|dir| saved::keep_unreadable_aside(&dir.join("app.ron")))
+    };
     let outcome: Arc<Mutex<Option<Result<PathBuf, String>>>> = Arc::new(Mutex::new(None));
     let outcome2 = outcome.clone();
     let result = eframe::run_native(
@@ -93,6 +101,10 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
                 .clone()
                 .map(|path| ShotPlan::new(path, opts.run_steps, opts.frame_seconds, outcome2));
             let mut state = AppState::new(&cc.egui_ctx, settings);
+            if let Some(text) = kept_aside {
+                let more = state.lab.notice.take().map(|n| format!(" {}", n.text));
+                state.lab.error(text + &more.unwrap_or_default());
+            }
             state.lab.hover = shot.is_none();
             // A tab without a section is one of the controlled test's.
             let section =

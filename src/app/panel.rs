@@ -61,10 +61,12 @@ pub trait Panel: Any {
         None
     }
 
-    /// Restores what [`Panel::save`] wrote. Errors (the text of an older or damaged file) leave
-    /// the panel as it was.
-    fn load(&mut self, _ron: &str) -> Result<(), String> {
-        Ok(())
+    /// Restores what [`Panel::save`] wrote, checked like any input the user could have edited
+    /// (see [`super::saved`]): values out of their control's range are reset and kept results
+    /// that fail their check are dropped, one line per problem in the returned list. Errors
+    /// (text that does not parse: an older or damaged file) leave the panel as it was.
+    fn load(&mut self, _ron: &str) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
     }
 }
 

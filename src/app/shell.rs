@@ -64,10 +64,12 @@ pub struct AppState {
 
 impl AppState {
     /// Builds the sections, restores their saved settings and starts the trainer on
-    /// `settings.preset` (or the default preset if that one is invalid). `ctx` is woken by
+    /// `settings.preset`. Saved values that fail their checks ([`super::saved::sanitize`], each
+    /// panel's [`Panel::load`]) are reset or dropped, and a notice lists them. `ctx` is woken by
     /// background work.
-    pub fn new(ctx: &egui::Context, settings: Settings) -> Self {
+    pub fn new(ctx: &egui::Context, mut settings: Settings) -> Self {
         super::style::apply_style(ctx);
+        let mut problems = super::saved::sanitize(&mut settings);
         let ctx2 = ctx.clone();
         let repaint: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx2.request_repaint());
         let lab = Lab::new(
@@ -85,19 +87,11 @@ impl AppState {
             screenshot_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             screenshot_outcome: Arc::new(Mutex::new(None)),
         };
-        let mut unreadable = Vec::new();
-        visit(&mut state.sections, "", &mut |path, p| {
-            if let Some(text) = settings.panels.get(path)
-                && p.load(text).is_err()
-            {
-                unreadable.push(path.to_string());
-            }
-        });
-        if !unreadable.is_empty() && state.lab.notice.is_none() {
-            state.lab.inform(format!(
-                "Saved settings of {} could not be read (from an older version?); they start \
-                 afresh.",
-                unreadable.join(", ")
+        problems.extend(load_panels(&mut state.sections, &settings.panels));
+        if !problems.is_empty() {
+            state.lab.error(format!(
+                "Some saved settings could not be used and were reset: {}.",
+                problems.join("; ")
             ));
         }
         if !state.open_section(&settings.open) {
@@ -108,17 +102,13 @@ impl AppState {
 
     /// What to save for the next start.
     pub fn settings(&self) -> Settings {
-        let mut saved = BTreeMap::new();
-        for s in &self.sections {
-            save_into(s.as_ref(), "", &mut saved);
-        }
         Settings {
             preset: self.lab.preset.clone(),
             open: self.section().id().into(),
             dark: self.lab.dark,
             speed: self.lab.speed,
             stop: self.lab.stop,
-            panels: saved,
+            panels: save_panels(&self.sections),
         }
     }
 
@@ -151,25 +141,12 @@ impl AppState {
     /// The panel of type `P` at `path`: a section's id (`test`), or a section's and a tab's
     /// (`gauge/live`).
     pub fn panel<P: Panel>(&self, path: &str) -> Option<&P> {
-        let (section, tab) = split_path(path);
-        let s = self.sections.iter().find(|s| s.id() == section)?;
-        let panel: &dyn Panel = match tab {
-            Some(t) => s.tabs()?.iter().find(|p| p.id() == t)?,
-            None => s.as_ref(),
-        };
-        (panel as &dyn std::any::Any).downcast_ref::<P>()
+        find_panel(&self.sections, path)
     }
 
     /// The same, to change, with the lab beside it (for starting its analysis, say).
     pub fn panel_mut<P: Panel>(&mut self, path: &str) -> Option<(&mut P, &mut Lab)> {
-        let (section, tab) = split_path(path);
-        let s = self.sections.iter_mut().find(|s| s.id() == section)?;
-        let panel: &mut dyn Panel = match tab {
-            Some(t) => s.tabs_mut()?.find_mut(t)?,
-            None => s.as_mut(),
-        };
-        let panel = (panel as &mut dyn std::any::Any).downcast_mut::<P>()?;
-        Some((panel, &mut self.lab))
+        Some((find_panel_mut(&mut self.sections, path)?, &mut self.lab))
     }
 
     /// One frame of work that runs whether or not the window is drawn: trainer updates,
@@ -369,6 +346,64 @@ fn split_path(path: &str) -> (&str, Option<&str>) {
         Some((s, t)) => (s, Some(t)),
         None => (path, None),
     }
+}
+
+/// The panel of type `P` at `path` among `sections`: a section's id (`test`), or a section's
+/// and a tab's (`gauge/live`).
+pub fn find_panel<'a, P: Panel>(sections: &'a [Box<dyn Panel>], path: &str) -> Option<&'a P> {
+    let (section, tab) = split_path(path);
+    let s = sections.iter().find(|s| s.id() == section)?;
+    let panel: &dyn Panel = match tab {
+        Some(t) => s.tabs()?.iter().find(|p| p.id() == t)?,
+        None => s.as_ref(),
+    };
+    (panel as &dyn std::any::Any).downcast_ref::<P>()
+}
+
+/// The same, to change.
+pub fn find_panel_mut<'a, P: Panel>(
+    sections: &'a mut [Box<dyn Panel>],
+    path: &str,
+) -> Option<&'a mut P> {
+    let (section, tab) = split_path(path);
+    let s = sections.iter_mut().find(|s| s.id() == section)?;
+    let panel: &mut dyn Panel = match tab {
+        Some(t) => s.tabs_mut()?.find_mut(t)?,
+        None => s.as_mut(),
+    };
+    (panel as &mut dyn std::any::Any).downcast_mut::<P>()
+}
+
+/// Restores every panel and tab of `sections` from `saved` (their settings by path, as
+/// [`save_panels`] wrote them), each checked by its [`Panel::load`]. Returns one line per
+/// problem, naming the panel's path: a value reset, a kept result dropped, or text that does
+/// not parse (that panel starts afresh).
+pub fn load_panels(
+    sections: &mut [Box<dyn Panel>],
+    saved: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    visit(sections, "", &mut |path, p| {
+        if let Some(text) = saved.get(path) {
+            match p.load(text) {
+                Ok(notes) => problems.extend(notes.into_iter().map(|n| format!("{path}: {n}"))),
+                Err(e) => problems.push(format!(
+                    "{path}: the saved settings do not parse (from an older version?) and start \
+                     afresh ({e})"
+                )),
+            }
+        }
+    });
+    problems
+}
+
+/// What every panel and tab of `sections` saves, by path (`test`, `test/eps`).
+pub fn save_panels(sections: &[Box<dyn Panel>]) -> BTreeMap<String, String> {
+    let mut saved = BTreeMap::new();
+    for s in sections {
+        save_into(s.as_ref(), "", &mut saved);
+    }
+    saved
 }
 
 /// Calls `f(path, panel)` for every panel and every tab, depth first, with paths like `test`

@@ -22,9 +22,9 @@ pub struct HsiArgs {
     /// Fraction of entries observed, in (0, 1) (the paper: 0.15 and 0.25).
     #[arg(long)]
     density: f64,
-    /// Variable holding the cube.
-    #[arg(long, default_value = "indian_pines_corrected")]
-    var: String,
+    /// Variable holding the cube (default: the file's only 3-D numeric array).
+    #[arg(long)]
+    var: Option<String>,
     /// Seed of the pixel choice, the mask and the initial factors.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -87,7 +87,7 @@ impl HsiArgs {
             steps: self.steps,
             ..HsiConfig::default()
         };
-        let (setup, problem) = load(&self.scene, &self.var, &cfg)?;
+        let (setup, problem) = load(&self.scene, self.var.as_deref(), &cfg)?;
         let out = &self.output;
         out.prepare()?;
         let pool = self.parallel.pool()?;

@@ -473,11 +473,12 @@ pub fn run_all(
         .collect()
 }
 
-/// Reads the 3-D variable `var` of the MAT-file `scene`, preprocesses it and draws the mask
-/// (all by `cfg`). Errors: the file (see [`crate::matv5::read_cube`]), the scene, or `cfg`.
+/// Reads the 3-D variable `var` of the MAT-file `scene` (with `None`, its only 3-D numeric
+/// array), preprocesses it and draws the mask (all by `cfg`). Errors: the file (see
+/// [`crate::matv5::read_cube`]), the scene, or `cfg`.
 pub fn load(
     scene: &std::path::Path,
-    var: &str,
+    var: Option<&str>,
     cfg: &HsiConfig,
 ) -> Result<(HsiSetup, HsiProblem), HsiError> {
     cfg.validate()?;
@@ -487,7 +488,7 @@ pub fn load(
     let problem = HsiProblem::new(pre.x.clone(), cfg)?;
     let setup = HsiSetup {
         scene: scene.display().to_string(),
-        var: var.to_string(),
+        var: cube.name.clone(),
         dims,
         class: cube.class.to_string(),
         observed: problem.observed(),

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Cell, Rule};
+use super::{Cell, INTERPOLATED, Outcome, Rule, RunResult};
 use crate::preset::{PresetError, read_text};
 use crate::sensing::SensingConfig;
 use crate::validate::{FieldError, Range, check_int, check_real};
@@ -113,10 +113,11 @@ impl ZooPreset {
         Self::from_ron(&text, &shown)
     }
 
-    /// Parses and validates RON text; `file` names the source in errors (with line:column for
-    /// syntax and type errors, and for a field the text writes). Errors also for text over
-    /// [`MAX_ZOO_BYTES`].
+    /// Parses and validates RON text (a leading byte-order mark is ignored); `file` names the
+    /// source in errors (with line:column for syntax and type errors, and for a field the text
+    /// writes). Errors also for text over [`MAX_ZOO_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
+        let text = crate::preset::without_bom(text);
         if text.len() as u64 > MAX_ZOO_BYTES {
             return Err(PresetError::whole(
                 file,
@@ -265,5 +266,138 @@ impl ZooPreset {
             }
         }
         out
+    }
+
+    /// Checks `run`, read back from disk (a shard, the app's saved sweeps), as the result of
+    /// `cell`: rule, class, rate, seed and τ equal the cell's bit for bit; at most `budget`
+    /// steps (exactly `budget` when the budget ran out); twin drift present exactly when the
+    /// preset trains twins; loss, recovery, effective rank (≤ n) and balancedness finite and
+    /// ≥ 0 for a finished run (a diverged or cancelled run may hold NaN or ±∞, never a negative
+    /// number); an interpolated run below [`INTERPOLATED`]. Errors name the cell and the field.
+    pub fn check_run(&self, cell: Cell, run: &RunResult) -> Result<(), String> {
+        let Cell {
+            tau: ti,
+            rule,
+            lr,
+            seed,
+            ..
+        } = cell;
+        let tau = self.tau_values().get(ti).copied().unwrap_or(f64::NAN);
+        let name = format!(
+            "{} at lr {lr}, seed {seed}{}",
+            rule.name(),
+            if self.taus.is_empty() {
+                String::new()
+            } else {
+                format!(", τ {tau}")
+            }
+        );
+        let wrong =
+            |field: &str, message: String| Err(format!("{name}: field `{field}`: {message}"));
+        let differs = |field: &str, got: String, want: String| {
+            wrong(
+                field,
+                format!("{got} differs from the preset's cell list, which has {want}"),
+            )
+        };
+        if run.rule != rule.name() {
+            return differs(
+                "rule",
+                format!("{:?}", run.rule),
+                format!("{:?}", rule.name()),
+            );
+        }
+        if run.equivariant != rule.equivariant() {
+            return differs(
+                "equivariant",
+                run.equivariant.to_string(),
+                rule.equivariant().to_string(),
+            );
+        }
+        if run.lr.to_bits() != lr.to_bits() {
+            return differs("lr", run.lr.to_string(), lr.to_string());
+        }
+        if run.seed != seed {
+            return differs("seed", run.seed.to_string(), seed.to_string());
+        }
+        if run.tau.to_bits() != tau.to_bits() {
+            return differs("tau", run.tau.to_string(), tau.to_string());
+        }
+        if run.steps > self.budget || (run.outcome == Outcome::Budget && run.steps != self.budget) {
+            return wrong(
+                "steps",
+                format!(
+                    "{} for a {:?} run with a budget of {}",
+                    run.steps, run.outcome, self.budget
+                ),
+            );
+        }
+        let finished = matches!(run.outcome, Outcome::Interpolated | Outcome::Budget);
+        let max_erank = self.problem.n as f64 * (1.0 + 1e-9);
+        for (field, x, max) in [
+            ("train_loss", run.train_loss, f64::INFINITY),
+            ("recovery", run.recovery, f64::INFINITY),
+            ("erank", run.erank, max_erank),
+            ("balancedness", run.balancedness, f64::INFINITY),
+        ] {
+            let bad = if finished {
+                !(x.is_finite() && (0.0..=max).contains(&x))
+            } else {
+                x < 0.0 || (x.is_finite() && x > max)
+            };
+            if bad {
+                return wrong(
+                    field,
+                    format!(
+                        "{x} is out of range for a {:?} run; allowed {}",
+                        run.outcome,
+                        if finished {
+                            format!("finite, in [0, {max}]")
+                        } else {
+                            format!("NaN, ±∞ or [0, {max}]")
+                        }
+                    ),
+                );
+            }
+        }
+        if run.outcome == Outcome::Interpolated && run.train_loss >= INTERPOLATED {
+            return wrong(
+                "train_loss",
+                format!(
+                    "{} for an interpolated run; interpolation means below {INTERPOLATED}",
+                    run.train_loss
+                ),
+            );
+        }
+        match run.twin_drift {
+            // A twin may diverge while its run does not: any value but a negative one.
+            Some(d) if self.twins && d < 0.0 => wrong("twin_drift", format!("{d} is negative")),
+            Some(_) if !self.twins => wrong(
+                "twin_drift",
+                "present, but the preset trains no twins".into(),
+            ),
+            None if self.twins => wrong("twin_drift", "missing; the preset trains twins".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks `runs`, read back from disk, as the complete result of this preset: one run per
+    /// cell of [`ZooPreset::cells`], in that order, each passing [`ZooPreset::check_run`], and
+    /// the preset itself valid. Errors name the cell and the field.
+    pub fn check_runs(&self, runs: &[RunResult]) -> Result<(), String> {
+        self.validate().map_err(|e| format!("the preset's {e}"))?;
+        let cells = self.cells();
+        if runs.len() != cells.len() {
+            return Err(format!(
+                "{} runs, but the preset has {} cells",
+                runs.len(),
+                cells.len()
+            ));
+        }
+        for (i, (&cell, run)) in cells.iter().zip(runs).enumerate() {
+            self.check_run(cell, run)
+                .map_err(|e| format!("cell {i}, {e}"))?;
+        }
+        Ok(())
     }
 }

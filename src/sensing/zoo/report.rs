@@ -36,10 +36,15 @@ pub struct RuleSummary {
 /// every seed interpolates; if no rate qualifies, the lowest mean recovery overall, flagged —
 /// and summarises it. Rules in first-appearance order.
 pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
-    let mut groups: Vec<(String, f64)> = Vec::new();
+    // Groups are keyed by the exact bits of τ and the rate: `==` would never match a NaN read
+    // from a damaged file, and such a group would come out empty.
+    let mut groups: Vec<(String, u64)> = Vec::new();
     for r in results {
-        if !groups.iter().any(|(n, t)| *n == r.rule && *t == r.tau) {
-            groups.push((r.rule.clone(), r.tau));
+        if !groups
+            .iter()
+            .any(|(n, t)| *n == r.rule && *t == r.tau.to_bits())
+        {
+            groups.push((r.rule.clone(), r.tau.to_bits()));
         }
     }
     groups
@@ -47,13 +52,16 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
         .map(|(name, tau)| {
             let mine: Vec<&RunResult> = results
                 .iter()
-                .filter(|r| &r.rule == name && r.tau == *tau)
+                .filter(|r| &r.rule == name && r.tau.to_bits() == *tau)
                 .collect();
             let mut lrs: Vec<f64> = mine.iter().map(|r| r.lr).collect();
             lrs.sort_by(f64::total_cmp);
-            lrs.dedup();
+            lrs.dedup_by(|a, b| a.to_bits() == b.to_bits());
             let at = |lr: f64| -> Vec<&RunResult> {
-                mine.iter().copied().filter(|r| r.lr == lr).collect()
+                mine.iter()
+                    .copied()
+                    .filter(|r| r.lr.to_bits() == lr.to_bits())
+                    .collect()
             };
             let mean_rec =
                 |lr: f64| mean_sd(&at(lr).iter().map(|r| r.recovery).collect::<Vec<_>>()).0;
@@ -62,6 +70,7 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
                 pool.filter(|&lr| mean_rec(lr).is_finite())
                     .min_by(|&a, &b| mean_rec(a).total_cmp(&mean_rec(b)))
             };
+            // `mine` holds at least the run that opened the group, so `lrs` is not empty.
             let chosen = best(&mut lrs.iter().copied().filter(|&lr| ok(lr)))
                 .or_else(|| best(&mut lrs.iter().copied()))
                 .unwrap_or(lrs[0]);
@@ -74,7 +83,7 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
             let drifts: Vec<f64> = runs.iter().filter_map(|r| r.twin_drift).collect();
             RuleSummary {
                 rule: name.clone(),
-                tau: *tau,
+                tau: f64::from_bits(*tau),
                 equivariant: runs[0].equivariant,
                 lr: chosen,
                 all_interpolated: ok(chosen),
@@ -132,9 +141,11 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
         "selected",
     ])?;
     for r in results {
-        let selected = summaries
-            .iter()
-            .any(|s| s.rule == r.rule && s.tau == r.tau && s.lr == r.lr);
+        let selected = summaries.iter().any(|s| {
+            s.rule == r.rule
+                && s.tau.to_bits() == r.tau.to_bits()
+                && s.lr.to_bits() == r.lr.to_bits()
+        });
         csv.write_record([
             r.rule.clone(),
             crate::optim::class_name(r.equivariant).into(),
@@ -241,15 +252,16 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
     );
     if preset.grid || !preset.rates.is_empty() {
         s.push_str("\n## Every rate\n\n| rule | lr | recovery mean ± sd | seeds interpolated |\n|---|---|---|---|\n");
-        let mut seen: Vec<(String, f64)> = Vec::new();
+        let mut seen: Vec<(String, u64)> = Vec::new();
         for r in results {
-            if seen.iter().any(|(n, l)| *n == r.rule && *l == r.lr) {
+            let key = (r.rule.clone(), r.lr.to_bits());
+            if seen.contains(&key) {
                 continue;
             }
-            seen.push((r.rule.clone(), r.lr));
+            seen.push(key);
             let at: Vec<&RunResult> = results
                 .iter()
-                .filter(|x| x.rule == r.rule && x.lr == r.lr)
+                .filter(|x| x.rule == r.rule && x.lr.to_bits() == r.lr.to_bits())
                 .collect();
             let (m, sd) = mean_sd(&at.iter().map(|x| x.recovery).collect::<Vec<_>>());
             let ok = at

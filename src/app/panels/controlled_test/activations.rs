@@ -41,9 +41,9 @@ impl Panel for Activations {
         to_ron(&self.band_arm)
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
         self.band_arm = from_ron(ron)?;
-        Ok(())
+        Ok(Vec::new())
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {

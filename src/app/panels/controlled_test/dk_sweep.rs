@@ -5,10 +5,13 @@
 use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use super::points::{EXCESS, ORIENTATION, SweepView, XAxis, parse_list, seeds_row, sweep_legend};
+use super::points::{
+    EXCESS, ORIENTATION, SEEDS, SweepView, XAxis, parse_list, seeds_row, sweep_legend,
+};
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::saved::check_count;
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{DkPoint, dk_sweep, report, scaled_to_dk};
@@ -84,9 +87,22 @@ impl Panel for DkSweep {
         to_ron(self)
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
-        *self = from_ron(ron)?;
-        Ok(())
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: DkSweep = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "seeds",
+            &mut s.seeds,
+            SEEDS,
+            Self::default().seeds,
+        );
+        notes.extend(s.analysis.check_saved("d_k sweep", |mut f| {
+            f.result = crate::experiment::check_dk_points(f.result)?;
+            Ok(f)
+        }));
+        *self = s;
+        Ok(notes)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {

@@ -5,11 +5,13 @@ use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
 use super::points::{
-    ACCURACY, EXCESS, GRAM, ORIENTATION, SweepView, XAxis, parse_list, seeds_row, sweep_legend,
+    ACCURACY, EXCESS, GRAM, ORIENTATION, SEEDS, SweepView, XAxis, parse_list, seeds_row,
+    sweep_legend,
 };
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::saved::check_count;
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{EpsPoint, eps_sweep, report, with_adam_eps};
@@ -85,9 +87,22 @@ impl Panel for EpsSweep {
         to_ron(self)
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
-        *self = from_ron(ron)?;
-        Ok(())
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: EpsSweep = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "seeds",
+            &mut s.seeds,
+            SEEDS,
+            Self::default().seeds,
+        );
+        notes.extend(s.analysis.check_saved("ε sweep", |mut f| {
+            f.result = crate::experiment::check_eps_points(f.result)?;
+            Ok(f)
+        }));
+        *self = s;
+        Ok(notes)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {

@@ -83,9 +83,9 @@ impl Panel for Live {
         to_ron(&self.settings)
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
         self.settings = from_ron(ron)?;
-        Ok(())
+        Ok(Vec::new())
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {

@@ -8,12 +8,16 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::report;
 use crate::preset::Preset;
+
+/// The range of the number of loss levels.
+const LEVELS: std::ops::RangeInclusive<usize> = 1..=50;
 
 /// The matched-loss tab: its setting and its last comparison.
 #[derive(Serialize, Deserialize)]
@@ -72,9 +76,22 @@ impl Panel for Matched {
         to_ron(self)
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
-        *self = from_ron(ron)?;
-        Ok(())
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Matched = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "levels",
+            &mut s.levels,
+            LEVELS,
+            Self::default().levels,
+        );
+        notes.extend(s.analysis.check_saved("matched comparison", |f| {
+            f.result.check(&f.inputs)?;
+            Ok(f)
+        }));
+        *self = s;
+        Ok(notes)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
@@ -90,7 +107,7 @@ impl Panel for Matched {
             let l = ui.label("loss levels");
             ui.add(
                 egui::DragValue::new(&mut self.levels)
-                    .range(1..=50)
+                    .range(LEVELS)
                     .update_while_editing(false),
             )
             .labelled_by(l.id);

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::history::{ArmHistory, BandSeries, MinMaxSeries};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
+use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
 use crate::experiment::ArmStatus;
@@ -55,6 +56,9 @@ impl Default for ControlledTest {
         }
     }
 }
+
+/// The range of "Step N".
+const STEP_N: std::ops::RangeInclusive<usize> = 1..=1_000_000;
 
 /// What the section saves besides its tabs.
 #[derive(Serialize, Deserialize)]
@@ -129,11 +133,19 @@ impl Panel for ControlledTest {
         })
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
-        let s: Saved = from_ron(ron)?;
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Saved = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "step_n",
+            &mut s.step_n,
+            STEP_N,
+            Saved::default().step_n,
+        );
         self.tabs.select(&s.tab);
         self.step_n = s.step_n;
-        Ok(())
+        Ok(notes)
     }
 }
 
@@ -193,7 +205,7 @@ impl ControlledTest {
                 lab.send(Command::Step(self.step_n));
             }
             let n_label = ui.label("N");
-            ui.add(egui::DragValue::new(&mut self.step_n).range(1..=1_000_000))
+            ui.add(egui::DragValue::new(&mut self.step_n).range(STEP_N))
                 .labelled_by(n_label.id);
             if ui
                 .button("⟲ Reset")

@@ -11,11 +11,14 @@ use crate::app::widgets::plots::{Swatch, legend_row, log_grid, log_tick, plot_he
 use crate::experiment::{ArmAggregate, SweepResult};
 
 /// The seeds-per-point field.
+/// The range of the seeds per point of the ε and d_k sweeps.
+pub(super) const SEEDS: std::ops::RangeInclusive<usize> = 2..=64;
+
 pub(super) fn seeds_row(ui: &mut egui::Ui, seeds: &mut usize) {
     let l = ui.label("seeds per point");
     ui.add(
         egui::DragValue::new(seeds)
-            .range(2..=64)
+            .range(SEEDS)
             .update_while_editing(false),
     )
     .labelled_by(l.id);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::saved::check_count;
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{
     Swatch, category_axis, export_button, export_table, legend_row, linear_plot,
@@ -16,6 +17,9 @@ use crate::app::widgets::plots::{
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{SweepResult, report, sweep_until};
 use crate::preset::Preset;
+
+/// The seed count's range.
+const SEEDS: std::ops::RangeInclusive<usize> = 2..=256;
 
 /// The seed-sweep tab: its seed count and its last sweep.
 #[derive(Serialize, Deserialize)]
@@ -70,9 +74,22 @@ impl Panel for SeedSweep {
         to_ron(self)
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
-        *self = from_ron(ron)?;
-        Ok(())
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: SeedSweep = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "seeds",
+            &mut s.seeds,
+            SEEDS,
+            Self::default().seeds,
+        );
+        notes.extend(s.analysis.check_saved("seed sweep", |mut f| {
+            f.result = f.result.checked()?;
+            Ok(f)
+        }));
+        *self = s;
+        Ok(notes)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
@@ -86,7 +103,7 @@ impl Panel for SeedSweep {
         let mut export = false;
         ui.horizontal(|ui| {
             let l = ui.label("seeds");
-            ui.add(egui::DragValue::new(&mut self.seeds).range(2..=256))
+            ui.add(egui::DragValue::new(&mut self.seeds).range(SEEDS))
                 .labelled_by(l.id);
             ui.label(
                 RichText::new(format!(

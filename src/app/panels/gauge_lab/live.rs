@@ -16,6 +16,7 @@ use super::{class_color, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::saved::check_count;
 use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header};
 use crate::sensing::zoo::{FactorRun, Rule, RunResult};
 use crate::sensing::{SensingConfig, SensingProblem};
@@ -28,6 +29,9 @@ pub struct LiveRuns {
     job: Option<LiveJob>,
     series: Vec<LiveSeries>,
 }
+
+/// The range of a live run's step budget.
+const BUDGET: std::ops::RangeInclusive<usize> = 200..=100_000;
 
 /// The live runs' settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -150,9 +154,26 @@ impl Panel for LiveRuns {
         to_ron(&self.settings)
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
-        self.settings = from_ron(ron)?;
-        Ok(())
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Settings = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "budget",
+            &mut s.budget,
+            BUDGET,
+            Settings::default().budget,
+        );
+        let before = s.rules.len();
+        s.rules.retain(|r| {
+            let arg = r.info().zoo_arg.zip(r.arg());
+            arg.is_none_or(|(h, x)| h.range().is_none_or(|range| range.contains(x)))
+        });
+        if s.rules.len() != before {
+            notes.push("a rule whose argument is out of its range was removed".into());
+        }
+        self.settings = s;
+        Ok(notes)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
@@ -177,7 +198,7 @@ impl Panel for LiveRuns {
             let l = ui.label("steps");
             ui.add(
                 egui::DragValue::new(&mut self.settings.budget)
-                    .range(200..=100_000)
+                    .range(BUDGET)
                     .update_while_editing(false),
             )
             .labelled_by(l.id);

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
+use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row};
 use crate::app::widgets::status::progress_row;
@@ -114,12 +115,15 @@ impl Panel for GaugeLab {
         to_ron(&self.tabs.open().id())
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
         let tab: String = from_ron(ron)?;
         self.tabs.select(&tab);
-        Ok(())
+        Ok(Vec::new())
     }
 }
+
+/// The range of a sweep tab's seeds per cell.
+const SEEDS: std::ops::RangeInclusive<usize> = 1..=50;
 
 /// A tab that runs a bundled zoo preset (at its own seed count) in the background and plots the
 /// result: the zoo, the dial and the tail.
@@ -232,10 +236,23 @@ impl Panel for SweepTab {
         })
     }
 
-    fn load(&mut self, ron: &str) -> Result<(), String> {
-        let s: Saved = from_ron(ron)?;
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Saved = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "seeds",
+            &mut s.seeds,
+            SEEDS,
+            Saved::default().seeds,
+        );
+        let what = format!("gauge-lab {} sweep", self.id);
+        notes.extend(s.analysis.check_saved(&what, |f| {
+            f.inputs.check_runs(&f.result)?;
+            Ok(f)
+        }));
         (self.seeds, self.analysis) = (s.seeds, s.analysis);
-        Ok(())
+        Ok(notes)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
@@ -246,7 +263,7 @@ impl Panel for SweepTab {
             let l = ui.label("seeds");
             ui.add(
                 egui::DragValue::new(&mut self.seeds)
-                    .range(1..=50)
+                    .range(SEEDS)
                     .update_while_editing(false),
             )
             .labelled_by(l.id);
