@@ -11,7 +11,11 @@ use basis_lab::bench::{
     sensing_problem, sensing_run, stream_sum, sweep_seconds,
 };
 use basis_lab::optim::NsForm;
-use basis_lab::sensing::zoo::Rule;
+
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
 
 fn episodes(c: &mut Criterion) {
     let mut g = c.benchmark_group("episode fwd+bwd");
@@ -68,7 +72,7 @@ fn sensing(c: &mut Criterion) {
         g.throughput(Throughput::Elements(
             2 * sensing_multiply_adds(n, problem.m()),
         ));
-        for rule in [Rule::Gd, Rule::Adam, Rule::Muon, Rule::Shampoo] {
+        for rule in [rule("gd"), rule("adam"), rule("muon"), rule("shampoo")] {
             let mut run = sensing_run(&problem, rule);
             g.bench_function(rule.name(), |b| b.iter(|| run.step()));
         }
@@ -91,7 +95,7 @@ fn newton_schulz(c: &mut Criterion) {
 
 fn completion(c: &mut Criterion) {
     let mut g = c.benchmark_group("completion step 2000 × 200");
-    for (rule, lr) in [(Rule::Gd, 30.0), (Rule::Muon, 0.1)] {
+    for (rule, lr) in [(rule("gd"), 30.0), (rule("muon"), 0.1)] {
         let mut w = CompletionWorkload::new(rule, lr);
         g.bench_function(rule.name(), |b| b.iter(|| black_box(w.step())));
     }

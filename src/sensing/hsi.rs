@@ -1,4 +1,4 @@
-//! Hyperspectral completion (SPEC §7, last bullet; the paper's Table 5): a pixels × bands matrix
+//! Hyperspectral completion (numerics §7, last bullet; the paper's Table 5): a pixels × bands matrix
 //! from a hyperspectral cube, a Bernoulli mask of observed entries, and `W = U Vᵀ` fitted to the
 //! observed entries by GD, Adam or Muon. Held-out RMSE (on the unobserved entries) and the
 //! effective rank of `UVᵀ` are read at the first step the training loss falls below each level
@@ -20,7 +20,7 @@ use crate::linalg::mul_into;
 use crate::optim::Optimizer;
 use crate::rng::gaussian_matrix;
 
-/// Training-loss levels at which the metrics are read (SPEC §7), from shallow to deep.
+/// Training-loss levels at which the metrics are read (numerics §7), from shallow to deep.
 pub const LEVELS: [f64; 6] = [3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5];
 
 /// Why a completion problem could not be set up.
@@ -42,7 +42,7 @@ pub enum HsiError {
     Mat(#[from] crate::matv5::MatError),
 }
 
-/// Settings of one completion problem (SPEC §7). Defaults: the paper's width 48, init 1e-2,
+/// Settings of one completion problem (numerics §7). Defaults: the paper's width 48, init 1e-2,
 /// 2000 pixels, ≤ 3·10⁴ steps, density 0.15.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HsiConfig {
@@ -158,7 +158,7 @@ pub struct Preprocessed {
     pub kept: Vec<usize>,
 }
 
-/// SPEC §7's preprocessing of a pixels × bands matrix `m`: divide by the global maximum, drop
+/// numerics §7's preprocessing of a pixels × bands matrix `m`: divide by the global maximum, drop
 /// pixels whose bands are all zero, keep `pixels` of the rest chosen uniformly without
 /// replacement by the seed's pixel stream (all of them if fewer remain; kept in ascending
 /// order), subtract each band's mean over the kept pixels. Errors: a non-finite or negative
@@ -377,7 +377,7 @@ pub struct Crossing {
 pub struct HsiRun {
     /// Rule name.
     pub rule: String,
-    /// Learning rate (constant, SPEC §7).
+    /// Learning rate (constant, numerics §7).
     pub lr: f64,
     /// Seed of the problem (pixels, mask, initial factors).
     pub seed: u64,
@@ -496,14 +496,14 @@ pub struct Scene {
 }
 
 impl Scene {
-    /// Reads the 3-D variable `var` of the MAT-file `path`. Errors: the file (see
-    /// [`crate::matv5::read_cube`]).
-    pub fn read(path: &std::path::Path, var: &str) -> Result<Self, HsiError> {
+    /// Reads the 3-D variable `var` of the MAT-file `path` (with `None`, its only 3-D numeric
+    /// array). Errors: the file (see [`crate::matv5::read_cube`]).
+    pub fn read(path: &std::path::Path, var: Option<&str>) -> Result<Self, HsiError> {
         let cube = crate::matv5::read_cube(path, var)?;
         let dims = [cube.dims[0], cube.dims[1], cube.dims[2]];
         Ok(Self {
             path: path.display().to_string(),
-            var: var.to_string(),
+            var: cube.name.clone(),
             dims,
             class: cube.class.to_string(),
             pixels: pixel_matrix(&cube.data, dims),
@@ -530,11 +530,12 @@ impl Scene {
     }
 }
 
-/// Reads the 3-D variable `var` of the MAT-file `scene`, preprocesses it and draws the mask
-/// (all by `cfg`). Errors: the file (see [`crate::matv5::read_cube`]), the scene, or `cfg`.
+/// Reads the 3-D variable `var` of the MAT-file `scene` (with `None`, its only 3-D numeric
+/// array), preprocesses it and draws the mask (all by `cfg`). Errors: the file (see
+/// [`crate::matv5::read_cube`]), the scene, or `cfg`.
 pub fn load(
     scene: &std::path::Path,
-    var: &str,
+    var: Option<&str>,
     cfg: &HsiConfig,
 ) -> Result<(HsiSetup, HsiProblem), HsiError> {
     cfg.validate()?;
@@ -624,8 +625,8 @@ pub const PAPER_TABLE5: [PaperRow; 4] = [
 /// A rule of the `hsi` command with its default constant rate and its rate grids.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HsiRule {
-    /// The update rule.
-    pub rule: Rule,
+    /// The update rule's registry name ([`HsiRule::rule`]).
+    pub name: &'static str,
     /// Rate of a run without `--lr` or `--grid`.
     pub default_lr: f64,
     /// The rate grid of the paper's code (for GD its GPU grid; see [`PAPER_GD_CPU_GRID`]).
@@ -633,6 +634,13 @@ pub struct HsiRule {
     /// The project's own, wider grid (searched by the rule's fastest fit before the paper's
     /// grids were known; docs/gauge-lab.md).
     pub own_grid: &'static [f64],
+}
+
+impl HsiRule {
+    /// The update rule (the registry entry `name`, which every entry of [`RULES`] names).
+    pub fn rule(&self) -> Rule {
+        Rule::named(self.name).expect("RULES names registered rules")
+    }
 }
 
 /// GD's rate grid in the paper's code when run on a CPU (its GPU grid, [`HsiRule::paper_grid`],
@@ -644,25 +652,25 @@ pub const PAPER_GD_CPU_GRID: &[f64] = &[1.0, 3.0, 10.0];
 /// grids on Indian Pines at density 0.15 (docs/gauge-lab.md).
 pub const RULES: [HsiRule; 4] = [
     HsiRule {
-        rule: Rule::Gd,
+        name: "gd",
         default_lr: 1e4,
         paper_grid: &[0.3, 1.0, 3.0, 10.0, 30.0],
         own_grid: &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4],
     },
     HsiRule {
-        rule: Rule::Adam,
+        name: "adam",
         default_lr: 1e-2,
         paper_grid: &[1e-3, 3e-3, 1e-2],
         own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
     },
     HsiRule {
-        rule: Rule::ScalarAdam,
+        name: "scalar_adam",
         default_lr: 1e-2,
         paper_grid: &[3e-3, 1e-2, 3e-2],
         own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
     },
     HsiRule {
-        rule: Rule::Muon,
+        name: "muon",
         default_lr: 1e-2,
         paper_grid: &[0.01, 0.03, 0.1],
         own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
@@ -671,8 +679,8 @@ pub const RULES: [HsiRule; 4] = [
 
 /// The rule named `name` among [`RULES`]. Errors list the names.
 pub fn rule_by_name(name: &str) -> Result<&'static HsiRule, String> {
-    RULES.iter().find(|r| r.rule.name() == name).ok_or_else(|| {
-        let names: Vec<String> = RULES.iter().map(|r| r.rule.name()).collect();
+    RULES.iter().find(|r| r.name == name).ok_or_else(|| {
+        let names: Vec<&str> = RULES.iter().map(|r| r.name).collect();
         format!("unknown rule `{name}`; allowed: {}", names.join(", "))
     })
 }

@@ -84,7 +84,7 @@ pub fn searched_grids(rule: &HsiRule, grids: Grids) -> Vec<SearchedGrid> {
         rates: rates.to_vec(),
     };
     match grids {
-        Grids::Paper if rule.rule == Rule::Gd => vec![
+        Grids::Paper if rule.name == "gd" => vec![
             grid("paper", rule.paper_grid),
             grid("paper-cpu", PAPER_GD_CPU_GRID),
         ],
@@ -174,7 +174,7 @@ impl GridPlan {
                 .flat_map(|g| g.rates)
                 .collect();
             rates.sort_by(f64::total_cmp);
-            rates.dedup();
+            rates.dedup_by(|a, b| a.to_bits() == b.to_bits());
             out.extend(rates.into_iter().map(|lr| (rule, lr)));
         }
         out
@@ -241,7 +241,7 @@ pub fn select_rate(
     let runs_at = |lr: f64| -> Vec<&TrainTrace> {
         traces
             .iter()
-            .filter(|t| t.rule == rule && t.lr == lr && seeds.contains(&t.seed))
+            .filter(|t| t.rule == rule && t.lr.to_bits() == lr.to_bits() && seeds.contains(&t.seed))
             .collect()
     };
     // Candidates as (levels, steps, rate): the most levels, then the fewest steps, then the
@@ -304,7 +304,9 @@ pub fn select(runs: &[HsiRun]) -> Vec<usize> {
             let rates: Vec<f64> = mine().map(|(_, r)| r.lr).collect();
             let seeds: Vec<u64> = mine().map(|(_, r)| r.seed).collect();
             let lr = select_rate(Selection::Fastest, &traces, name, &rates, &seeds)?;
-            mine().find(|(_, r)| r.lr == lr).map(|(i, _)| i)
+            mine()
+                .find(|(_, r)| r.lr.to_bits() == lr.to_bits())
+                .map(|(i, _)| i)
         })
         .collect()
 }
@@ -497,7 +499,7 @@ impl GridReport {
     pub fn picked_by(&self, rule: &str, lr: f64) -> Vec<String> {
         self.picks
             .iter()
-            .filter(|p| p.rule == rule && p.lr == Some(lr))
+            .filter(|p| p.rule == rule && p.lr.map(f64::to_bits) == Some(lr.to_bits()))
             .map(Pick::label)
             .collect()
     }
@@ -564,7 +566,7 @@ pub fn run_prepared(
         .flat_map(|&(r, lr)| {
             problems[..selection_seeds]
                 .iter()
-                .map(move |p| (r.rule, lr, p))
+                .map(move |p| (r.rule(), lr, p))
         })
         .collect();
     let mut runs: Vec<HsiRun> = jobs
@@ -577,14 +579,14 @@ pub fn run_prepared(
         .rules
         .iter()
         .flat_map(|name| {
-            let rule = rule_by_name(name).expect("a validated plan").rule;
+            let rule = rule_by_name(name).expect("a validated plan").rule();
             let mut rates: Vec<f64> = picks
                 .iter()
                 .filter(|p| p.rule == *name)
                 .filter_map(|p| p.lr)
                 .collect();
             rates.sort_by(f64::total_cmp);
-            rates.dedup();
+            rates.dedup_by(|a, b| a.to_bits() == b.to_bits());
             rates.into_iter().map(move |lr| (rule, lr))
         })
         .collect();
@@ -622,7 +624,7 @@ pub fn run_prepared(
             let mine: Vec<&HsiRun> = report
                 .runs
                 .iter()
-                .filter(|r| r.rule == name && r.lr == lr)
+                .filter(|r| r.rule == name && r.lr.to_bits() == lr.to_bits())
                 .collect();
             RateSummary::of(&name, lr, report.picked_by(&name, lr), &mine)
         })
@@ -748,7 +750,7 @@ mod tests {
         let rates: Vec<(String, f64)> = plan
             .selection_rates()
             .into_iter()
-            .map(|(r, lr)| (r.rule.name(), lr))
+            .map(|(r, lr)| (r.rule().name(), lr))
             .collect();
         let want: Vec<(String, f64)> = [0.3, 1.0, 3.0, 10.0, 30.0]
             .map(|lr| ("gd".to_string(), lr))
@@ -896,7 +898,7 @@ mod tests {
             let runs: Vec<&HsiRun> = report
                 .runs
                 .iter()
-                .filter(|r| r.rule == s.rule && r.lr == s.lr)
+                .filter(|r| r.rule == s.rule && r.lr.to_bits() == s.lr.to_bits())
                 .collect();
             for (i, level) in s.levels.iter().enumerate() {
                 let values: Vec<f64> = runs

@@ -411,15 +411,15 @@ pub fn grid_markdown(report: &GridReport) -> String {
         .iter()
         .filter(|r| report.role(r) == Role::Selection)
         .collect();
-    let mut seen: Vec<(&str, f64)> = Vec::new();
+    let mut seen: Vec<(&str, u64)> = Vec::new();
     for r in &selection_runs {
-        if seen.contains(&(r.rule.as_str(), r.lr)) {
+        if seen.contains(&(r.rule.as_str(), r.lr.to_bits())) {
             continue;
         }
-        seen.push((&r.rule, r.lr));
+        seen.push((&r.rule, r.lr.to_bits()));
         let mine: Vec<&&HsiRun> = selection_runs
             .iter()
-            .filter(|q| q.rule == r.rule && q.lr == r.lr)
+            .filter(|q| q.rule == r.rule && q.lr.to_bits() == r.lr.to_bits())
             .collect();
         s.push_str(&format!("| {} | {} |", r.rule, r.lr));
         let traces: Vec<TrainTrace> = mine.iter().map(|q| TrainTrace::of(q)).collect();
@@ -731,9 +731,9 @@ mod tests {
         };
         let (setup, problem) = tiny_scene().problem(&cfg).unwrap();
         let runs = vec![
-            run(&problem, Rule::Gd, 10.0, &|_| {}),
-            run(&problem, Rule::Gd, 30.0, &|_| {}),
-            run(&problem, Rule::Adam, 1e-2, &|_| {}),
+            run(&problem, Rule::named("gd").unwrap(), 10.0, &|_| {}),
+            run(&problem, Rule::named("gd").unwrap(), 30.0, &|_| {}),
+            run(&problem, Rule::named("adam").unwrap(), 1e-2, &|_| {}),
         ];
         let selected = crate::sensing::hsi::grid::select(&runs);
         assert_eq!(selected.len(), 2, "one pick per rule");
