@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use nalgebra::DMatrix;
 
+use crate::attention::{self, AttentionPreset, Params};
 use crate::experiment::{PairedRun, scaled_to_dk, sweep};
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace};
 use crate::preset::Preset;
@@ -137,6 +138,49 @@ pub fn paired_run(batch: usize) -> PairedRun {
     let mut p = Preset::load("default").expect("the default preset is bundled");
     p.batch = batch;
     PairedRun::new(&p).expect("the default preset is valid")
+}
+
+/// One forward and backward pass of the attention model over its training set, at the sizes
+/// of the bundled `attention` preset (the paper's: 883 sequences, 2 layers, d 64, MLP 256).
+pub struct AttentionWorkload {
+    ws: attention::Workspace,
+    params: Params,
+    grads: Params,
+    train: attention::Batch,
+}
+
+impl AttentionWorkload {
+    /// The workload of the bundled `attention` preset, seed 0.
+    pub fn new() -> Self {
+        let p = AttentionPreset::load("attention").expect("the attention preset is bundled");
+        let arch = p.arch();
+        let train = attention::split(&p.task, p.seed).train;
+        let params = Params::init(arch, p.init, &mut stream(p.seed, Stream::AttentionInit));
+        Self {
+            ws: attention::Workspace::new(arch, train.n, true),
+            grads: Params::zeros(arch),
+            params,
+            train,
+        }
+    }
+
+    /// Runs the pass once; returns the loss.
+    pub fn run(&mut self) -> f64 {
+        let loss = self.ws.forward(&self.params, &self.train).loss;
+        self.ws.backward(&self.params, &self.train, &mut self.grads);
+        loss
+    }
+
+    /// Multiply-adds of one [`AttentionWorkload::run`] (documented in `attention::model`).
+    pub fn multiply_adds(&self) -> u64 {
+        attention::model::train_step_multiply_adds(&self.params.arch, self.train.n)
+    }
+}
+
+impl Default for AttentionWorkload {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Multiply-adds of the model work in one paired step of `run`: two twins per arm, each a batch
@@ -299,6 +343,18 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
             note,
         });
     }
+    let mut w = AttentionWorkload::new();
+    let (secs, _) = time_per_call(opts.per_figure, || {
+        std::hint::black_box(w.run());
+    });
+    push(Figure {
+        name: "attention train step (883 seq, fwd+bwd)".into(),
+        unit: "steps/s",
+        per_second: 1.0 / secs,
+        seconds: secs,
+        gflops: gflops(w.multiply_adds(), secs),
+        note: "one model, one thread".into(),
+    });
     let sweep_steps = opts.sweep_steps;
     let one = sweep_seconds(16, sweep_steps, 1);
     let two = sweep_seconds(16, sweep_steps, 2);

@@ -1,11 +1,12 @@
 //! basis-lab: does the optimizer you train with leave fingerprints in the coordinate basis of
 //! what a model learns, when the model itself cannot see the basis?
 //!
-//! The numerics (`model`, `optim`, `metrics`, `experiment`, `preset`, `rng`) are headless and
-//! import nothing from the GUI; `app` renders state and sends commands.
+//! The numerics (`model`, `optim`, `metrics`, `experiment`, `attention`, `preset`, `rng`) are
+//! headless and import nothing from the GUI; `app` renders state and sends commands.
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod attention;
 pub mod bench;
 pub mod experiment;
 pub mod explainer;

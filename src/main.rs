@@ -261,6 +261,28 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Attention twins (the paper's Table 3): train a small transformer on addition mod p with
+    /// each rule of PRESET, beside its gauge, A = I and noise twins; write attention.csv,
+    /// attention.md and trace.json into --out.
+    Attention {
+        /// An attention preset file, or a bundled one: attention, attention-quick.
+        preset: String,
+        /// Output folder (created if missing).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Override the number of seeds (mean ± sd in attention.md).
+        #[arg(long)]
+        seeds: Option<usize>,
+        /// Override the step count.
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Time the hot loops (episode, paired step, seed sweep, sensing step, memory stream) and
     /// print steps/s, episodes/s and GFLOP/s against the operation counts documented in
     /// `basis_lab::bench`. About five seconds; `--long` for about a minute and n = 128.
@@ -565,6 +587,27 @@ fn real_main() -> Result<()> {
             threads,
             quiet,
         }),
+        Some(Command::Attention {
+            preset,
+            out,
+            seeds,
+            steps,
+            threads,
+            quiet,
+        }) => {
+            use basis_lab::attention::{AttentionPreset, report, run_attention};
+            let mut p = AttentionPreset::load(&preset)?;
+            p.seeds = seeds.unwrap_or(p.seeds);
+            p.steps = steps.unwrap_or(p.steps);
+            p.validate()?;
+            writable_dir(&out)?;
+            let bar = progress_bar(quiet, (p.seeds * (p.steps + 1)) as u64, "steps");
+            let result = thread_pool(threads)?.install(|| run_attention(&p, &|| bar.inc(1)))?;
+            bar.finish_and_clear();
+            print!("{}", report::write_outputs(&result, &out)?);
+            println!("wrote {}", out.display());
+            Ok(())
+        }
         Some(Command::Bench { long }) => {
             use basis_lab::bench;
             let opts = if long {

@@ -365,7 +365,7 @@ impl Preset {
         }
         self.demos.validate()?;
         for (i, arm) in self.arms.iter().enumerate() {
-            validate_arm(i, arm)?;
+            validate_spec(&format!("arms[{i}]"), arm)?;
             if self.arms[..i]
                 .iter()
                 .any(|a| a.arm_name() == arm.arm_name())
@@ -383,8 +383,10 @@ impl Preset {
     }
 }
 
-fn validate_arm(i: usize, arm: &OptimizerSpec) -> Result<(), (String, String)> {
-    let field = |f: &str| format!("arms[{i}].{f}");
+/// Checks one optimizer spec (registry name, label, rate, hyperparameters); fields are named
+/// `{prefix}.lr` and so on. Errors: `(field, message)`.
+pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), (String, String)> {
+    let field = |f: &str| format!("{prefix}.{f}");
     if arm.info().is_none() {
         let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
         return Err((
@@ -434,7 +436,12 @@ fn below_one(field: &str, x: f64) -> Result<(), (String, String)> {
     }
 }
 
-fn int_range(field: &str, x: usize, lo: usize, hi: usize) -> Result<(), (String, String)> {
+pub(crate) fn int_range(
+    field: &str,
+    x: usize,
+    lo: usize,
+    hi: usize,
+) -> Result<(), (String, String)> {
     if (lo..=hi).contains(&x) {
         Ok(())
     } else {
@@ -446,7 +453,7 @@ fn int_range(field: &str, x: usize, lo: usize, hi: usize) -> Result<(), (String,
 }
 
 /// `x` in [lo, hi] (`lo_closed`) or (lo, hi], and finite.
-fn real_range(
+pub(crate) fn real_range(
     field: &str,
     x: f64,
     lo: f64,
