@@ -6,8 +6,8 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use basis_lab::bench::{
-    EpisodeWorkload, default_at_dk, paired_run, paired_step_multiply_adds, sensing_multiply_adds,
-    sensing_problem, sensing_run, stream_sum, sweep_seconds,
+    AttentionWorkload, EpisodeWorkload, default_at_dk, paired_run, paired_step_multiply_adds,
+    sensing_multiply_adds, sensing_problem, sensing_run, stream_sum, sweep_seconds,
 };
 use basis_lab::sensing::zoo::Rule;
 
@@ -74,5 +74,14 @@ fn sensing(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, episodes, paired, sweeps, sensing);
+fn attention(c: &mut Criterion) {
+    let mut g = c.benchmark_group("attention train step");
+    g.sample_size(20);
+    let mut w = AttentionWorkload::new();
+    g.throughput(Throughput::Elements(2 * w.multiply_adds()));
+    g.bench_function("883 sequences, fwd+bwd", |b| b.iter(|| black_box(w.run())));
+    g.finish();
+}
+
+criterion_group!(benches, episodes, paired, sweeps, sensing, attention);
 criterion_main!(benches);

@@ -27,6 +27,15 @@
 //! (n²), then `∇U = M V` and `∇V = Mᵀ U` (2·n³): **2·m·n² + 3·n³**. At n = 40 (m = 462) that is
 //! 1,670,400; at n = 128 (m = 1518), 56,033,280. A twin run doubles it.
 //!
+//! **Attention training step** ([`AttentionWorkload::multiply_adds`]), from
+//! `attention::model::train_step_multiply_adds`: the forward pass over n sequences of 3 tokens
+//! costs, per layer, `2d²·3n` (keys, values) `+ 2d²·c` (queries, `W_O`) `+ 2df·c` (MLP) `+ 2d·π·n`
+//! (attention scores and weighted values), with c = 3n query columns and π = 6 causal pairs, but
+//! c = n and π = 3 in the last layer (the loss reads the last position only), plus `p·d·n` for the
+//! logits; the backward pass is twice that, so a step is 3× the forward. At the paper's sizes
+//! (n 883, d 64, f 256, 2 layers, p 47) that is 191,745,216 for the forward pass and 575,235,648
+//! (1.15 GFLOP) per training step.
+//!
 //! # Memory bandwidth
 //!
 //! [`stream_sum`] sums an f64 buffer of the measurement operator's size (m·n² numbers) in eight
@@ -469,6 +478,7 @@ mod tests {
         assert_eq!(sensing_multiply_adds(128, 1518), 56_033_280);
         let run = paired_run(1);
         assert_eq!(paired_step_multiply_adds(&run), 8 * (18_432 + 2_048));
+        assert_eq!(AttentionWorkload::new().multiply_adds(), 3 * 191_745_216);
     }
 
     #[test]

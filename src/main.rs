@@ -283,8 +283,8 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Time the hot loops (episode, paired step, seed sweep, sensing step, memory stream) and
-    /// print steps/s, episodes/s and GFLOP/s against the operation counts documented in
+    /// Time the hot loops (episode, paired step, attention step, seed sweep, sensing step, memory
+    /// stream) and print steps/s, episodes/s and GFLOP/s against the operation counts documented in
     /// `basis_lab::bench`. About five seconds; `--long` for about a minute and n = 128.
     Bench {
         /// Longer timings and sweeps, plus the n = 128 sensing steps.
