@@ -291,7 +291,7 @@ enum Command {
         #[arg(long)]
         long: bool,
     },
-    /// List the bundled presets, or print one as RON.
+    /// List the bundled presets (the attention presets last), or print one as RON.
     Presets {
         /// Print this preset's full RON text.
         name: Option<String>,
@@ -624,6 +624,22 @@ fn real_main() -> Result<()> {
                 let p = Preset::from_ron(text, name)?;
                 println!("{name:<14} {}", p.description);
             }
+            use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
+            for (name, text) in BUNDLED_ATTENTION {
+                let p = AttentionPreset::from_ron(text, name)?;
+                println!("{name:<14} {} (`basis-lab attention`)", p.description);
+            }
+            Ok(())
+        }
+        Some(Command::Presets { name: Some(n) })
+            if basis_lab::attention::BUNDLED_ATTENTION
+                .iter()
+                .any(|(b, _)| *b == n) =>
+        {
+            println!(
+                "{}",
+                basis_lab::attention::AttentionPreset::load(&n)?.to_ron()
+            );
             Ok(())
         }
         Some(Command::Presets { name: Some(n) }) => {

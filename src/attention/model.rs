@@ -773,10 +773,26 @@ fn layer_forward(
     );
 }
 
-/// Causal attention for the query columns `off..3n` (queries `q`, d × c; keys and values `k`,
-/// `v`, d × 3n): writes the weights into `probs` and the heads' outputs into `att` (d × c).
+crate::linalg::avx2_dispatch! {
+    /// Causal attention for the query columns `off..3n` (queries `q`, d × c; keys and values
+    /// `k`, `v`, d × 3n): writes the weights into `probs` and the heads' outputs into `att`
+    /// (d × c). Compiled with AVX2 where the CPU has it.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_forward(
+        arch: &Arch,
+        n: usize,
+        off: usize,
+        q: &[f64],
+        k: &[f64],
+        v: &[f64],
+        probs: &mut [f64],
+        att: &mut [f64],
+    ) => attention_forward_impl
+}
+
 #[allow(clippy::too_many_arguments)]
-fn attention_forward(
+#[inline(always)]
+fn attention_forward_impl(
     arch: &Arch,
     n: usize,
     off: usize,
@@ -853,9 +869,7 @@ fn layer_backward(
         Operand::new(&b.s[..f * c], f, c).t(),
         0.0,
     );
-    for ((g, &sg), &u) in d_u.iter_mut().zip(&b.sig).zip(&b.u) {
-        *g *= sg * (1.0 + u * (1.0 - sg));
-    }
+    silu_backward(d_u, &b.sig, &b.u);
     gemm(
         grads.get_mut(Param::Up(l)).as_mut_slice(),
         Operand::new(d_u, f, c),
@@ -948,10 +962,26 @@ fn layer_backward(
     }
 }
 
-/// Backward through the causal attention of the query columns `off..3n`: `d_att` (d × c) in,
-/// `d_q` (d × c), `d_k` and `d_v` (d × 3n) overwritten.
+crate::linalg::avx2_dispatch! {
+    /// Backward through the causal attention of the query columns `off..3n`: `d_att` (d × c)
+    /// in, `d_q` (d × c), `d_k` and `d_v` (d × 3n) overwritten. Compiled with AVX2 where the
+    /// CPU has it.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_backward(
+        arch: &Arch,
+        n: usize,
+        off: usize,
+        b: &LayerBuffers,
+        d_att: &[f64],
+        d_q: &mut [f64],
+        d_k: &mut [f64],
+        d_v: &mut [f64],
+    ) => attention_backward_impl
+}
+
 #[allow(clippy::too_many_arguments)]
-fn attention_backward(
+#[inline(always)]
+fn attention_backward_impl(
     arch: &Arch,
     n: usize,
     off: usize,
@@ -1014,9 +1044,28 @@ fn attention_backward(
     }
 }
 
-/// Per column of `x` (d rows): `xhat = x / rms`, `rinv = 1/rms` with `rms = √(mean(x²) + ε)`,
-/// `y = g ⊙ xhat`.
-fn rms_forward(x: &[f64], g: &[f64], eps: f64, xhat: &mut [f64], rinv: &mut [f64], y: &mut [f64]) {
+crate::linalg::avx2_dispatch! {
+    /// Per column of `x` (d rows): `xhat = x / rms`, `rinv = 1/rms` with
+    /// `rms = √(mean(x²) + ε)`, `y = g ⊙ xhat`. Compiled with AVX2 where the CPU has it.
+    fn rms_forward(
+        x: &[f64],
+        g: &[f64],
+        eps: f64,
+        xhat: &mut [f64],
+        rinv: &mut [f64],
+        y: &mut [f64],
+    ) => rms_forward_impl
+}
+
+#[inline(always)]
+fn rms_forward_impl(
+    x: &[f64],
+    g: &[f64],
+    eps: f64,
+    xhat: &mut [f64],
+    rinv: &mut [f64],
+    y: &mut [f64],
+) {
     let d = g.len();
     for (((x, xh), r), y) in x
         .chunks_exact(d)
@@ -1033,10 +1082,22 @@ fn rms_forward(x: &[f64], g: &[f64], eps: f64, xhat: &mut [f64], rinv: &mut [f64
     }
 }
 
-/// Backward of [`rms_forward`]: from `d_y` (gradient of y), writes the gain gradient
-/// `d_g = Σ_cols d_y ⊙ xhat` and `d_x = (d_ŷ − xhat·mean(d_ŷ ⊙ xhat)) · rinv` with
-/// `d_ŷ = d_y ⊙ g`, column by column.
-fn rms_backward(
+crate::linalg::avx2_dispatch! {
+    /// Backward of [`rms_forward`]: from `d_y` (gradient of y), writes the gain gradient
+    /// `d_g = Σ_cols d_y ⊙ xhat` and `d_x = (d_ŷ − xhat·mean(d_ŷ ⊙ xhat)) · rinv` with
+    /// `d_ŷ = d_y ⊙ g`, column by column. Compiled with AVX2 where the CPU has it.
+    fn rms_backward(
+        d_y: &[f64],
+        g: &[f64],
+        xhat: &[f64],
+        rinv: &[f64],
+        d_g: &mut [f64],
+        d_x: &mut [f64],
+    ) => rms_backward_impl
+}
+
+#[inline(always)]
+fn rms_backward_impl(
     d_y: &[f64],
     g: &[f64],
     xhat: &[f64],
@@ -1078,6 +1139,19 @@ fn silu_impl(u: &[f64], sig: &mut [f64], s: &mut [f64]) {
     }
 }
 
+crate::linalg::avx2_dispatch! {
+    /// `g ← g · SiLU′(u)` entrywise with `SiLU′(u) = σ(u)·(1 + u·(1 − σ(u)))` from the stored
+    /// `sig = σ(u)`. Compiled with AVX2 where the CPU has it.
+    fn silu_backward(g: &mut [f64], sig: &[f64], u: &[f64]) => silu_backward_impl
+}
+
+#[inline(always)]
+fn silu_backward_impl(g: &mut [f64], sig: &[f64], u: &[f64]) {
+    for ((g, &sg), &u) in g.iter_mut().zip(sig).zip(u) {
+        *g *= sg * (1.0 + u * (1.0 - sg));
+    }
+}
+
 /// `e^x` within about 2 ulp for |x| ≤ 708 (the argument is clamped to that range; NaN stays
 /// NaN), without branches or calls so that loops over it vectorise. Cody–Waite reduction
 /// `x = k·ln 2 + r` with |r| ≤ ½ln 2 (k found by the 1.5·2⁵² rounding trick, whose bits also
@@ -1087,8 +1161,8 @@ fn silu_impl(u: &[f64], sig: &mut [f64], s: &mut [f64]) {
 #[inline(always)]
 fn exp_branch_free(x: f64) -> f64 {
     const ROUND: f64 = 6_755_399_441_055_744.0;
-    const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_700_0e-10;
+    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     let x = x.clamp(-708.0, 708.0);
     let t = x * std::f64::consts::LOG2_E + ROUND;
     let k = t - ROUND;
@@ -1118,7 +1192,7 @@ const FACTORIALS: [f64; 12] = [
     39_916_800.0,
 ];
 
-#[inline]
+#[inline(always)]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
