@@ -452,6 +452,7 @@ fn bundled_presets_load_validate_and_round_trip() {
         }
     );
     assert_eq!(paper.models_per_seed(), 11);
+    assert_eq!(paper.arch().numbers(), 104_896);
 }
 
 /// A preset that trains in well under a second.
