@@ -653,3 +653,30 @@ fn the_command_line_writes_the_three_files_and_names_bad_fields() {
     ]);
     assert!(err.contains("field `steps`"), "{err}");
 }
+
+#[test]
+fn a_diverging_run_is_marked_while_the_others_go_on() {
+    let p = tiny(vec![
+        run_spec("gd", 1e6, &[TwinKind::Gauge]),
+        run_spec("adam", 1e-2, &[TwinKind::Gauge]),
+    ]);
+    let result = run_attention(&p, &|| {}).unwrap();
+    let seed = &result.seeds[0];
+    let at = seed.models[0]
+        .diverged_at
+        .expect("a rate of 1e6 blows the loss up");
+    assert!(at <= 3, "diverged at step {at}");
+    assert_eq!(seed.models[2].diverged_at, None);
+    let last = |run, twin| {
+        seed.records
+            .iter()
+            .rfind(|r| r.run == run && r.twin == twin)
+            .unwrap()
+    };
+    assert!(last(0, None).train.loss.is_nan());
+    assert!(last(0, Some(TwinKind::Gauge)).logit_distance.is_nan());
+    assert!(last(1, Some(TwinKind::Gauge)).logit_distance > 0.0);
+    assert!(last(1, None).train.loss < 7f64.ln());
+    let md = report::markdown(&result);
+    assert!(md.contains("gd base (seed 0) diverged at step"), "{md}");
+}

@@ -37,6 +37,12 @@ use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
 /// Validation sequences per evaluation pass (the evaluation workspace's capacity).
 pub const EVAL_CHUNK: usize = 256;
 
+/// A mean training cross-entropy above this many nats marks a model diverged. A run that blows
+/// up here need not overflow: its softmax saturates, the gradient vanishes and the loss can sit
+/// at any finite size (or fall back to ln p once the weights are inf and the logits equal), so
+/// only a bound catches it. The training loss starts near ln p (3.85 at p = 47) and falls.
+pub const DIVERGED_LOSS: f64 = 1e4;
+
 /// What distinguishes a twin from its base model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TwinKind {
@@ -294,13 +300,14 @@ impl Trainee {
     }
 
     /// Loss and accuracy on the training set at the current weights, and the gradient if
-    /// `backward`. A non-finite loss marks the model diverged at `step`.
+    /// `backward`. A loss that is not finite or exceeds [`DIVERGED_LOSS`] marks the model
+    /// diverged at `step`; it is not trained further.
     fn forward_backward(&mut self, train: &Batch, step: usize, backward: bool) {
         if self.diverged_at.is_some() {
             return;
         }
         self.train = self.ws.forward(&self.params, train);
-        if !self.train.loss.is_finite() {
+        if !(self.train.loss.is_finite() && self.train.loss <= DIVERGED_LOSS) {
             self.diverged_at = Some(step);
             self.train = NAN_STATS;
         } else if backward {
