@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::data::{MAX_MODULUS, TaskConfig};
 use super::model::{Arch, Init, ModelConfig, Workspace};
-use super::twins::{EVAL_CHUNK, TwinKind};
 use crate::optim::OptimizerSpec;
 use crate::preset::{PresetError, int_range, real_range, validate_spec};
 
@@ -28,6 +27,44 @@ pub const MAX_RUNS: usize = 16;
 /// Most f64 values all models of one seed may hold together (parameters, gradients, optimizer
 /// state and workspaces): 3.2 GB.
 pub const MAX_NUMBERS: usize = 400_000_000;
+
+/// Validation sequences per evaluation pass: the capacity of each model's evaluation workspace,
+/// counted in [`AttentionPreset::numbers_per_seed`].
+pub const EVAL_CHUNK: usize = 256;
+
+/// What distinguishes a twin from its base model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TwinKind {
+    /// Haar-rotated query–key space per head: the same function in another basis.
+    Gauge,
+    /// A = I: the gauge construction with identity matrices; must never differ.
+    Identity,
+    /// Small Gaussian perturbation of W_Q and W_K in the same basis.
+    Noise,
+}
+
+impl TwinKind {
+    /// Every kind, in table order.
+    pub const ALL: [TwinKind; 3] = [TwinKind::Gauge, TwinKind::Identity, TwinKind::Noise];
+
+    /// The name in CSV and JSON: `gauge`, `identity`, `noise`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TwinKind::Gauge => "gauge",
+            TwinKind::Identity => "identity",
+            TwinKind::Noise => "noise",
+        }
+    }
+
+    /// The name in tables: `gauge`, `A = I`, `noise`.
+    pub fn label(self) -> &'static str {
+        match self {
+            TwinKind::Gauge => "gauge",
+            TwinKind::Identity => "A = I",
+            TwinKind::Noise => "noise",
+        }
+    }
+}
 
 /// A rejected value: the field's path in the preset (`runs[1].rule.lr`) and what is allowed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

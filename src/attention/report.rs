@@ -12,8 +12,8 @@ use serde::ser::{SerializeSeq, Serializer};
 
 use super::data::SEQ_LEN;
 use super::model::{Params, Stats};
-use super::preset::AttentionPreset;
-use super::twins::{AttentionResult, Record, SeedResult, TwinKind};
+use super::preset::{AttentionPreset, TwinKind};
+use super::twins::{AttentionResult, Record, SeedResult};
 use crate::experiment::output::{AtomicFile, csv_num, write_atomic};
 
 /// The paper's Table 3 (float32 CPU): rule (registry name), its rate, twin kind, and the relative

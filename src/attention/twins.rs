@@ -30,52 +30,15 @@ use serde::{Deserialize, Serialize};
 
 use super::data::{Batch, Split, split};
 use super::model::{Arch, Param, Params, Stats, Workspace};
-use super::preset::{AttentionPreset, FieldError, RunSpec};
+use super::preset::{AttentionPreset, EVAL_CHUNK, FieldError, RunSpec, TwinKind};
 use crate::optim::{Optimizer, OptimizerSpec};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
-
-/// Validation sequences per evaluation pass (the evaluation workspace's capacity).
-pub const EVAL_CHUNK: usize = 256;
 
 /// A mean training cross-entropy above this many nats marks a model diverged. A run that blows
 /// up here need not overflow: its softmax saturates, the gradient vanishes and the loss can sit
 /// at any finite size (or fall back to ln p once the weights are inf and the logits equal), so
 /// only a bound catches it. The training loss starts near ln p (3.85 at p = 47) and falls.
 pub const DIVERGED_LOSS: f64 = 1e4;
-
-/// What distinguishes a twin from its base model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TwinKind {
-    /// Haar-rotated query–key space per head: the same function in another basis.
-    Gauge,
-    /// A = I: the gauge construction with identity matrices; must never differ.
-    Identity,
-    /// Small Gaussian perturbation of W_Q and W_K in the same basis.
-    Noise,
-}
-
-impl TwinKind {
-    /// Every kind, in table order.
-    pub const ALL: [TwinKind; 3] = [TwinKind::Gauge, TwinKind::Identity, TwinKind::Noise];
-
-    /// The name in CSV and JSON: `gauge`, `identity`, `noise`.
-    pub fn name(self) -> &'static str {
-        match self {
-            TwinKind::Gauge => "gauge",
-            TwinKind::Identity => "identity",
-            TwinKind::Noise => "noise",
-        }
-    }
-
-    /// The name in tables: `gauge`, `A = I`, `noise`.
-    pub fn label(self) -> &'static str {
-        match self {
-            TwinKind::Gauge => "gauge",
-            TwinKind::Identity => "A = I",
-            TwinKind::Noise => "noise",
-        }
-    }
-}
 
 /// Per layer and head a Haar-random orthogonal d_h × d_h matrix (index `l·H + h`), drawn in that
 /// order from the seed's [`Stream::AttentionRotation`] stream.
