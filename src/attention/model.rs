@@ -505,11 +505,6 @@ impl Workspace {
         layers + (3 * d + 1 + 2 * arch.classes) * n + bw
     }
 
-    /// Largest batch this workspace takes.
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     /// The logits of the last forward pass: classes × n, column-major (column i = sequence i).
     pub fn logits(&self) -> &[f64] {
         &self.logits[..self.arch.classes * self.n]

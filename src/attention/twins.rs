@@ -337,7 +337,8 @@ pub struct ModelResult {
     pub initial_qk: Vec<(DMatrix<f64>, DMatrix<f64>)>,
     /// The weights after the last update.
     pub final_params: Params,
-    /// The step at which the training loss stopped being finite, if it did.
+    /// The step at which the training loss became non-finite or passed [`DIVERGED_LOSS`], if
+    /// it did.
     pub diverged_at: Option<usize>,
 }
 
@@ -422,12 +423,6 @@ impl SeedRun {
             step: 0,
             records: Vec::new(),
         })
-    }
-
-    /// The next step to be measured or trained (0 before the first update; `steps + 1` when
-    /// finished).
-    pub fn current_step(&self) -> usize {
-        self.step
     }
 
     /// Whether every step is done.
