@@ -147,10 +147,11 @@ fn an_attention_step_allocates_only_the_gemm_packing_buffers() {
         }
         let during = allocations() - before;
         // matrixmultiply allocates one packing buffer per product (39 per step here); nothing
-        // else may.
-        assert!(
-            during <= 3 * ws.products_per_step(),
-            "{name}: {during} allocations in 3 steps of {} products",
+        // else may, and the count pins `products_per_step` as documented.
+        assert_eq!(
+            during,
+            3 * ws.products_per_step(),
+            "{name}: allocations in 3 steps of {} products",
             ws.products_per_step()
         );
     }

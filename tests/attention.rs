@@ -158,7 +158,9 @@ fn a_smaller_batch_in_a_larger_workspace_gives_the_same_numbers() {
 
 #[test]
 fn the_gradient_matches_central_differences() {
-    for (layers, heads, d_model) in [(1, 1, 6), (2, 2, 8)] {
+    // One layer is the last layer alone (queries at the last position only); two add a full
+    // layer below it; three add a full layer below a full layer.
+    for (layers, heads, d_model) in [(1, 1, 6), (2, 2, 8), (3, 4, 8)] {
         let arch = small_arch(layers, heads, d_model, 5);
         let mut params = random_params(arch, 10 + layers as u64);
         let batch = all_pairs(5);
@@ -216,6 +218,14 @@ fn the_gauge_rotation_leaves_every_score_and_qk_form_unchanged() {
     for (x, y) in a.iter().zip(&b) {
         assert!(relative_distance(x.as_slice(), y.as_slice()) < 1e-14);
     }
+    assert_ne!(rotations[0], rotations[1], "each head draws its own A");
+    let batch = all_pairs(7);
+    let mut ws = Workspace::new(arch, batch.n, false);
+    ws.forward(&params, &batch);
+    let before = ws.logits().to_vec();
+    ws.forward(&rotated, &batch);
+    let after = relative_distance(&before, ws.logits());
+    assert!(after < 1e-14, "the logits move by {after:e}");
 }
 
 /// The paper's setting with only the given runs and `steps` steps.
@@ -347,6 +357,38 @@ fn momentum_and_scalar_adam_gauge_twins_stay_below_1e_9_through_step_50() {
     for loss in base {
         assert!(loss < 47f64.ln() - 0.2, "both rules train: loss {loss}");
     }
+}
+
+/// Muon orthogonalises each hidden matrix's momentum as stored (d_out × d_in). The gauge twin's
+/// W_Q and W_K are `blockdiag(A_h) · W` and their gradients and momenta likewise, and Newton–Schulz
+/// (`X ← aX + (bXXᵀ + c(XXᵀ)²)X`) commutes with an orthogonal left factor; the Adam group sees the
+/// same gradients in both twins. So the twin stays at rounding error until the training's chaos
+/// amplifies that (after step 50, docs/attention.md).
+#[test]
+fn muons_gauge_twin_stays_at_rounding_error_through_step_20() {
+    let p = paper_with(
+        vec![RunSpec {
+            rule: OptimizerSpec::new("muon", 0.02),
+            rest: Some(OptimizerSpec::new("adam", 1e-3)),
+            twins: vec![TwinKind::Gauge],
+        }],
+        20,
+    );
+    let mut run = SeedRun::new(&p, 0).unwrap();
+    while !run.finished() {
+        run.step();
+    }
+    let recs = records_of(&run, 0, TwinKind::Gauge);
+    assert_eq!(recs.len(), 21);
+    let worst = recs.iter().map(|x| x.logit_distance).fold(0.0, f64::max);
+    assert!(worst < 1e-12, "gauge twin reached {worst:e}");
+    let qk = recs.iter().map(|x| x.qk_max()).fold(0.0, f64::max);
+    assert!(qk < 1e-12, "QK forms reached {qk:e}");
+    let moved = recs[20].train.loss;
+    assert!(
+        moved < recs[0].train.loss - 0.2,
+        "Muon trains: loss {moved}"
+    );
 }
 
 #[test]
@@ -611,6 +653,29 @@ fn make_twin_changes_only_the_query_and_key_weights() {
             } else {
                 assert_eq!(a, b, "{kind:?} {}", p.name());
             }
+        }
+        let dh = arch.head_dim();
+        let mut sq = (0.0, 0usize);
+        for l in 0..arch.layers {
+            for p in [Param::Query(l), Param::Key(l)] {
+                let (a, b) = (base.get(p), twin.get(p));
+                sq.0 += (b - a).norm_squared();
+                sq.1 += a.len();
+                for h in 0..arch.heads {
+                    let rows = |m: &DMatrix<f64>| m.rows(h * dh, dh).clone_owned();
+                    let want = match kind {
+                        TwinKind::Gauge => &rotations[l * arch.heads + h] * rows(a),
+                        _ => rows(a),
+                    };
+                    let off = (rows(b) - want).amax();
+                    let tol = if kind == TwinKind::Noise { 1e-6 } else { 1e-15 };
+                    assert!(off < tol, "{kind:?} layer {l} head {h}: {off:e}");
+                }
+            }
+        }
+        let rms = (sq.0 / sq.1 as f64).sqrt();
+        if kind == TwinKind::Noise {
+            assert!((0.85e-7..1.15e-7).contains(&rms), "noise of size {rms:e}");
         }
     }
 }

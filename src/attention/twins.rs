@@ -132,7 +132,7 @@ pub fn qk_forms(params: &Params, out: &mut [DMatrix<f64>]) {
 }
 
 /// The relative distance `‖a − b‖ / (½(‖a‖ + ‖b‖))` (Frobenius norms of equal-length slices);
-/// 0 when both are zero, NaN when either holds a NaN.
+/// 0 when both are zero, NaN when either holds a NaN. Panics if the lengths differ.
 pub fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "equal lengths");
     let (mut diff, mut na, mut nb) = (0.0, 0.0, 0.0);
