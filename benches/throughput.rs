@@ -9,7 +9,11 @@ use basis_lab::bench::{
     AttentionWorkload, EpisodeWorkload, default_at_dk, paired_run, paired_step_multiply_adds,
     sensing_multiply_adds, sensing_problem, sensing_run, stream_sum, sweep_seconds,
 };
-use basis_lab::sensing::zoo::Rule;
+
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
 
 fn episodes(c: &mut Criterion) {
     let mut g = c.benchmark_group("episode fwd+bwd");
@@ -66,7 +70,7 @@ fn sensing(c: &mut Criterion) {
         g.throughput(Throughput::Elements(
             2 * sensing_multiply_adds(n, problem.m()),
         ));
-        for rule in [Rule::Gd, Rule::Adam, Rule::Muon, Rule::Shampoo] {
+        for rule in [rule("gd"), rule("adam"), rule("muon"), rule("shampoo")] {
             let mut run = sensing_run(&problem, rule);
             g.bench_function(rule.name(), |b| b.iter(|| run.step()));
         }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::axis_concentration;
 use crate::optim::{Adam, Optimizer};
+use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// The state of the three demos, saved in presets so a teacher can reopen a configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,45 +44,33 @@ impl Default for DemoSettings {
 }
 
 impl DemoSettings {
-    /// Checks every field against its range. Errors: `(field, message with allowed range)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    /// Checks every field against its range. Errors name the field (`key_angles_deg[1]`) and
+    /// its range.
+    pub fn validate(&self) -> Result<(), FieldError> {
         let n = self.key_angles_deg.len();
         if !(2..=6).contains(&n) {
-            return Err((
-                "demos.key_angles_deg".into(),
+            return Err(FieldError::new(
+                "key_angles_deg",
                 format!("{n} keys given; allowed 2..=6"),
             ));
         }
-        for (i, a) in self.key_angles_deg.iter().enumerate() {
-            if !(a.is_finite() && a.abs() <= 360.0) {
-                return Err((
-                    format!("demos.key_angles_deg[{i}]"),
-                    format!("{a} is out of range; allowed [-360, 360]"),
-                ));
-            }
+        for (i, &a) in self.key_angles_deg.iter().enumerate() {
+            check_real(
+                &format!("key_angles_deg[{i}]"),
+                a,
+                Range::closed(-360.0, 360.0),
+            )?;
         }
-        let real = |field: &str, x: f64, lo: f64, hi: f64| {
-            if x.is_finite() && (lo..=hi).contains(&x) {
-                Ok(())
-            } else {
-                Err((
-                    format!("demos.{field}"),
-                    format!("{x} is out of range; allowed [{lo}, {hi}]"),
-                ))
-            }
-        };
-        real("beta", self.beta, 0.0, 2.0)?;
-        real("rotation_deg", self.rotation_deg, -180.0, 180.0)?;
-        real("gradient[0]", self.gradient[0], -10.0, 10.0)?;
-        real("gradient[1]", self.gradient[1], -10.0, 10.0)?;
-        real("phi_deg", self.phi_deg, -180.0, 180.0)?;
-        if !(1..=1000).contains(&self.adam_steps) {
-            return Err((
-                "demos.adam_steps".into(),
-                format!("{} is out of range; allowed 1..=1000", self.adam_steps),
-            ));
-        }
-        Ok(())
+        check_real("beta", self.beta, Range::closed(0.0, 2.0))?;
+        check_real(
+            "rotation_deg",
+            self.rotation_deg,
+            Range::closed(-180.0, 180.0),
+        )?;
+        check_real("gradient[0]", self.gradient[0], Range::closed(-10.0, 10.0))?;
+        check_real("gradient[1]", self.gradient[1], Range::closed(-10.0, 10.0))?;
+        check_real("phi_deg", self.phi_deg, Range::closed(-180.0, 180.0))?;
+        check_int("adam_steps", self.adam_steps, 1, 1000)
     }
 
     /// The keys of Demo 1 as unit columns (`2 × n`).

@@ -1,8 +1,12 @@
 //! basis-lab: does the optimizer you train with leave fingerprints in the coordinate basis of
 //! what a model learns, when the model itself cannot see the basis?
 //!
-//! The numerics (`model`, `optim`, `metrics`, `experiment`, `attention`, `preset`, `rng`) are
-//! headless and import nothing from the GUI; `app` renders state and sends commands.
+//! The numerics (`model`, `optim`, `metrics`, `experiment`, `sensing`, `attention`, `preset`,
+//! `rng`) are headless and import nothing from the GUI; `app` renders state and sends commands.
+//!
+//! Doc comments cite the numerics reference in the repository, `docs/numerics.md`, as
+//! "numerics §n": the model, every update rule, every metric, the twin protocol and the gauge
+//! lab, with the formulas and a glossary of the names used here.
 #![warn(missing_docs)]
 
 pub mod app;
@@ -19,4 +23,5 @@ pub mod preset;
 pub mod rng;
 pub mod sensing;
 pub mod shard;
+pub mod validate;
 pub mod worker;

@@ -1,5 +1,5 @@
 //! The RON preset: every numerics setting of an experiment, with documented defaults and
-//! validation that names the field and its allowed range (SPEC §6).
+//! validation that names the field and its allowed range (numerics §6).
 
 use std::path::Path;
 
@@ -8,7 +8,8 @@ use thiserror::Error;
 
 use crate::explainer::DemoSettings;
 use crate::model::MemoryConfig;
-use crate::optim::{OptimizerSpec, REGISTRY};
+use crate::optim::{Hyper, OptimizerSpec, REGISTRY};
+use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Largest preset file accepted, in bytes.
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
@@ -35,7 +36,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ),
 ];
 
-/// One experiment: the memory task, the training schedule and the arms (SPEC §1–§4, §6).
+/// One experiment: the memory task, the training schedule and the arms (numerics §1–§4, §6).
 /// Every field has a default, so a preset file may list only what it changes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -152,59 +153,100 @@ fn location(line: Option<usize>, column: Option<usize>) -> String {
     }
 }
 
+impl PresetError {
+    /// An error about the source as a whole (unreadable, too long, not text).
+    pub fn whole(file: &str, message: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            line: None,
+            column: None,
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    /// A RON syntax or type error at its line:column; names the field when the error is about
+    /// a value, not about the structure.
+    pub fn parse(e: &ron::error::SpannedError, text: &str, file: &str) -> Self {
+        let message = e
+            .code
+            .to_string()
+            .replace("`OptimizerSpec`", "an arm")
+            .replace("`DemoSettings`", "`demos`")
+            .replace("struct `Preset`", "the preset");
+        let structural = ["field named", "comma", "closing", "opening", "end of"]
+            .iter()
+            .any(|w| message.contains(w));
+        let offset = byte_offset(text, e.span.start.line, e.span.start.col);
+        Self {
+            file: file.into(),
+            line: Some(e.span.start.line),
+            column: Some(e.span.start.col),
+            field: (!structural).then(|| field_before(text, offset)).flatten(),
+            message,
+        }
+    }
+
+    /// A validation error of `text`, at the line:column where it writes the field (if it does).
+    pub fn invalid(e: FieldError, text: &str, file: &str) -> Self {
+        let (line, column) = locate_field(text, &e.field).unzip();
+        Self {
+            file: file.into(),
+            line,
+            column,
+            field: Some(e.field),
+            message: e.message,
+        }
+    }
+}
+
+/// The text of the file at `path` (shown as `shown` in errors) for a preset reader: at most
+/// `max` bytes of UTF-8. The file is only read. Errors: unreadable, too long, not UTF-8.
+pub fn read_text(path: &Path, shown: &str, max: u64) -> Result<String, PresetError> {
+    let io_err = |e: std::io::Error| PresetError::whole(shown, format!("cannot read: {e}"));
+    let len = std::fs::metadata(path).map_err(io_err)?.len();
+    if len > max {
+        return Err(PresetError::whole(
+            shown,
+            format!("file is {len} bytes; at most {max} are accepted"),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(io_err)?;
+    String::from_utf8(bytes).map_err(|e| PresetError::whole(shown, format!("not UTF-8 text: {e}")))
+}
+
+/// `text` without a leading UTF-8 byte-order mark (U+FEFF), which some editors write at the
+/// start of every file they save; every reader of a text file the user may edit calls this.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 impl Preset {
-    /// Parses and validates RON `text`; `file` names the source in errors.
+    /// Parses and validates RON `text` (a leading byte-order mark is ignored); `file` names the
+    /// source in errors.
     ///
     /// Errors: syntax errors and unknown fields with line:column from the parser; type errors;
     /// out-of-range values naming the field and its range (with line:column when the field is
     /// written in the text); text longer than [`MAX_PRESET_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
+        let text = without_bom(text);
         if text.len() as u64 > MAX_PRESET_BYTES {
-            return Err(PresetError {
-                file: file.into(),
-                line: None,
-                column: None,
-                field: None,
-                message: format!(
+            return Err(PresetError::whole(
+                file,
+                format!(
                     "preset is {} bytes; at most {MAX_PRESET_BYTES} are accepted",
                     text.len()
                 ),
-            });
+            ));
         }
         // IMPLICIT_SOME lets `init_std: 0.1` stand for `Some(0.1)`.
         let preset: Preset = ron::Options::default()
             .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
             .from_str(text)
-            .map_err(|e| {
-                let message = e
-                    .code
-                    .to_string()
-                    .replace("`OptimizerSpec`", "an arm")
-                    .replace("`DemoSettings`", "`demos`")
-                    .replace("struct `Preset`", "the preset");
-                // Name the field only for errors about a value, not about the structure.
-                let structural = ["field named", "comma", "closing", "opening", "end of"]
-                    .iter()
-                    .any(|w| message.contains(w));
-                let offset = byte_offset(text, e.span.start.line, e.span.start.col);
-                PresetError {
-                    file: file.into(),
-                    line: Some(e.span.start.line),
-                    column: Some(e.span.start.col),
-                    field: (!structural).then(|| field_before(text, offset)).flatten(),
-                    message,
-                }
-            })?;
-        preset.validate().map_err(|(field, message)| {
-            let (line, column) = locate_field(text, &field).unzip();
-            PresetError {
-                file: file.into(),
-                line,
-                column,
-                field: Some(field),
-                message,
-            }
-        })?;
+            .map_err(|e| PresetError::parse(&e, text, file))?;
+        preset
+            .validate()
+            .map_err(|e| PresetError::invalid(e, text, file))?;
         Ok(preset)
     }
 
@@ -219,42 +261,15 @@ impl Preset {
                 return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
             }
             let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
-            return Err(PresetError {
-                file: path_or_name.into(),
-                line: None,
-                column: None,
-                field: None,
-                message: format!(
+            return Err(PresetError::whole(
+                path_or_name,
+                format!(
                     "no such file, and no bundled preset of that name (bundled: {})",
                     names.join(", ")
                 ),
-            });
+            ));
         }
-        let io_err = |e: std::io::Error| PresetError {
-            file: path_or_name.into(),
-            line: None,
-            column: None,
-            field: None,
-            message: format!("cannot read: {e}"),
-        };
-        let len = std::fs::metadata(path).map_err(io_err)?.len();
-        if len > MAX_PRESET_BYTES {
-            return Err(PresetError {
-                file: path_or_name.into(),
-                line: None,
-                column: None,
-                field: None,
-                message: format!("file is {len} bytes; at most {MAX_PRESET_BYTES} are accepted"),
-            });
-        }
-        let bytes = std::fs::read(path).map_err(io_err)?;
-        let text = String::from_utf8(bytes).map_err(|e| PresetError {
-            file: path_or_name.into(),
-            line: None,
-            column: None,
-            field: None,
-            message: format!("not UTF-8 text: {e}"),
-        })?;
+        let text = read_text(path, path_or_name, MAX_PRESET_BYTES)?;
         Self::from_ron(&text, path_or_name)
     }
 
@@ -292,27 +307,28 @@ impl Preset {
         self.init_std.unwrap_or(1.0 / (self.d_k as f64).sqrt())
     }
 
-    /// Checks every field against its range. Errors: `(field, message with allowed range)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
-        int_range("d_k", self.d_k, 1, 256)?;
-        int_range("n_keys", self.n_keys, 1, 1024)?;
-        int_range("n_values", self.n_values, 1, 1024)?;
-        int_range("pairs_per_episode", self.pairs_per_episode, 1, self.n_keys)?;
-        real_range("beta", self.beta, 0.0, 2.0, true)?;
-        real_range("gain", self.gain, 0.0, 1000.0, false)?;
-        int_range("batch", self.batch, 1, 4096)?;
-        int_range("steps", self.steps, 0, 100_000_000)?;
+    /// Checks every field against its range. Errors name the field by its path (`arms[1].lr`,
+    /// `demos.beta`) and its allowed range.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        check_int("d_k", self.d_k, 1, 256)?;
+        check_int("n_keys", self.n_keys, 1, 1024)?;
+        check_int("n_values", self.n_values, 1, 1024)?;
+        check_int("pairs_per_episode", self.pairs_per_episode, 1, self.n_keys)?;
+        check_real("beta", self.beta, Range::closed(0.0, 2.0))?;
+        check_real("gain", self.gain, Range::above(0.0, 1000.0))?;
+        check_int("batch", self.batch, 1, 4096)?;
+        check_int("steps", self.steps, 0, 100_000_000)?;
         if let Some(s) = self.init_std {
-            real_range("init_std", s, 0.0, 100.0, false)?;
+            check_real("init_std", s, Range::above(0.0, 100.0))?;
         }
-        int_range("eval_every", self.eval_every, 1, 100_000_000)?;
-        int_range("n_heldout", self.n_heldout, 1, 100_000)?;
-        int_range("baseline_rotations", self.baseline_rotations, 2, 100_000)?;
+        check_int("eval_every", self.eval_every, 1, 100_000_000)?;
+        check_int("n_heldout", self.n_heldout, 1, 100_000)?;
+        check_int("baseline_rotations", self.baseline_rotations, 2, 100_000)?;
         // One twin's workspace (the checks below bound all twins together).
         let work = self.n_values * self.d_k * (self.pairs_per_episode + 1);
         if work > 20_000_000 {
-            return Err((
-                "pairs_per_episode".into(),
+            return Err(FieldError::new(
+                "pairs_per_episode",
                 format!(
                     "n_values × d_k × (pairs_per_episode + 1) = {work} exceeds the memory limit \
                      of 20000000 numbers; make the task smaller"
@@ -321,8 +337,8 @@ impl Preset {
         }
         let held = self.n_heldout * self.pairs_per_episode;
         if held > MAX_HELDOUT_PAIRS {
-            return Err((
-                "n_heldout".into(),
+            return Err(FieldError::new(
+                "n_heldout",
                 format!(
                     "n_heldout × pairs_per_episode = {held} exceeds the limit of \
                      {MAX_HELDOUT_PAIRS} held-out pairs kept in memory; allowed \
@@ -338,23 +354,23 @@ impl Preset {
         ] {
             let n = text.chars().count();
             if n > max {
-                return Err((
-                    field.into(),
+                return Err(FieldError::new(
+                    field,
                     format!("{n} characters; allowed at most {max}"),
                 ));
             }
         }
         if self.arms.is_empty() || self.arms.len() > 16 {
-            return Err((
-                "arms".into(),
+            return Err(FieldError::new(
+                "arms",
                 format!("{} arms given; allowed 1..=16", self.arms.len()),
             ));
         }
         let per_arm = if self.noise_twins { 3 } else { 2 };
         let total = self.arms.len() * per_arm * work;
         if total > MAX_WORKSPACE_NUMBERS {
-            return Err((
-                "arms".into(),
+            return Err(FieldError::new(
+                "arms",
                 format!(
                     "{} arms × {per_arm} twins × {work} workspace numbers = {total} exceeds the \
                      memory limit of {MAX_WORKSPACE_NUMBERS} numbers; use fewer arms or a \
@@ -363,14 +379,14 @@ impl Preset {
                 ),
             ));
         }
-        self.demos.validate()?;
+        self.demos.validate().map_err(|e| e.within("demos"))?;
         for (i, arm) in self.arms.iter().enumerate() {
             validate_spec(&format!("arms[{i}]"), arm)?;
             if self.arms[..i]
                 .iter()
                 .any(|a| a.arm_name() == arm.arm_name())
             {
-                return Err((
+                return Err(FieldError::new(
                     format!("arms[{i}].label"),
                     format!(
                         "arm name `{}` is used twice; give one of them a distinct `label`",
@@ -384,12 +400,12 @@ impl Preset {
 }
 
 /// Checks one optimizer spec (registry name, label, rate, hyperparameters); fields are named
-/// `{prefix}.lr` and so on. Errors: `(field, message)`.
-pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), (String, String)> {
+/// `{prefix}.lr` and so on. Errors name the field.
+pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), FieldError> {
     let field = |f: &str| format!("{prefix}.{f}");
     if arm.info().is_none() {
         let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
-        return Err((
+        return Err(FieldError::new(
             field("optimizer"),
             format!(
                 "unknown optimizer `{}`; allowed: {}",
@@ -406,7 +422,7 @@ pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), (St
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
         if !ok {
-            return Err((
+            return Err(FieldError::new(
                 field("label"),
                 format!(
                     "label `{label}` must be 1..=32 characters of a-z, 0-9, _ or - and must not \
@@ -415,61 +431,14 @@ pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), (St
             ));
         }
     }
-    real_range(&field("lr"), arm.lr, 0.0, 1e6, false)?;
-    real_range(&field("beta1"), arm.beta1, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("beta1"), arm.beta1))?;
-    real_range(&field("beta2"), arm.beta2, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("beta2"), arm.beta2))?;
-    real_range(&field("momentum"), arm.momentum, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("momentum"), arm.momentum))?;
-    real_range(&field("alpha"), arm.alpha, 0.0, 1.0, true)
-        .and_then(|_| below_one(&field("alpha"), arm.alpha))?;
-    real_range(&field("eps"), arm.eps, 0.0, 1e6, true)?;
+    check_real(&field("lr"), arm.lr, Range::above(0.0, 1e6))?;
+    // Every field, also those the rule ignores: a saved preset must load under any rule.
+    for h in Hyper::ALL {
+        if let (Some(range), Some(x)) = (h.range(), arm.value(h)) {
+            check_real(&field(h.name()), x, range)?;
+        }
+    }
     Ok(())
-}
-
-fn below_one(field: &str, x: f64) -> Result<(), (String, String)> {
-    if x < 1.0 {
-        Ok(())
-    } else {
-        Err((field.into(), format!("{x} is out of range; allowed [0, 1)")))
-    }
-}
-
-pub(crate) fn int_range(
-    field: &str,
-    x: usize,
-    lo: usize,
-    hi: usize,
-) -> Result<(), (String, String)> {
-    if (lo..=hi).contains(&x) {
-        Ok(())
-    } else {
-        Err((
-            field.into(),
-            format!("{x} is out of range; allowed {lo}..={hi}"),
-        ))
-    }
-}
-
-/// `x` in [lo, hi] (`lo_closed`) or (lo, hi], and finite.
-pub(crate) fn real_range(
-    field: &str,
-    x: f64,
-    lo: f64,
-    hi: f64,
-    lo_closed: bool,
-) -> Result<(), (String, String)> {
-    let ok = x.is_finite() && (if lo_closed { x >= lo } else { x > lo }) && x <= hi;
-    if ok {
-        Ok(())
-    } else {
-        let open = if lo_closed { "[" } else { "(" };
-        Err((
-            field.into(),
-            format!("{x} is out of range; allowed {open}{lo}, {hi}]"),
-        ))
-    }
 }
 
 /// 1-based (line, column) of where `field` is written in `text`: for `arms[i].name`, the i-th

@@ -1,4 +1,4 @@
-//! Seeded random streams (SPEC §1): every consumer of randomness reads its own ChaCha8 stream
+//! Seeded random streams (numerics §1): every consumer of randomness reads its own ChaCha8 stream
 //! derived from the preset seed, so changing how much one consumer draws never shifts another.
 
 use nalgebra::DMatrix;
@@ -18,7 +18,7 @@ pub enum Stream {
     Training = 3,
     /// The fixed held-out episodes.
     HeldOut = 4,
-    /// Rotations of the random-rotation baseline (SPEC §4).
+    /// Rotations of the random-rotation baseline (numerics §4).
     Baseline = 5,
     /// The perturbation of the noise twins.
     Noise = 6,
@@ -54,7 +54,7 @@ pub fn gaussian_matrix(rng: &mut ChaCha8Rng, rows: usize, cols: usize, std: f64)
     })
 }
 
-/// A Haar-random `d × d` orthogonal matrix (SPEC §3): QR of a standard Gaussian matrix, with
+/// A Haar-random `d × d` orthogonal matrix (numerics §3): QR of a standard Gaussian matrix, with
 /// column j of Q multiplied by sign(R_jj) so the distribution is exactly Haar. det Q = ±1.
 /// (nalgebra's QR already returns R with a non-negative diagonal, so the fix is a safeguard
 /// that keeps the result Haar whatever convention the factorisation follows.)

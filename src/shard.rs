@@ -15,11 +15,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::output::write_atomic;
 use crate::experiment::{
-    DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, assemble_sweep, run_seed_until,
-    scaled_to_dk, sweep_seeds, with_adam_eps,
+    DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, assemble_sweep, check_seed,
+    run_seed_until, scaled_to_dk, sweep_seeds, with_adam_eps,
 };
 use crate::preset::Preset;
 use crate::sensing::zoo::{RunResult, ZooPreset, run_zoo_cells};
+use crate::validate::{FieldError, check_int};
 
 /// Name of the file a shard writes into its output folder.
 pub const SHARD_FILE: &str = "shard.ron";
@@ -174,17 +175,10 @@ impl Job {
 
     /// Checks the settings as the commands do: seeds 1..=[`MAX_SEEDS`], 1..=[`MAX_POINTS`] ε
     /// or d_k values (ε in [0, 1e6], an Adam arm present), and a valid preset at every point.
-    /// Errors: `(field, message)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    /// Errors name the field.
+    pub fn validate(&self) -> Result<(), FieldError> {
         if let Job::Zoo { preset } = self {
             return preset.validate();
-        }
-        let (_, seeds) = self.point(0);
-        if !(1..=MAX_SEEDS).contains(&seeds) {
-            return Err((
-                "seeds".into(),
-                format!("{seeds} is out of range; allowed 1..={MAX_SEEDS}"),
-            ));
         }
         let points = match self {
             Job::EpsSweep { eps, preset, .. } => {
@@ -192,15 +186,15 @@ impl Job {
                     .iter()
                     .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
                 {
-                    return Err((
-                        "eps".into(),
+                    return Err(FieldError::new(
+                        "eps",
                         format!("{bad} is out of range; allowed [0, 1e6]"),
                     ));
                 }
                 if !preset.arms.iter().any(|a| a.optimizer == "adam") {
-                    return Err((
-                        "arms".into(),
-                        "the preset has no adam arm for the ε sweep".into(),
+                    return Err(FieldError::new(
+                        "arms",
+                        "the preset has no adam arm for the ε sweep",
                     ));
                 }
                 eps.len()
@@ -209,16 +203,22 @@ impl Job {
             _ => 1,
         };
         if !(1..=MAX_POINTS).contains(&points) {
-            return Err((
-                self.points_name().into(),
+            return Err(FieldError::new(
+                self.points_name(),
                 format!("{points} values given; allowed 1..={MAX_POINTS}"),
             ));
         }
+        // `point(0)` needs at least one ε or d_k value, checked just above.
+        let (_, seeds) = self.point(0);
+        check_int("seeds", seeds, 1, MAX_SEEDS)?;
         for p in 0..points {
             let preset = self.point(p).0;
-            preset.validate().map_err(|(f, m)| match self {
-                Job::DkSweep { dks, .. } => (f, format!("at d_k = {}: {m}", dks[p])),
-                _ => (f, m),
+            preset.validate().map_err(|e| match self {
+                Job::DkSweep { dks, .. } => FieldError {
+                    message: format!("at d_k = {}: {}", dks[p], e.message),
+                    ..e
+                },
+                _ => e,
             })?;
         }
         Ok(())
@@ -242,6 +242,16 @@ impl Job {
         }
     }
 
+    /// Every point's preset of a valid seed, ε or d_k sweep, and its seeds per point: cell `c`
+    /// runs point `c / seeds` at seed `c % seeds` from that preset's seed (see [`cell_run`]).
+    fn points(&self) -> (Vec<Preset>, usize) {
+        let (_, seeds) = self.point(0);
+        let presets = (0..self.total_cells() / seeds)
+            .map(|p| self.point(p).0)
+            .collect();
+        (presets, seeds)
+    }
+
     /// Runs the cells listed in `cells` in parallel on the current rayon pool; `progress()`
     /// after each. Errors: an invalid preset (at any point), or a cancel. Panics on a cell
     /// index out of range.
@@ -256,15 +266,11 @@ impl Job {
             let runs = run_zoo_cells(preset, cells, progress, cancel);
             return Ok(runs.into_iter().map(CellResult::Zoo).collect());
         }
-        let (_, seeds) = self.point(0);
-        let presets: Vec<Preset> = (0..self.total_cells() / seeds)
-            .map(|p| self.point(p).0)
-            .collect();
+        let (presets, seeds) = self.points();
         cells
             .par_iter()
             .map(|&c| {
-                let preset = &presets[c / seeds];
-                let seed = preset.seed.wrapping_add((c % seeds) as u64);
+                let (preset, seed) = cell_run(&presets, seeds, c);
                 let r = run_seed_until(preset, seed, cancel).map(CellResult::Seed);
                 progress();
                 r
@@ -387,12 +393,32 @@ pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
         ));
     }
     let text = std::fs::read_to_string(&file).map_err(|e| format!("{name}: cannot read: {e}"))?;
-    let out: ShardOutput =
-        ron::from_str(&text).map_err(|e| format!("{name}: not a shard file: {e}"))?;
+    parse_shard(&text, &name)
+}
+
+/// Parses the text of a shard file (a leading byte-order mark is ignored) and checks its
+/// layout: version, shard spec, wall time, one result per cell. `name` names it in errors. The
+/// results themselves are checked against the job by [`merge`].
+pub fn parse_shard(text: &str, name: &str) -> Result<ShardOutput, String> {
+    let out: ShardOutput = ron::from_str(crate::preset::without_bom(text))
+        .map_err(|e| format!("{name}: not a shard file: {e}"))?;
     if out.format != SHARD_FORMAT {
         return Err(format!(
             "{name}: shard format {} (this build reads {SHARD_FORMAT})",
             out.format
+        ));
+    }
+    if out.shard.count == 0 || out.shard.count > MAX_SHARDS || out.shard.index >= out.shard.count {
+        return Err(format!(
+            "{name}: field `shard`: {}/{} is not a shard; allowed i/N with 0 <= i < N <= \
+             {MAX_SHARDS}",
+            out.shard.index, out.shard.count
+        ));
+    }
+    if !(out.seconds.is_finite() && out.seconds >= 0.0) {
+        return Err(format!(
+            "{name}: field `seconds`: {} is out of range; allowed finite, >= 0",
+            out.seconds
         ));
     }
     if out.cells.len() != out.results.len() {
@@ -405,18 +431,42 @@ pub fn read_shard(dir: &Path) -> Result<ShardOutput, String> {
     Ok(out)
 }
 
+/// The preset and seed of cell `c` of a seed, ε or d_k sweep whose points are `points` with
+/// `seeds` seeds each (as [`Job::points`] gives them). Panics if `c` is out of range.
+fn cell_run(points: &[Preset], seeds: usize, c: usize) -> (&Preset, u64) {
+    let preset = &points[c / seeds];
+    (preset, preset.seed.wrapping_add((c % seeds) as u64))
+}
+
 /// Combines shards (each with the name it was read from, for errors) into the full result.
 ///
 /// Errors: no shards; shards of different jobs (command, preset or settings) or split into
-/// different counts; a cell held twice or missing (listing them); a result of the wrong kind.
+/// different counts; a cell held twice or missing (listing them); a result of the wrong kind,
+/// or one that is not what its cell of the job computes (checked as values read from disk by
+/// [`ZooPreset::check_run`] and [`check_seed`]), naming the shard and the cell.
 pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     let Some((first_name, first)) = shards.first() else {
         return Err("no shards given".into());
     };
     let job = first.job.clone();
-    job.validate()
-        .map_err(|(f, m)| format!("{first_name}: field `{f}`: {m}"))?;
+    job.validate().map_err(|e| format!("{first_name}: {e}"))?;
     let total = job.total_cells();
+    // What each cell must hold: the zoo's cell list, or each point's preset and its seeds.
+    let (zoo_cells, points, seeds) = match &job {
+        Job::Zoo { preset } => (preset.cells(), Vec::new(), 1),
+        _ => {
+            let (points, seeds) = job.points();
+            (Vec::new(), points, seeds)
+        }
+    };
+    let check = |c: usize, r: &CellResult| match (&job, r) {
+        (Job::Zoo { preset }, CellResult::Zoo(run)) => preset.check_run(zoo_cells[c], run),
+        (_, CellResult::Seed(arms)) => {
+            let (p, seed) = cell_run(&points, seeds, c);
+            check_seed(p, seed, arms)
+        }
+        (_, CellResult::Zoo(_)) => Err("a zoo run in a seed sweep".into()),
+    };
     let mut owner: Vec<Option<usize>> = vec![None; total];
     let mut slots: Vec<Option<CellResult>> = vec![None; total];
     let mut seconds = 0.0;
@@ -432,7 +482,14 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
                  shards of one command run"
             ));
         }
-        if s.shard.count != first.shard.count || s.total_cells != total {
+        if s.total_cells != total {
+            return Err(format!(
+                "{name}: field `total_cells`: {} where the job has {total} cells; the file was \
+                 edited or damaged",
+                s.total_cells
+            ));
+        }
+        if s.shard.count != first.shard.count {
             return Err(format!(
                 "{name} is shard {}/{} but {first_name} is shard {}/{}; all shards must come \
                  from one split",
@@ -451,6 +508,12 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
             if c >= total || !kind_ok {
                 return Err(format!("{name}: cell {c} does not belong to this job"));
             }
+            check(c, r).map_err(|e| {
+                format!(
+                    "{name}: cell {c} does not hold what the job's cell computes ({e}); the file \
+                     was edited or damaged: run that shard again"
+                )
+            })?;
             if let Some(other) = owner[c] {
                 return Err(format!(
                     "cell {c} is in both {} and {name}: the same shard was given twice, or \

@@ -129,6 +129,41 @@ pub enum Update {
     Crashed(String),
 }
 
+/// What the UI needs of whatever trains the paired run: commands in, updates out, and whether
+/// it has ended. The desktop app runs it on a thread ([`Worker`]); a build without threads can
+/// step the same [`PairedRun`] inside its frame loop behind this interface instead.
+pub trait Trainer {
+    /// Sends a command; dropped silently once the trainer has ended.
+    fn send(&self, cmd: Command);
+    /// Every update that has arrived, without blocking.
+    fn drain(&self) -> Vec<Update>;
+    /// Whether it has ended (after a crash or shutdown).
+    fn is_finished(&self) -> bool;
+}
+
+impl Trainer for Worker {
+    fn send(&self, cmd: Command) {
+        Worker::send(self, cmd)
+    }
+
+    fn drain(&self) -> Vec<Update> {
+        Worker::drain(self).collect()
+    }
+
+    fn is_finished(&self) -> bool {
+        Worker::is_finished(self)
+    }
+}
+
+/// Starts the trainer of this build on `preset` (paused at step 0): a [`Worker`] thread.
+/// `repaint` is called after every message. Errors: an invalid preset.
+pub fn spawn_trainer(
+    preset: Preset,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+) -> Result<Box<dyn Trainer>, crate::validate::FieldError> {
+    Ok(Box::new(Worker::spawn(preset, repaint)?))
+}
+
 /// A running worker thread; dropping it stops the thread and joins it.
 pub struct Worker {
     tx: Sender<Command>,
@@ -141,11 +176,11 @@ pub struct Worker {
 
 impl Worker {
     /// Starts a worker on `preset` (paused at step 0). `repaint` is called after every message
-    /// so the UI wakes up. Errors: an invalid preset, as `(field, message)`.
+    /// so the UI wakes up. Errors: an invalid preset.
     pub fn spawn(
         preset: Preset,
         repaint: Arc<dyn Fn() + Send + Sync>,
-    ) -> Result<Self, (String, String)> {
+    ) -> Result<Self, crate::validate::FieldError> {
         preset.validate()?;
         let snapshot_unread = Arc::new(AtomicBool::new(false));
         let unread = snapshot_unread.clone();
@@ -339,7 +374,7 @@ impl Loop {
                     self.running = was_running;
                     self.reset_pacing();
                 }
-                Err((f, m)) => self.send(Update::Rejected(format!("field `{f}`: {m}"))),
+                Err(e) => self.send(Update::Rejected(e.to_string())),
             },
             Command::Reset => self.restart(None),
             Command::Play => {
@@ -395,7 +430,7 @@ impl Loop {
             .map(|a| ArmLabel {
                 name: a.name().into(),
                 optimizer: a.info().name.into(),
-                equivariant: a.info().equivariant,
+                equivariant: a.equivariant(),
             })
             .collect();
         self.send(Update::Started {

@@ -7,6 +7,11 @@ use std::cell::Cell;
 use basis_lab::experiment::PairedRun;
 use basis_lab::preset::Preset;
 
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
+
 struct Counting;
 
 thread_local! {
@@ -62,18 +67,19 @@ fn a_paired_step_allocates_nothing_after_warm_up() {
 
 #[test]
 fn a_sensing_step_allocates_nothing_after_warm_up() {
-    use basis_lab::sensing::zoo::{FactorRun, Rule};
+    use basis_lab::sensing::zoo::FactorRun;
     use basis_lab::sensing::{SensingConfig, SensingProblem};
     let problem = SensingProblem::new(&SensingConfig::default(), 0);
     for rule in [
-        Rule::Gd,
-        Rule::Adam,
-        Rule::ScalarAdam,
-        Rule::Muon,
-        Rule::Lion,
-        Rule::Adafactor,
+        rule("gd"),
+        rule("adam"),
+        rule("scalar_adam"),
+        rule("muon"),
+        rule("lion"),
+        rule("adafactor"),
+        rule("adagrad"),
     ] {
-        let mut run = FactorRun::new(&problem, rule, rule.paper_lr(), 1000, 0, true);
+        let mut run = FactorRun::new(&problem, rule, rule.default_lr(), 1000, 0, true);
         for _ in 0..3 {
             run.step();
         }
@@ -89,7 +95,6 @@ fn a_sensing_step_allocates_nothing_after_warm_up() {
 #[test]
 fn a_completion_step_allocates_nothing_after_warm_up() {
     use basis_lab::sensing::hsi::{HsiConfig, HsiProblem, HsiWorkspace};
-    use basis_lab::sensing::zoo::Rule;
     use nalgebra::DMatrix;
     let x = DMatrix::from_fn(60, 20, |i, j| ((i * 3 + j) as f64 * 0.3).sin());
     let cfg = HsiConfig {
@@ -97,7 +102,7 @@ fn a_completion_step_allocates_nothing_after_warm_up() {
         ..HsiConfig::default()
     };
     let problem = HsiProblem::new(x, &cfg).unwrap();
-    for rule in [Rule::Gd, Rule::Adam, Rule::Muon] {
+    for rule in [rule("gd"), rule("adam"), rule("muon")] {
         let (u, v) = problem.init();
         let mut params = [u, v];
         let mut grads = [DMatrix::zeros(60, 8), DMatrix::zeros(20, 8)];

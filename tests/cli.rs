@@ -227,3 +227,19 @@ fn eps_sweep_changes_only_adam_and_a_large_eps_calms_its_twins() {
     let csv = std::fs::read_to_string(dir.path().join("eps_sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 2);
 }
+
+#[test]
+fn the_app_refuses_an_unknown_section_or_tab_and_lists_the_known_ones() {
+    let err = fails(&["--panel", "lobby"]);
+    assert!(
+        err.contains("unknown panel `lobby`") && err.contains("gauge"),
+        "{err}"
+    );
+    let err = fails(&["--tab", "dial"]);
+    assert!(
+        err.contains("unknown tab `dial` of section `test`") && err.contains("matched"),
+        "{err}"
+    );
+    let err = fails(&["--panel", "gauge", "--tab", "eps"]);
+    assert!(err.contains("zoo, dial, tail, live"), "{err}");
+}

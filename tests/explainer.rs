@@ -112,10 +112,10 @@ fn demo_settings_are_validated() {
         key_angles_deg: vec![0.0; 7],
         ..DemoSettings::default()
     };
-    assert!(bad.validate().unwrap_err().1.contains("2..=6"));
+    assert!(bad.validate().unwrap_err().message.contains("2..=6"));
     let bad = DemoSettings {
         gradient: [f64::NAN, 0.0],
         ..DemoSettings::default()
     };
-    assert_eq!(bad.validate().unwrap_err().0, "demos.gradient[0]");
+    assert_eq!(bad.validate().unwrap_err().field, "gradient[0]");
 }

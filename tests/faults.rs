@@ -14,9 +14,14 @@ use basis_lab::experiment::ArmStatus;
 use basis_lab::experiment::output::AtomicFile;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
-use basis_lab::sensing::zoo::{Outcome, Rule};
+use basis_lab::sensing::zoo::Outcome;
 use basis_lab::worker::{Command as Cmd, Update, Worker};
 use common::{bin, ok};
+
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
 
 #[test]
 fn killing_the_process_during_a_big_save_leaves_the_old_files_intact() {
@@ -252,13 +257,13 @@ fn the_training_worker_marks_a_diverged_arm_and_keeps_training_the_others() {
 
 #[test]
 fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
-    use basis_lab::app::gauge_job::{LiveJob, LiveUpdate};
+    use basis_lab::app::panels::gauge_lab::{LiveJob, LiveUpdate};
     let cfg = SensingConfig {
         n: 12,
         rank: 2,
         ..SensingConfig::default()
     };
-    let rules = vec![(Rule::Gd, 1e3), (Rule::Gd, 0.01), (Rule::Muon, 0.1)];
+    let rules = vec![(rule("gd"), 1e3), (rule("gd"), 0.01), (rule("muon"), 0.1)];
     let job = LiveJob::start(cfg, rules, 3, 800, Arc::new(|| {}));
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut done = [None, None, None];
@@ -311,4 +316,185 @@ fn a_worker_panic_is_reported_and_a_new_worker_runs() {
     wait_status(&again, |s, arms| {
         s == 2 && arms.iter().all(|a| *a == ArmStatus::Running)
     });
+}
+
+/// The reported preset: saved by an editor that starts the file with a UTF-8 byte-order mark.
+#[test]
+fn presets_and_zoo_presets_may_start_with_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "// small preset\nPreset(\n    name: \"tiny\",\n    d_k: 4,\n    n_keys: 8,\n    \
+                n_values: 4,\n    pairs_per_episode: 4,\n    batch: 1,\n    steps: 20,\n    \
+                eval_every: 10,\n    n_heldout: 10,\n    baseline_rotations: 8,\n    arms: [\n        \
+                (optimizer: \"gd\", lr: 0.5),\n        (optimizer: \"adam\", lr: 0.01),\n    ],\n)\n";
+    let run = |name: &str, body: String| {
+        let file = dir.path().join(format!("{name}.ron"));
+        std::fs::write(&file, body).unwrap();
+        let out = dir.path().join(name);
+        ok(&[
+            "run",
+            file.to_str().unwrap(),
+            "--no-trace",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        std::fs::read(out.join("metrics.csv")).unwrap()
+    };
+    let plain = run("plain", text.to_string());
+    assert_eq!(run("bom", format!("\u{feff}{text}")), plain);
+    assert_eq!(
+        Preset::from_ron(&format!("\u{feff}{text}"), "pasted text").unwrap(),
+        Preset::from_ron(text, "pasted text").unwrap()
+    );
+    let zoo = "ZooPreset(name: \"z\", problem: (n: 5, rank: 1), budget: 10, seeds: 1, rules: [Gd])";
+    assert_eq!(
+        basis_lab::sensing::zoo::ZooPreset::from_ron(&format!("\u{feff}{zoo}"), "z.ron").unwrap(),
+        basis_lab::sensing::zoo::ZooPreset::from_ron(zoo, "z.ron").unwrap()
+    );
+}
+
+/// The reported settings file: a kept zoo sweep whose run has `lr: NaN` (the zoo tab's saved
+/// settings, under `gauge/zoo`).
+const NAN_ZOO_CACHE: &str = "(seeds: 1, analysis: (last: Some((inputs: (name: \"z\", problem: \
+     (n: 5, rank: 1), budget: 10, seeds: 1, rules: [Gd]), result: [(rule: \"gd\", equivariant: \
+     true, lr: NaN, seed: 0, tau: 0.0, steps: 10, outcome: Budget, train_loss: 0.1, recovery: \
+     0.5, erank: 1.0, balancedness: 0.0, twin_drift: None)]))))";
+
+/// Settings showing the gauge lab, with `panels` (path, saved text) restored.
+fn saved_settings(panels: &[(&str, &str)]) -> basis_lab::app::Settings {
+    basis_lab::app::Settings {
+        open: "gauge".into(),
+        panels: panels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// The settings as the app reads them from disk: parsed, checked, every panel restored.
+/// Returns the settings, the panels and the lines of the notice.
+fn restore(
+    s: &basis_lab::app::Settings,
+) -> (
+    basis_lab::app::Settings,
+    Vec<Box<dyn basis_lab::app::panel::Panel>>,
+    Vec<String>,
+) {
+    use basis_lab::app::saved::{parse_app_ron, sanitize};
+    let mut s = parse_app_ron(&common::app_ron(s)).unwrap().unwrap();
+    let mut notes = sanitize(&mut s);
+    let mut panels = basis_lab::app::panels::sections();
+    notes.extend(basis_lab::app::shell::load_panels(&mut panels, &s.panels));
+    (s, panels, notes)
+}
+
+#[test]
+fn a_saved_zoo_sweep_with_a_nan_rate_is_dropped_with_a_notice() {
+    use basis_lab::app::panels::controlled_test::SeedSweep;
+    use basis_lab::app::panels::gauge_lab::{LiveRuns, SweepTab};
+    use basis_lab::app::shell::find_panel;
+    use basis_lab::sensing::zoo::{RunResult, summarise};
+    // The summary itself never panics on such a run: groups are keyed by bits.
+    let run: &str = &NAN_ZOO_CACHE[NAN_ZOO_CACHE.find("(rule:").unwrap()..];
+    let run: RunResult = ron::from_str(&run[..run.find(")]").unwrap() + 1]).unwrap();
+    let s = summarise(std::slice::from_ref(&run));
+    assert_eq!((s.len(), s[0].seeds), (1, 1));
+    assert!(s[0].lr.is_nan());
+
+    let (settings, panels, notes) = restore(&saved_settings(&[("gauge/zoo", NAN_ZOO_CACHE)]));
+    assert_eq!(
+        notes,
+        vec![
+            "gauge/zoo: the saved gauge-lab zoo sweep was dropped (cell 0, gd at lr 0.01, seed 0: \
+             field `lr`: NaN differs from the preset's cell list, which has 0.01)"
+        ]
+    );
+    let zoo = find_panel::<SweepTab>(&panels, "gauge/zoo").unwrap();
+    assert!(zoo.analysis.last.is_none());
+    assert_eq!(
+        (settings.open.as_str(), zoo.seeds),
+        ("gauge", 1),
+        "the rest is kept"
+    );
+
+    // The same sweep with its real rate is kept.
+    let fixed = NAN_ZOO_CACHE.replace("lr: NaN", "lr: 0.01");
+    let (_, panels, notes) = restore(&saved_settings(&[("gauge/zoo", &fixed)]));
+    assert_eq!(notes, Vec::<String>::new());
+    let zoo = find_panel::<SweepTab>(&panels, "gauge/zoo").unwrap();
+    assert_eq!(zoo.analysis.last.as_ref().unwrap().result[0].lr, 0.01);
+
+    // Out-of-range numbers are reset to their defaults.
+    let mut s = saved_settings(&[
+        ("test/sweep", "(seeds: 100000000)"),
+        ("gauge/zoo", "(seeds: 0)"),
+        ("gauge/live", "(rules: [Gd, Dial(NaN)])"),
+    ]);
+    s.speed = Some(f64::NAN);
+    let (settings, panels, notes) = restore(&s);
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    let seeds = |path| find_panel::<SweepTab>(&panels, path).unwrap().seeds;
+    assert_eq!(
+        (
+            find_panel::<SeedSweep>(&panels, "test/sweep")
+                .unwrap()
+                .seeds,
+            seeds("gauge/zoo")
+        ),
+        (8, 3)
+    );
+    assert_eq!(settings.speed, Some(200.0));
+    let live = find_panel::<LiveRuns>(&panels, "gauge/live").unwrap();
+    assert_eq!(live.settings.rules, vec![rule("gd")]);
+}
+
+#[test]
+fn an_unreadable_settings_file_is_kept_aside_and_a_bom_is_accepted() {
+    use basis_lab::app::saved::{keep_unreadable_aside, parse_app_ron};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.ron");
+    assert_eq!(
+        keep_unreadable_aside(&file),
+        None,
+        "no file yet: a first start"
+    );
+
+    let good = common::app_ron(&basis_lab::app::Settings {
+        dark: true,
+        ..Default::default()
+    });
+    std::fs::write(&file, &good).unwrap();
+    assert_eq!(keep_unreadable_aside(&file), None);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), good, "untouched");
+
+    std::fs::write(&file, format!("\u{feff}{good}")).unwrap();
+    assert_eq!(keep_unreadable_aside(&file), None);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        good,
+        "the mark removed"
+    );
+    assert!(parse_app_ron(&good).unwrap().unwrap().dark);
+
+    for (n, bad) in [
+        (1, "{ \"app\": \"(dark: true)\", ".to_string()),
+        (2, good.replace("dark:true", "dark:5")),
+        (3, "\u{0}\u{1}binary".to_string()),
+    ] {
+        std::fs::write(&file, &bad).unwrap();
+        let notice = keep_unreadable_aside(&file).expect("a notice");
+        let aside = if n == 1 {
+            dir.path().join("app.ron.unreadable")
+        } else {
+            dir.path().join(format!("app.ron.unreadable.{n}"))
+        };
+        assert!(!file.exists(), "eframe will start from defaults");
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), bad, "kept whole");
+        assert!(
+            notice.contains("could not be read")
+                && notice.contains(&format!("the file was kept as {}", aside.display())),
+            "{notice}"
+        );
+    }
 }

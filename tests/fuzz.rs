@@ -405,6 +405,7 @@ proptest! {
                 prop_assert!(p.cells().len() <= basis_lab::sensing::zoo::MAX_CELLS);
             }
             Err(e) => {
+                let e = e.to_string();
                 prop_assert!(e.starts_with("zoo-fuzz.ron"), "{}", e);
                 if e.contains("out of range") {
                     prop_assert!(e.contains("allowed") && e.contains("field `"), "{}", e);
@@ -456,7 +457,9 @@ fn oversized_text_is_refused_before_parsing() {
         "ZooPreset(name: \"{}\")",
         "x".repeat(MAX_ZOO_BYTES as usize)
     );
-    let e = ZooPreset::from_ron(&text, "big-zoo.ron").unwrap_err();
+    let e = ZooPreset::from_ron(&text, "big-zoo.ron")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("at most 1048576"), "{e}");
 }
 
@@ -514,7 +517,7 @@ fn every_size_limit_names_its_field_and_range() {
         ),
     ];
     for (text, field, range) in zoo {
-        let e = ZooPreset::from_ron(text, "z.ron").unwrap_err();
+        let e = ZooPreset::from_ron(text, "z.ron").unwrap_err().to_string();
         assert!(e.contains(field) && e.contains(range), "{text}: {e}");
     }
     for (name, text) in BUNDLED_ZOO {
@@ -553,18 +556,24 @@ fn spec() -> BoxedStrategy<OptimizerSpec> {
         prop::array::uniform4(real(0.0, 0.999_999_999, true)),
         real(0.0, 1e6, true),
         any::<bool>(),
+        (real(0.0, 1.0, true), real(0.0, 1e6, false), 1usize..=1000),
     )
         .prop_map(
-            |(opt, lr, [beta1, beta2, momentum, alpha], eps, svd)| OptimizerSpec {
-                optimizer: opt.into(),
-                label: None,
-                lr,
-                beta1,
-                beta2,
-                eps,
-                momentum,
-                alpha,
-                polar: if svd { Polar::Svd } else { Polar::NewtonSchulz },
+            |(opt, lr, [beta1, beta2, momentum, alpha], eps, svd, (p, damping, root_every))| {
+                OptimizerSpec {
+                    optimizer: opt.into(),
+                    label: None,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    alpha,
+                    polar: if svd { Polar::Svd } else { Polar::NewtonSchulz },
+                    p,
+                    damping,
+                    root_every,
+                }
             },
         )
         .boxed()

@@ -1,4 +1,4 @@
-//! The exact gradient of the delta-rule memory (SPEC §1) against central finite differences,
+//! The exact gradient of the delta-rule memory (numerics §1) against central finite differences,
 //! and the symmetry the whole question rests on: loss(QW) = loss(W), ∇(QW) = Q∇(W).
 
 use basis_lab::model::{Episode, EpisodeSampler, MemoryConfig, Workspace};

@@ -5,12 +5,22 @@ mod common;
 
 use std::time::Duration;
 
-use basis_lab::app::state::{AppState, LiveTab, Section, Settings};
+use basis_lab::app::panel::Panel;
+use basis_lab::app::panels::controlled_test::{
+    ControlledTest, DkSweep, EpsSweep, Live, Matched, SeedSweep,
+};
+use basis_lab::app::panels::gauge_lab::{LiveRuns, SweepTab};
+use basis_lab::app::{AppState, Settings};
 use basis_lab::preset::Preset;
 use basis_lab::worker::Command;
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
+}
 
 type State = Option<AppState>;
 
@@ -23,16 +33,31 @@ fn settings(preset: &str) -> Settings {
 }
 
 fn harness(s: Settings) -> Harness<'static, State> {
+    harness_with(s, |_| {})
+}
+
+/// A harness whose app is set up by `setup` before its first frame; every frame runs the
+/// app's logic, then draws it (as eframe does).
+fn harness_with(s: Settings, setup: fn(&mut AppState)) -> Harness<'static, State> {
     Harness::builder()
         .with_size(egui::vec2(1920.0, 1200.0))
         .build_ui_state(
             move |ui, state: &mut State| {
-                state
-                    .get_or_insert_with(|| AppState::new(ui.ctx(), s.clone()))
-                    .ui(ui)
+                let app = state.get_or_insert_with(|| {
+                    let mut app = AppState::new(ui.ctx(), s.clone());
+                    setup(&mut app);
+                    app
+                });
+                app.logic();
+                app.ui(ui)
             },
             None,
         )
+}
+
+/// The panel of type `P` at `path` (`test/eps`).
+fn panel<'a, P: Panel>(h: &'a Harness<'static, State>, path: &str) -> &'a P {
+    app(h).panel::<P>(path).expect("a panel of that type there")
 }
 
 fn app<'a>(h: &'a Harness<'static, State>) -> &'a AppState {
@@ -51,44 +76,47 @@ fn wait_for(h: &mut Harness<'static, State>, what: &str, cond: impl Fn(&AppState
     let a = h.state().as_ref();
     panic!(
         "timed out waiting for: {what} (step {:?}, running {:?}, crashed {:?})",
-        a.map(|a| a.history.step),
-        a.map(|a| a.history.running),
-        a.map(|a| a.crashed.clone())
+        a.map(|a| a.lab.history.step),
+        a.map(|a| a.lab.history.running),
+        a.map(|a| a.lab.crashed.clone())
     );
 }
 
 #[test]
 fn play_runs_steps_and_fills_the_plots_then_reset_returns_to_zero() {
     let mut h = harness(settings("classroom"));
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
-    assert_eq!(app(&h).history.step, 0);
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
+    assert_eq!(app(&h).lab.history.step, 0);
     h.get_by_label("▶ Play").click();
-    wait_for(&mut h, "200 steps", |a| a.history.step >= 200);
+    wait_for(&mut h, "200 steps", |a| a.lab.history.step >= 200);
     let a = app(&h);
     assert!(
-        a.history.records_received >= 2 * 200,
+        a.lab.history.records_received >= 2 * 200,
         "two arms report every step"
     );
-    for arm in &a.history.arms {
+    for arm in &a.lab.history.arms {
         assert!(arm.orientation_div.len() > 50, "plot data grows");
         assert!(arm.heldout.is_some());
     }
-    let gd = &a.history.arms[0];
+    let gd = &a.lab.history.arms[0];
     assert!(
         gd.latest.unwrap().orientation_div < 1e-13,
         "GD twins at float noise"
     );
-    let adam = &a.history.arms[1];
+    let adam = &a.lab.history.arms[1];
     assert!(
         adam.latest.unwrap().orientation_div > 1e-3,
         "Adam twins drift"
     );
     // The classroom budget is 600 steps: the run pauses there by itself.
     wait_for(&mut h, "the step budget", |a| {
-        !a.history.running && a.history.step == 600
+        !a.lab.history.running && a.lab.history.step == 600
     });
     assert!(
         app(&h)
+            .lab
             .history
             .stopped
             .as_deref()
@@ -98,10 +126,10 @@ fn play_runs_steps_and_fills_the_plots_then_reset_returns_to_zero() {
     h.get_by_label_contains("step 600 / 600");
     h.get_by_label("⟲ Reset").click();
     wait_for(&mut h, "reset to step 0", |a| {
-        a.history.step == 0 && a.history.records_received == 0
+        a.lab.history.step == 0 && a.lab.history.records_received == 0
     });
     // Only the snapshot of the fresh W0 remains.
-    assert!(app(&h).history.arms[0].orientation_div.len() <= 1);
+    assert!(app(&h).lab.history.arms[0].orientation_div.len() <= 1);
 }
 
 #[test]
@@ -109,30 +137,38 @@ fn keyboard_steps_and_plays() {
     let mut s = settings("classroom");
     s.speed = Some(100.0);
     let mut h = harness(s);
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
     h.key_press(egui::Key::Period);
-    wait_for(&mut h, "one step", |a| a.history.step == 1);
+    wait_for(&mut h, "one step", |a| a.lab.history.step == 1);
     h.key_press(egui::Key::Space);
-    wait_for(&mut h, "running", |a| a.history.step > 20);
+    wait_for(&mut h, "running", |a| a.lab.history.step > 20);
     h.key_press(egui::Key::Space);
-    wait_for(&mut h, "paused", |a| !a.history.running);
-    let paused_at = app(&h).history.step;
+    wait_for(&mut h, "paused", |a| !a.lab.history.running);
+    let paused_at = app(&h).lab.history.step;
     assert!(paused_at < 600, "paused by the key, not by the budget");
-    assert!(app(&h).history.stopped.is_none());
+    assert!(app(&h).lab.history.stopped.is_none());
     for _ in 0..20 {
         h.step();
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(app(&h).history.step, paused_at, "a paused run stays put");
+    assert_eq!(
+        app(&h).lab.history.step,
+        paused_at,
+        "a paused run stays put"
+    );
     h.key_press(egui::Key::R);
-    wait_for(&mut h, "reset", |a| a.history.step == 0);
+    wait_for(&mut h, "reset", |a| a.lab.history.step == 0);
 }
 
 #[test]
 fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
     let mut h = harness(settings("classroom"));
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
-    let before = app(&h).settings.preset.clone();
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
+    let before = app(&h).lab.preset.clone();
     h.get_by_label("File").click();
     h.run_steps(3);
     h.get_by_label("Paste preset…").click();
@@ -145,7 +181,7 @@ fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
     h.get_by_label("Load").click();
     h.step();
     h.step();
-    let notice = app(&h).notice.clone().expect("an error notice");
+    let notice = app(&h).lab.notice.clone().expect("an error notice");
     assert!(notice.error);
     assert!(
         notice.text.contains("pasted text:2:3") && notice.text.contains("`beta`"),
@@ -153,7 +189,7 @@ fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
         notice.text
     );
     h.get_by_label_contains("Preset not loaded");
-    assert_eq!(app(&h).settings.preset, before);
+    assert_eq!(app(&h).lab.preset, before);
     assert!(
         app(&h).paste_text.is_some(),
         "the window stays open to fix the text"
@@ -163,19 +199,21 @@ fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
 #[test]
 fn a_crashed_worker_is_reported_and_can_be_restarted() {
     let mut h = harness(settings("classroom"));
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
     h.get_by_label("Step").click();
-    wait_for(&mut h, "one step", |a| a.history.step == 1);
-    app(&h).send(Command::InjectPanic);
-    wait_for(&mut h, "the crash banner", |a| a.crashed.is_some());
+    wait_for(&mut h, "one step", |a| a.lab.history.step == 1);
+    app(&h).lab.send(Command::InjectPanic);
+    wait_for(&mut h, "the crash banner", |a| a.lab.crashed.is_some());
     h.get_by_label_contains("The training worker crashed");
     h.get_by_label("Restart worker").click();
     wait_for(&mut h, "a fresh worker at step 0", |a| {
-        a.crashed.is_none() && a.history.step == 0 && a.history.preset.is_some()
+        a.lab.crashed.is_none() && a.lab.history.step == 0 && a.lab.history.preset.is_some()
     });
     h.run_steps(2);
     h.get_by_label("Step").click();
-    wait_for(&mut h, "a step after restart", |a| a.history.step == 1);
+    wait_for(&mut h, "a step after restart", |a| a.lab.history.step == 1);
 }
 
 #[test]
@@ -183,13 +221,24 @@ fn a_sweep_runs_in_the_background_and_reports_every_arm() {
     let mut s = settings("classroom");
     s.preset.steps = 80;
     s.preset.baseline_rotations = 32;
-    s.sweep_seeds = 4;
-    s.tab = LiveTab::Sweep;
-    let mut h = harness(s);
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    let mut h = harness_with(s, |a| {
+        a.open_tab("test", "sweep");
+        a.panel_mut::<SeedSweep>("test/sweep").unwrap().0.seeds = 4;
+    });
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
     h.get_by_label("Run sweep").click();
-    wait_for(&mut h, "the sweep result", |a| a.sweep_result.is_some());
-    let r = app(&h).sweep_result.clone().unwrap();
+    let done = |a: &AppState| {
+        a.panel::<SeedSweep>("test/sweep")
+            .unwrap()
+            .analysis
+            .last
+            .is_some()
+    };
+    wait_for(&mut h, "the sweep result", done);
+    let sweep = panel::<SeedSweep>(&h, "test/sweep");
+    let r = sweep.analysis.last.clone().unwrap().result;
     assert_eq!(r.seeds, vec![0, 1, 2, 3]);
     assert_eq!(r.aggregate.len(), 2);
     assert!(r.aggregate.iter().all(|a| a.seeds_ok == 4));
@@ -201,27 +250,36 @@ fn a_sweep_runs_in_the_background_and_reports_every_arm() {
 #[test]
 fn a_saved_preset_reopens_identically_and_edits_restart_the_run() {
     let mut h = harness(settings("classroom"));
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mine.ron");
-    let mut edited = app(&h).settings.preset.clone();
+    let mut edited = app(&h).lab.preset.clone();
     edited.beta = 0.75;
     edited.arms[1].eps = 1e-3;
     let a = h.state_mut().as_mut().unwrap();
-    assert!(a.apply_preset(edited.clone()));
-    assert!(a.save_preset_file(&path));
+    assert!(a.lab.apply_preset(edited.clone()));
+    assert!(a.lab.save_preset_file(&path));
     wait_for(&mut h, "the edited run", |a| {
-        a.history.preset.as_ref().is_some_and(|p| p.beta == 0.75)
+        a.lab
+            .history
+            .preset
+            .as_ref()
+            .is_some_and(|p| p.beta == 0.75)
     });
     let a = h.state_mut().as_mut().unwrap();
-    assert!(a.load_preset_text(basis_lab::preset::BUNDLED[1].1, "bundled"));
-    assert!(a.load_preset_file(&path));
-    assert_eq!(a.settings.preset, edited);
+    assert!(
+        a.lab
+            .load_preset_text(basis_lab::preset::BUNDLED[1].1, "bundled")
+    );
+    assert!(a.lab.load_preset_file(&path));
+    assert_eq!(a.lab.preset, edited);
     let bad = dir.path().join("bad.ron");
     std::fs::write(&bad, "Preset(d_k: 0)").unwrap();
-    assert!(!a.load_preset_file(&bad));
-    assert_eq!(a.settings.preset, edited, "a bad file changes nothing");
-    assert!(a.notice.as_ref().unwrap().text.contains("`d_k`"));
+    assert!(!a.lab.load_preset_file(&bad));
+    assert_eq!(a.lab.preset, edited, "a bad file changes nothing");
+    assert!(a.lab.notice.as_ref().unwrap().text.contains("`d_k`"));
 }
 
 #[test]
@@ -230,39 +288,39 @@ fn opening_each_bundled_preset_changes_nothing_by_itself() {
         let s = settings(name);
         let original = s.preset.clone();
         let mut h = harness(s);
-        wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
-        for section in Section::ALL {
-            h.state_mut().as_mut().unwrap().settings.section = section;
+        wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
+        for section in 0..app(&h).sections.len() {
+            h.state_mut().as_mut().unwrap().open = section;
             for _ in 0..4 {
                 h.step();
             }
         }
-        h.state_mut().as_mut().unwrap().settings.section = Section::ControlledTest;
+        h.state_mut().as_mut().unwrap().open_section("test");
         for _ in 0..20 {
             h.step();
             std::thread::sleep(Duration::from_millis(2));
         }
         let a = app(&h);
         assert_eq!(
-            a.settings.preset, original,
+            a.lab.preset, original,
             "{name}: a widget rewrote the preset"
         );
         assert_eq!(
-            a.snapshot_serial, 1,
+            a.lab.snapshot_serial, 1,
             "{name}: the run restarted without being asked"
         );
-        assert_eq!(a.history.step, 0);
+        assert_eq!(a.lab.history.step, 0);
     }
 }
 
 #[test]
 fn dragging_a_key_moves_it_and_beta_changes_without_restarting_the_run() {
-    let mut s = settings("classroom");
-    s.section = Section::Model;
-    let mut h = harness(s);
-    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    let mut h = harness_with(settings("classroom"), |a| {
+        a.open_section("model");
+    });
+    wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
     h.run_steps(2);
-    let angles = app(&h).settings.preset.demos.key_angles_deg.clone();
+    let angles = app(&h).lab.preset.demos.key_angles_deg.clone();
     assert_eq!(angles, vec![15.0, 105.0, 230.0]);
     let from = h.get_by_label("K1 tip").rect().center();
     let to = h.get_by_label("K2 tip").rect().center();
@@ -274,20 +332,20 @@ fn dragging_a_key_moves_it_and_beta_changes_without_restarting_the_run() {
     h.step();
     h.drop_at(to);
     h.run_steps(2);
-    let moved = app(&h).settings.preset.demos.key_angles_deg[0];
+    let moved = app(&h).lab.preset.demos.key_angles_deg[0];
     assert!((moved - 105.0).abs() < 3.0, "K1 now at {moved}°");
     h.get_by_role_and_label(egui::Role::Slider, "write strength β")
         .set_value_accesskit(0.5);
     h.run_steps(2);
     let a = app(&h);
-    assert_eq!(a.settings.preset.demos.beta, 0.5);
+    assert_eq!(a.lab.preset.demos.beta, 0.5);
     assert_eq!(
-        a.snapshot_serial, 1,
+        a.lab.snapshot_serial, 1,
         "demo edits must not restart the paired run"
     );
-    let p = Preset::from_ron(&a.settings.preset.to_ron(), "saved").unwrap();
+    let p = Preset::from_ron(&a.lab.preset.to_ron(), "saved").unwrap();
     assert_eq!(
-        p.demos, a.settings.preset.demos,
+        p.demos, a.lab.preset.demos,
         "the demo state is part of the preset"
     );
 }
@@ -295,12 +353,12 @@ fn dragging_a_key_moves_it_and_beta_changes_without_restarting_the_run() {
 #[test]
 fn a_typed_setting_applies_on_enter_and_an_invalid_one_changes_nothing() {
     let mut h = harness(settings("classroom"));
-    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
     h.run_steps(2);
     assert_eq!(
         (
-            app(&h).settings.preset.n_keys,
-            app(&h).settings.preset.pairs_per_episode
+            app(&h).lab.preset.n_keys,
+            app(&h).lab.preset.pairs_per_episode
         ),
         (16, 8)
     );
@@ -310,7 +368,7 @@ fn a_typed_setting_applies_on_enter_and_an_invalid_one_changes_nothing() {
     h.get_by_role_and_label(field(), "keys V").type_text("4");
     h.run_steps(2);
     assert_eq!(
-        app(&h).settings.preset.n_keys,
+        app(&h).lab.preset.n_keys,
         16,
         "nothing applies while typing"
     );
@@ -318,65 +376,63 @@ fn a_typed_setting_applies_on_enter_and_an_invalid_one_changes_nothing() {
     h.run_steps(3);
     let a = app(&h);
     assert_eq!(
-        a.settings.preset.n_keys, 16,
+        a.lab.preset.n_keys, 16,
         "4 keys cannot hold 8 pairs: not applied"
     );
-    let notice = a.notice.clone().expect("an error notice");
+    let notice = a.lab.notice.clone().expect("an error notice");
     assert!(
         notice.error && notice.text.contains("pairs_per_episode"),
         "{}",
         notice.text
     );
-    assert_eq!(a.snapshot_serial, 1, "no restart");
+    assert_eq!(a.lab.snapshot_serial, 1, "no restart");
     h.get_by_role_and_label(field(), "keys V").click();
     h.run_steps(2);
     h.get_by_role_and_label(field(), "keys V").type_text("12");
     h.key_press(egui::Key::Enter);
-    wait_for(&mut h, "the restarted run", |a| a.snapshot_serial >= 2);
+    wait_for(&mut h, "the restarted run", |a| a.lab.snapshot_serial >= 2);
     let a = app(&h);
     assert_eq!(
-        (
-            a.settings.preset.n_keys,
-            a.settings.preset.pairs_per_episode
-        ),
+        (a.lab.preset.n_keys, a.lab.preset.pairs_per_episode),
         (12, 8)
     );
     assert!(
-        a.notice.is_none(),
+        a.lab.notice.is_none(),
         "the error clears once a valid value applies"
     );
 }
 
 #[test]
 fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
-    use basis_lab::app::panels::gauge_lab::GaugeTab;
-    use basis_lab::sensing::zoo::Rule;
-    let mut s = settings("classroom");
-    s.section = Section::GaugeLab;
-    s.gauge.tab = GaugeTab::Dial;
-    s.gauge.seeds = 1;
-    let mut h = harness(s);
+    let mut h = harness_with(settings("classroom"), |a| {
+        a.open_tab("gauge", "dial");
+        a.panel_mut::<SweepTab>("gauge/dial").unwrap().0.seeds = 1;
+    });
     h.run_steps(3);
     h.get_by_label("Run").click();
     wait_for(&mut h, "the dial sweep", |a| {
-        a.settings.gauge.dial.is_some()
+        let tab = a.panel::<SweepTab>("gauge/dial").unwrap();
+        tab.analysis.last.is_some()
     });
-    let dial = app(&h).settings.gauge.dial.clone().unwrap();
-    assert_eq!(dial.runs.len(), 5);
+    let dial = panel::<SweepTab>(&h, "gauge/dial").analysis.last.clone();
+    let dial = dial.unwrap().result;
+    assert_eq!(dial.len(), 5);
     // Recovery falls from Adam (p = 1) to scalar-Adam (p = 0), as in the paper.
-    assert!(dial.runs[0].recovery > dial.runs[4].recovery + 0.1);
+    assert!(dial[0].recovery > dial[4].recovery + 0.1);
     {
         let a = h.state_mut().as_mut().unwrap();
-        a.settings.gauge.tab = GaugeTab::Live;
-        a.settings.gauge.live_rules = vec![Rule::Gd, Rule::Adam];
-        a.settings.gauge.live_budget = 400;
+        a.open_tab("gauge", "live");
+        let live = a.panel_mut::<LiveRuns>("gauge/live").unwrap().0;
+        live.settings.rules = vec![rule("gd"), rule("adam")];
+        live.settings.budget = 400;
     }
     h.run_steps(3);
     h.get_by_label("Run live").click();
     wait_for(&mut h, "both live runs", |a| {
-        a.gauge.live_summaries().iter().all(|s| s.is_some()) && !a.gauge.live_summaries().is_empty()
+        let sums = a.panel::<LiveRuns>("gauge/live").unwrap().summaries();
+        sums.iter().all(|s| s.is_some()) && !sums.is_empty()
     });
-    let sums = app(&h).gauge.live_summaries();
+    let sums = panel::<LiveRuns>(&h, "gauge/live").summaries();
     let gd = sums[0].clone().unwrap();
     let adam = sums[1].clone().unwrap();
     assert_eq!((gd.rule.as_str(), adam.rule.as_str()), ("gd", "adam"));
@@ -392,35 +448,72 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
     );
 }
 
+/// The reported settings file: a cached zoo sweep whose run has `lr: NaN` crashed the app at
+/// every start. It starts, drops that sweep with a notice and shows the gauge lab.
+#[test]
+fn saved_settings_with_a_damaged_zoo_sweep_start_with_a_notice() {
+    let zoo = "(seeds: 1, analysis: (last: Some((inputs: (name: \"z\", problem: (n: 5, rank: 1), \
+               budget: 10, seeds: 1, rules: [Gd]), result: [(rule: \"gd\", equivariant: true, \
+               lr: NaN, seed: 0, tau: 0.0, steps: 10, outcome: Budget, train_loss: 0.1, \
+               recovery: 0.5, erank: 1.0, balancedness: 0.0, twin_drift: None)]))))";
+    let s = Settings {
+        open: "gauge".into(),
+        panels: [("gauge/zoo", zoo), ("gauge", "\"zoo\"")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+        ..Settings::default()
+    };
+    let text = common::app_ron(&s);
+    let s = basis_lab::app::saved::parse_app_ron(&text)
+        .unwrap()
+        .unwrap();
+    assert_eq!(s.panels["gauge/zoo"], zoo);
+    let mut h = harness(s);
+    h.run_steps(4);
+    let a = app(&h);
+    assert!(panel::<SweepTab>(&h, "gauge/zoo").analysis.last.is_none());
+    assert_eq!(a.section().id(), "gauge", "the rest is kept");
+    let notice = a.lab.notice.clone().expect("a notice");
+    assert!(
+        notice.error
+            && notice.text.contains(
+                "gauge/zoo: the saved gauge-lab zoo sweep was dropped (cell 0, gd at lr 0.01"
+            ),
+        "{notice:?}"
+    );
+    h.get_by_label_contains("zoo sweep was dropped");
+    h.get_by_label("No results yet: press Run.");
+}
+
 #[test]
 fn plot_c_switches_to_column_norms() {
     let mut h = harness(settings("classroom"));
-    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
     h.get_by_label("▶ Play").click();
-    wait_for(&mut h, "some steps", |a| a.history.step >= 100);
+    wait_for(&mut h, "some steps", |a| a.lab.history.step >= 100);
     h.get_by_label("column norms ‖w‖").click();
     h.run_steps(3);
-    assert!(app(&h).settings.show_norms);
+    assert!(panel::<Live>(&h, "test/live").settings.show_norms);
     h.get_by_label_contains("spread (sd over keys)");
-    assert!(app(&h).history.arms[0].column_norm_sd.len() > 10);
+    assert!(app(&h).lab.history.arms[0].column_norm_sd.len() > 10);
 }
 
 #[test]
 fn the_memory_tab_plots_each_arm_against_its_baseline() {
-    let mut s = settings("classroom");
-    s.tab = LiveTab::Activations;
-    let mut h = harness(s);
-    wait_for(&mut h, "the first snapshot", |a| a.snapshot_serial >= 1);
+    let mut h = harness_with(settings("classroom"), |a| {
+        a.open_tab("test", "activations");
+    });
+    wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
     h.get_by_label("▶ Play").click();
     wait_for(&mut h, "a few snapshots", |a| {
-        a.history.step >= 300 && a.history.arms[0].activations[0].points().len() >= 2
+        a.lab.history.step >= 300 && a.lab.history.arms[0].activations[0].points().len() >= 2
     });
     h.get_by_label("Memory & reads").click();
     h.run_steps(2);
     h.get_by_label("Excess kurtosis of the reads S·k (value space)");
     h.get_by_label_contains("At step");
     let a = app(&h);
-    for arm in &a.history.arms {
+    for arm in &a.lab.history.arms {
         for series in &arm.activations {
             let p = series.points().last().unwrap();
             // (step, value, p5, mean, p95): the band is ordered and the step is real.
@@ -434,26 +527,36 @@ fn the_eps_sweep_tab_rejects_a_bad_list_then_runs_and_plots() {
     let mut s = settings("classroom");
     s.preset.steps = 60;
     s.preset.baseline_rotations = 16;
-    s.tab = LiveTab::Eps;
-    s.analyses.seeds = 2;
-    s.analyses.eps_text = "1e-8, banana".into();
-    let mut h = harness(s);
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    let mut h = harness_with(s, |a| {
+        a.open_tab("test", "eps");
+        let eps = a.panel_mut::<EpsSweep>("test/eps").unwrap().0;
+        eps.seeds = 2;
+        eps.eps_text = "1e-8, banana".into();
+    });
+    let eps_text = |h: &mut Harness<'static, State>, text: &str| {
+        let app = h.state_mut().as_mut().unwrap();
+        app.panel_mut::<EpsSweep>("test/eps").unwrap().0.eps_text = text.into();
+    };
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
     h.get_by_label("Run ε sweep").click();
     h.run_steps(2);
     h.get_by_label_contains("“banana” is not a number");
     // The same check as the command line: ε must lie in [0, 1e6].
-    h.state_mut().as_mut().unwrap().settings.analyses.eps_text = "1e-8, 1e9".into();
+    eps_text(&mut h, "1e-8, 1e9");
     h.get_by_label("Run ε sweep").click();
     h.run_steps(2);
     h.get_by_label_contains("1000000000 is out of range; allowed [0, 1e6]");
-    assert!(app(&h).settings.analyses.eps.is_none());
-    h.state_mut().as_mut().unwrap().settings.analyses.eps_text = "1e-8, 1".into();
+    assert!(panel::<EpsSweep>(&h, "test/eps").analysis.last.is_none());
+    eps_text(&mut h, "1e-8, 1");
     h.get_by_label("Run ε sweep").click();
     wait_for(&mut h, "the ε sweep", |a| {
-        a.settings.analyses.eps.is_some()
+        let tab = a.panel::<EpsSweep>("test/eps").unwrap();
+        tab.analysis.last.is_some()
     });
-    let points = app(&h).settings.analyses.eps.clone().unwrap();
+    let last = panel::<EpsSweep>(&h, "test/eps").analysis.last.clone();
+    let points = last.unwrap().result;
     assert_eq!(
         points.iter().map(|p| p.eps).collect::<Vec<_>>(),
         [1e-8, 1.0]
@@ -479,17 +582,23 @@ fn the_matched_and_dk_tabs_run_and_show_their_results() {
     s.preset.steps = 100;
     s.preset.eval_every = 10;
     s.preset.baseline_rotations = 16;
-    s.tab = LiveTab::Matched;
-    s.analyses.levels = 3;
-    s.analyses.seeds = 2;
-    s.analyses.dk_text = "4, 8".into();
-    let mut h = harness(s);
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    let mut h = harness_with(s, |a| {
+        a.open_tab("test", "matched");
+        a.panel_mut::<Matched>("test/matched").unwrap().0.levels = 3;
+        let dk = a.panel_mut::<DkSweep>("test/dk").unwrap().0;
+        dk.seeds = 2;
+        dk.dk_text = "4, 8".into();
+    });
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
     h.get_by_label("Run comparison").click();
     wait_for(&mut h, "the comparison", |a| {
-        a.settings.analyses.matched.is_some()
+        let tab = a.panel::<Matched>("test/matched").unwrap();
+        tab.analysis.last.is_some()
     });
-    let (_, report) = app(&h).settings.analyses.matched.clone().unwrap();
+    let last = panel::<Matched>(&h, "test/matched").analysis.last.clone();
+    let report = last.unwrap().result;
     assert_eq!(report.levels.len(), 3);
     assert_eq!(report.verdicts.len(), 1);
     h.step();
@@ -498,9 +607,11 @@ fn the_matched_and_dk_tabs_run_and_show_their_results() {
     h.run_steps(2);
     h.get_by_label("Run d_k sweep").click();
     wait_for(&mut h, "the d_k sweep", |a| {
-        a.settings.analyses.dk.is_some()
+        let tab = a.panel::<DkSweep>("test/dk").unwrap();
+        tab.analysis.last.is_some()
     });
-    let dk = app(&h).settings.analyses.dk.clone().unwrap();
+    let last = panel::<DkSweep>(&h, "test/dk").analysis.last.clone();
+    let dk = last.unwrap().result;
     assert_eq!(dk.iter().map(|p| p.d_k).collect::<Vec<_>>(), [4, 8]);
     assert_eq!(dk[0].sweep.preset.n_keys, 8, "keys scale with d_k");
     h.step();
@@ -511,33 +622,39 @@ fn the_matched_and_dk_tabs_run_and_show_their_results() {
 fn a_failed_save_or_export_keeps_the_run_and_settings_for_a_retry() {
     use basis_lab::app::panels::controlled_test::{Export, export_csv_to};
     let mut h = harness(settings("classroom"));
-    wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
     h.get_by_label("Step 100").click();
-    wait_for(&mut h, "100 steps", |a| a.history.step == 100);
+    wait_for(&mut h, "100 steps", |a| a.lab.history.step == 100);
     let dir = tempfile::tempdir().unwrap();
     let ro = common::read_only_dir(dir.path());
     let a = h.state_mut().as_mut().unwrap();
-    let preset = a.settings.preset.clone();
-    let received = a.history.records_received;
+    let preset = a.lab.preset.clone();
+    let received = a.lab.history.records_received;
 
-    assert!(!a.save_preset_file(&ro.join("mine.ron")));
-    let n = a.notice.clone().unwrap();
+    assert!(!a.lab.save_preset_file(&ro.join("mine.ron")));
+    let n = a.lab.notice.clone().unwrap();
     assert!(n.error && n.text.contains(&ro.join("mine.ron").display().to_string()));
     assert!(n.text.contains("still here"), "{}", n.text);
     assert!(
-        !a.load_preset_file(&ro.join("mine.ron")),
+        !a.lab.load_preset_file(&ro.join("mine.ron")),
         "nothing was written"
     );
 
-    assert!(!export_csv_to(a, Export::Orientation, &ro.join("a.csv")));
-    let n = a.notice.clone().unwrap();
+    assert!(!export_csv_to(
+        &mut a.lab,
+        Export::Orientation,
+        &ro.join("a.csv")
+    ));
+    let n = a.lab.notice.clone().unwrap();
     assert!(n.error && n.text.contains("still here"), "{}", n.text);
-    assert_eq!(a.settings.preset, preset);
-    assert_eq!(a.history.records_received, received, "the run is kept");
+    assert_eq!(a.lab.preset, preset);
+    assert_eq!(a.lab.history.records_received, received, "the run is kept");
 
     // The retry to a writable folder saves everything that was there.
     let csv_path = dir.path().join("a.csv");
-    assert!(export_csv_to(a, Export::Orientation, &csv_path));
+    assert!(export_csv_to(&mut a.lab, Export::Orientation, &csv_path));
     let csv = std::fs::read_to_string(&csv_path).unwrap();
     assert!(csv.starts_with("series,step,value\n"));
     let gd_rows = csv
@@ -547,7 +664,7 @@ fn a_failed_save_or_export_keeps_the_run_and_settings_for_a_retry() {
     assert!(gd_rows > 50, "{gd_rows} rows");
     assert!(csv.lines().any(|l| l.starts_with("gd_orientation_div,99,")));
     let preset_path = dir.path().join("mine.ron");
-    assert!(a.save_preset_file(&preset_path));
+    assert!(a.lab.save_preset_file(&preset_path));
     assert_eq!(Preset::load(preset_path.to_str().unwrap()).unwrap(), preset);
     h.step();
     h.get_by_label_contains("Saved");
@@ -600,8 +717,8 @@ fn action() -> impl proptest::strategy::Strategy<Value = Action> {
         2 => (0usize..TEXTS.len()).prop_map(Action::LoadText),
         1 => prop::option::of(prop_oneof![1.0f64..5000.0, Just(f64::NAN), Just(-3.0)]).prop_map(Action::Speed),
         1 => (prop::option::of(0usize..300), prop::option::of(0.0f64..2.0)).prop_map(|(a, b)| Action::Stop(a, b)),
-        2 => (0usize..Section::ALL.len()).prop_map(Action::Section),
-        1 => (0..LiveTab::ALL.len()).prop_map(Action::Tab),
+        2 => (0usize..8).prop_map(Action::Section),
+        1 => (0usize..6).prop_map(Action::Tab),
         1 => Just(Action::Sweep),
         1 => (0usize..20).prop_map(Action::BandArm),
         1 => any::<bool>().prop_map(Action::Norms),
@@ -621,7 +738,7 @@ fn perform(h: &mut Harness<'static, State>, act: &Action) {
             }
         }
         Action::Key(k) => h.key_press(*k),
-        Action::StepN(n) => a.send(Command::Step(*n)),
+        Action::StepN(n) => a.lab.send(Command::Step(*n)),
         Action::Apply {
             beta,
             keys,
@@ -629,47 +746,63 @@ fn perform(h: &mut Harness<'static, State>, act: &Action) {
             steps,
             seed,
         } => {
-            let mut p = a.settings.preset.clone();
+            let mut p = a.lab.preset.clone();
             (p.beta, p.n_keys, p.pairs_per_episode, p.steps, p.seed) =
                 (*beta, *keys, *pairs, *steps, *seed);
             p.baseline_rotations = 8;
-            let before = a.settings.preset.clone();
-            let ok = a.apply_preset(p.clone());
+            let before = a.lab.preset.clone();
+            let ok = a.lab.apply_preset(p.clone());
             assert_eq!(ok, p.validate().is_ok());
             if !ok {
-                assert_eq!(
-                    a.settings.preset, before,
-                    "a rejected preset changes nothing"
-                );
+                assert_eq!(a.lab.preset, before, "a rejected preset changes nothing");
             }
         }
         Action::LoadText(i) => {
-            let before = a.settings.preset.clone();
-            if !a.load_preset_text(TEXTS[*i], "typed") {
-                assert_eq!(a.settings.preset, before);
+            let before = a.lab.preset.clone();
+            if !a.lab.load_preset_text(TEXTS[*i], "typed") {
+                assert_eq!(a.lab.preset, before);
             }
         }
         Action::Speed(s) => {
-            a.settings.speed = *s;
-            a.send(Command::SetSpeed(*s));
+            a.lab.speed = *s;
+            a.lab.send(Command::SetSpeed(*s));
         }
         Action::Stop(at, below) => {
-            a.settings.stop.at_step = *at;
-            a.settings.stop.heldout_loss_below = *below;
-            a.send(Command::SetStop(a.settings.stop));
+            a.lab.stop.at_step = *at;
+            a.lab.stop.heldout_loss_below = *below;
+            a.lab.send(Command::SetStop(a.lab.stop));
         }
-        Action::Section(i) => a.settings.section = Section::ALL[*i],
-        Action::Tab(i) => a.settings.tab = LiveTab::ALL[*i].0,
+        Action::Section(i) => a.open = *i % a.sections.len(),
+        Action::Tab(i) => {
+            let test = a.panel_mut::<ControlledTest>("test").unwrap().0;
+            let tabs = test.tabs_mut().unwrap();
+            let ids: Vec<&str> = tabs.iter().map(|t| t.id()).collect();
+            let id = ids[*i % ids.len()];
+            tabs.select(id);
+        }
         Action::Sweep => {
-            if a.sweep.is_none() {
-                a.settings.sweep_seeds = 2;
-                a.start_sweep();
+            let (sweep, lab) = a.panel_mut::<SeedSweep>("test/sweep").unwrap();
+            if !sweep.analysis.is_running() {
+                sweep.seeds = 2;
+                sweep.start(lab);
             }
         }
-        Action::BandArm(i) => a.settings.band_arm = *i,
-        Action::Norms(on) => a.settings.show_norms = *on,
-        Action::Dark(on) => a.settings.dark = *on,
-        Action::Crash => a.send(Command::InjectPanic),
+        Action::BandArm(i) => {
+            a.panel_mut::<Live>("test/live")
+                .unwrap()
+                .0
+                .settings
+                .band_arm = *i
+        }
+        Action::Norms(on) => {
+            a.panel_mut::<Live>("test/live")
+                .unwrap()
+                .0
+                .settings
+                .show_norms = *on
+        }
+        Action::Dark(on) => a.lab.dark = *on,
+        Action::Crash => a.lab.send(Command::InjectPanic),
         Action::Frames(n) => {
             for _ in 0..*n {
                 h.step();
@@ -698,16 +831,16 @@ proptest::proptest! {
         s.preset.baseline_rotations = 8;
         s.speed = Some(2000.0);
         let mut h = harness(s);
-        wait_for(&mut h, "the run to start", |a| a.history.preset.is_some());
+        wait_for(&mut h, "the run to start", |a| a.lab.history.preset.is_some());
         // An injected panic not yet seen by the UI.
         let mut crash_pending = false;
         for act in &actions {
             perform(&mut h, act);
             let a = app(&h);
-            crash_pending = (crash_pending || matches!(act, Action::Crash)) && a.crashed.is_none();
-            proptest::prop_assert_eq!(a.settings.preset.validate(), Ok(()), "after {:?}", act);
-            if a.crashed.is_none()
-                && let Some(p) = &a.history.preset
+            crash_pending = (crash_pending || matches!(act, Action::Crash)) && a.lab.crashed.is_none();
+            proptest::prop_assert_eq!(a.lab.preset.validate(), Ok(()), "after {:?}", act);
+            if a.lab.crashed.is_none()
+                && let Some(p) = &a.lab.history.preset
             {
                 // What the worker runs is always a preset the user applied and that validated.
                 proptest::prop_assert_eq!(p.validate(), Ok(()));
@@ -715,17 +848,116 @@ proptest::proptest! {
         }
         // Whatever happened, the app can still be brought back to a running state.
         if crash_pending {
-            wait_for(&mut h, "the crash report", |a| a.crashed.is_some());
+            wait_for(&mut h, "the crash report", |a| a.lab.crashed.is_some());
         }
         let a = h.state_mut().as_mut().unwrap();
-        if a.crashed.is_some() {
-            a.restart_worker();
+        if a.lab.crashed.is_some() {
+            a.lab.restart_worker();
         }
         let a = h.state_mut().as_mut().unwrap();
-        a.settings.section = Section::ControlledTest;
-        a.send(Command::Reset);
-        wait_for(&mut h, "a reset run", |a| a.history.step == 0 && a.crashed.is_none());
-        app(&h).send(Command::Step(3));
-        wait_for(&mut h, "three steps", |a| a.history.step == 3);
+        a.open_section("test");
+        a.lab.send(Command::Reset);
+        wait_for(&mut h, "a reset run", |a| a.lab.history.step == 0 && a.lab.crashed.is_none());
+        app(&h).lab.send(Command::Step(3));
+        wait_for(&mut h, "three steps", |a| a.lab.history.step == 3);
     }
+}
+
+#[test]
+fn panels_restore_their_own_settings_and_results_and_old_settings_files_still_load() {
+    let ctx = egui::Context::default();
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    a.open_tab("gauge", "dial");
+    a.panel_mut::<SweepTab>("gauge/dial").unwrap().0.seeds = 7;
+    a.panel_mut::<EpsSweep>("test/eps").unwrap().0.eps_text = "1e-3, 1".into();
+    a.panel_mut::<Live>("test/live")
+        .unwrap()
+        .0
+        .settings
+        .show_norms = true;
+    let saved = a.settings();
+    assert_eq!(saved.open, "gauge");
+    assert!(saved.panels.contains_key("gauge/dial") && saved.panels.contains_key("test/eps"));
+    // Through the RON text eframe stores.
+    let text = ron::to_string(&saved).unwrap();
+    let back: Settings = ron::from_str(&text).unwrap();
+    assert_eq!(back, saved);
+    let b = AppState::new(&ctx, back);
+    assert_eq!(b.section().id(), "gauge");
+    assert_eq!(b.panel::<SweepTab>("gauge/dial").unwrap().seeds, 7);
+    assert_eq!(b.panel::<EpsSweep>("test/eps").unwrap().eps_text, "1e-3, 1");
+    assert!(b.panel::<Live>("test/live").unwrap().settings.show_norms);
+    assert_eq!(b.settings(), saved);
+    // A panel's damaged entry leaves that panel at its defaults, with a notice, and the rest as saved.
+    let mut damaged = saved.clone();
+    damaged
+        .panels
+        .insert("test/eps".into(), "(seeds: \"many\")".into());
+    let c = AppState::new(&ctx, damaged);
+    assert_eq!(c.panel::<EpsSweep>("test/eps").unwrap().seeds, 4);
+    assert_eq!(c.panel::<SweepTab>("gauge/dial").unwrap().seeds, 7);
+    assert!(c.lab.notice.as_ref().unwrap().text.contains("test/eps"));
+    drop((a, b, c));
+    // Settings saved by the version before the panels owned their state: the preset, theme and
+    // speed come back; the fields that moved into panels are ignored.
+    let old = format!(
+        "(preset: {}, section: GaugeLab, tab: Eps, dark: true, speed: Some(20.0), step_n: 5, \
+         gauge: (tab: Dial, seeds: 2, live_rules: [Gd, Muon]), analyses: (seeds: 3))",
+        Preset::load("dk32").unwrap().to_ron()
+    );
+    let s: Settings = ron::from_str(&old).unwrap();
+    assert_eq!(s.preset.name, "dk32");
+    assert!(s.dark);
+    assert_eq!(s.speed, Some(20.0));
+    assert_eq!(s.open, "test");
+}
+
+#[test]
+fn a_panel_keeps_working_while_another_section_is_shown() {
+    let mut s = settings("classroom");
+    s.preset.steps = 60;
+    s.preset.baseline_rotations = 16;
+    let mut h = harness_with(s, |a| {
+        let (sweep, lab) = a.panel_mut::<SeedSweep>("test/sweep").unwrap();
+        sweep.seeds = 2;
+        sweep.start(lab);
+        a.open_section("model");
+    });
+    let done = |a: &AppState| {
+        a.panel::<SeedSweep>("test/sweep")
+            .unwrap()
+            .analysis
+            .last
+            .is_some()
+    };
+    wait_for(
+        &mut h,
+        "the sweep, collected while section 1 is shown",
+        done,
+    );
+    assert_eq!(app(&h).section().id(), "model");
+}
+
+#[test]
+fn every_section_and_tab_has_a_distinct_id() {
+    let ids = basis_lab::app::panels::section_ids();
+    let mut seen = ids.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), ids.len(), "{ids:?}");
+    for id in ids {
+        let tabs = basis_lab::app::panels::tab_ids(id).unwrap();
+        let mut unique = tabs.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), tabs.len(), "{id}: {tabs:?}");
+    }
+    assert_eq!(
+        basis_lab::app::panels::tab_ids("test").unwrap(),
+        ["live", "activations", "sweep", "eps", "matched", "dk"]
+    );
+    assert_eq!(
+        basis_lab::app::panels::tab_ids("gauge").unwrap(),
+        ["zoo", "dial", "tail", "live"]
+    );
 }

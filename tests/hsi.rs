@@ -1,195 +1,22 @@
-//! Hyperspectral completion on synthetic data: the MAT-file loader on files written here byte by
-//! byte, preprocessing, masks, the masked gradient, the matched-loss crossings, and the `hsi`
-//! command.
+//! Hyperspectral completion on synthetic data: preprocessing, masks, the masked gradient, the
+//! matched-loss crossings, and the `hsi` command (on MAT-files written byte by byte; the reader
+//! itself is tested in `tests/matv5.rs`).
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
 
-use basis_lab::matv5::{MatError, read_array, read_cube};
 use basis_lab::sensing::hsi::{
     HsiConfig, HsiError, HsiProblem, HsiWorkspace, LEVELS, pixel_matrix, preprocess, run,
 };
-use basis_lab::sensing::zoo::{Outcome, Rule};
+use basis_lab::sensing::zoo::Outcome;
+use common::mat::{D, small_cube, write_mat};
 use common::{bin, ok, s};
 use nalgebra::DMatrix;
 
-// MAT-file level 5 data types and array classes (MathWorks, "MAT-File Format", level 5).
-const MI_INT8: u32 = 1;
-const MI_UINT16: u32 = 4;
-const MI_INT32: u32 = 5;
-const MI_UINT32: u32 = 6;
-const MI_DOUBLE: u32 = 9;
-const MI_MATRIX: u32 = 14;
-const MI_COMPRESSED: u32 = 15;
-const MX_DOUBLE: u8 = 6;
-const MX_UINT16: u8 = 11;
-
-/// A data element: 8-byte tag (type, byte count), the data, zero padding to 8 bytes.
-fn element(ty: u32, data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend(ty.to_le_bytes());
-    out.extend((data.len() as u32).to_le_bytes());
-    out.extend(data);
-    out.resize(out.len().next_multiple_of(8), 0);
-    out
-}
-
-/// A small data element (at most 4 bytes): byte count and type packed in the first 4 bytes.
-fn small_element(ty: u32, data: &[u8]) -> Vec<u8> {
-    assert!(data.len() <= 4);
-    let mut out = Vec::new();
-    out.extend(((data.len() as u32) << 16 | ty).to_le_bytes());
-    out.extend(data);
-    out.resize(8, 0);
-    out
-}
-
-/// An miMATRIX element of a real numeric array: array flags, dimensions, name, real part.
-fn matrix(name: &str, class: u8, dims: &[i32], data_type: u32, data: &[u8]) -> Vec<u8> {
-    let mut body = element(MI_UINT32, &[class, 0, 0, 0, 0, 0, 0, 0]);
-    let dims: Vec<u8> = dims.iter().flat_map(|d| d.to_le_bytes()).collect();
-    body.extend(element(MI_INT32, &dims));
-    body.extend(if name.len() <= 4 {
-        small_element(MI_INT8, name.as_bytes())
-    } else {
-        element(MI_INT8, name.as_bytes())
-    });
-    body.extend(element(data_type, data));
-    element(MI_MATRIX, &body)
-}
-
-/// The element zlib-compressed inside an miCOMPRESSED element (not padded, as MATLAB writes it).
-fn compressed(el: &[u8]) -> Vec<u8> {
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(el).unwrap();
-    let z = z.finish().unwrap();
-    let mut out = Vec::new();
-    out.extend(MI_COMPRESSED.to_le_bytes());
-    out.extend((z.len() as u32).to_le_bytes());
-    out.extend(z);
-    out
-}
-
-/// The 128-byte header: descriptive text padded with spaces to 116 bytes, 8 bytes of subsystem
-/// offset, version 0x0100 and the endian indicator "IM" (little-endian writer).
-fn header(version: u16) -> Vec<u8> {
-    let mut h = b"MATLAB 5.0 MAT-file, written by the basis-lab tests".to_vec();
-    h.resize(116, b' ');
-    h.extend([0u8; 8]);
-    h.extend(version.to_le_bytes());
-    h.extend(b"IM");
-    h
-}
-
-fn u16_bytes(v: &[u16]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn f64_bytes(v: &[f64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// A v5 file with a compressed `rows × cols × bands` uint16 variable `name` (values given
-/// column-major) and a compressed 3 × 2 double `d`.
-fn write_mat(path: &Path, name: &str, dims: [usize; 3], cube: &[u16], d: &[f64]) {
-    let mut bytes = header(0x0100);
-    let dims32 = dims.map(|x| x as i32);
-    bytes.extend(compressed(&matrix(
-        name,
-        MX_UINT16,
-        &dims32,
-        MI_UINT16,
-        &u16_bytes(cube),
-    )));
-    bytes.extend(compressed(&matrix(
-        "d",
-        MX_DOUBLE,
-        &[3, 2],
-        MI_DOUBLE,
-        &f64_bytes(d),
-    )));
-    std::fs::write(path, bytes).unwrap();
-}
-
-const D: [f64; 6] = [1.5, -2.25, 1e-300, 3.0e10, -0.0, std::f64::consts::PI];
-
-fn small_cube() -> Vec<u16> {
-    (0..2 * 3 * 4).map(|i| (i * 2731 + 7) as u16).collect()
-}
-
-#[test]
-fn the_loader_reads_back_what_was_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("scene.mat");
-    let cube = small_cube();
-    write_mat(&path, "hyperspectral_cube", [2, 3, 4], &cube, &D);
-
-    let a = read_cube(&path, "hyperspectral_cube").unwrap();
-    assert_eq!(a.dims, vec![2, 3, 4]);
-    assert_eq!(a.class, "uint16");
-    let want: Vec<f64> = cube.iter().map(|&x| f64::from(x)).collect();
-    assert_eq!(a.data, want);
-    // Column-major: (i, j, k) = data[i + 2(j + 3k)].
-    assert_eq!(a.data[1 + 2 * (2 + 3 * 3)], f64::from(cube[23]));
-
-    let d = read_array(&path, "d").unwrap();
-    assert_eq!(d.dims, vec![3, 2]);
-    assert_eq!(d.class, "double");
-    assert_eq!(
-        d.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-        D.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-    );
-}
-
-#[test]
-fn loader_errors_are_clear() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("scene.mat");
-    write_mat(&path, "cube", [2, 3, 4], &small_cube(), &D);
-
-    let e = read_cube(&path, "nope").unwrap_err();
-    assert!(matches!(e, MatError::MissingVariable { .. }), "{e}");
-    let text = e.to_string();
-    assert!(
-        text.contains("`nope`") && text.contains("cube, d"),
-        "{text}"
-    );
-
-    let e = read_cube(&path, "d").unwrap_err();
-    assert!(matches!(e, MatError::WrongDims { .. }), "{e}");
-    assert!(e.to_string().contains("[3, 2]"), "{e}");
-
-    let hdf5 = dir.path().join("v73.mat");
-    let mut bytes = header(0x0200);
-    bytes.extend([0u8; 64]);
-    std::fs::write(&hdf5, bytes).unwrap();
-    let e = read_cube(&hdf5, "cube").unwrap_err();
-    assert!(matches!(e, MatError::NotV5 { .. }), "{e}");
-    assert!(e.to_string().contains("7.3"), "{e}");
-
-    let text_file = dir.path().join("notes.mat");
-    std::fs::write(&text_file, "just some text, not a MAT-file at all").unwrap();
-    let e = read_cube(&text_file, "cube").unwrap_err();
-    assert!(matches!(e, MatError::NotV5 { .. }), "{e}");
-
-    let truncated = dir.path().join("truncated.mat");
-    let full = std::fs::read(&path).unwrap();
-    for cut in [8, 20, 60] {
-        std::fs::write(&truncated, &full[..128 + cut]).unwrap();
-        let e = read_cube(&truncated, "cube").unwrap_err();
-        assert!(
-            matches!(
-                e,
-                MatError::Malformed { .. } | MatError::MissingVariable { .. }
-            ),
-            "cut at {cut}: {e}"
-        );
-    }
-
-    let e = read_cube(&dir.path().join("missing.mat"), "cube").unwrap_err();
-    assert!(matches!(e, MatError::Io { .. }), "{e}");
+/// The zoo rule of registry entry `name`.
+fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
+    basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
 }
 
 /// A 2 × 3 × 2 cube, column-major: pixel p = i + 2j. Pixels 1 and 5 are all zero.
@@ -334,7 +161,7 @@ fn gd_on_a_planted_low_rank_matrix_reports_the_first_crossing() {
         ..HsiConfig::default()
     };
     let p = HsiProblem::new(x.clone(), &cfg).unwrap();
-    let r = run(&p, Rule::Gd, GD_RATE, &|_| {});
+    let r = run(&p, rule("gd"), GD_RATE, &|_| {});
     assert_eq!(r.outcome, Outcome::Budget);
     assert_eq!(r.losses.len(), cfg.steps + 1);
     let deepest = r.crossings[LEVELS.len() - 1]
@@ -372,7 +199,7 @@ fn gd_on_a_planted_low_rank_matrix_reports_the_first_crossing() {
         },
     )
     .unwrap();
-    let stopped = run(&short, Rule::Gd, GD_RATE, &|_| {});
+    let stopped = run(&short, rule("gd"), GD_RATE, &|_| {});
     assert_eq!(stopped.last.step, c.step);
     assert_eq!(stopped.last.test_rmse.to_bits(), c.test_rmse.to_bits());
     assert_eq!(stopped.last.erank.to_bits(), c.erank.to_bits());
@@ -383,7 +210,7 @@ const GD_RATE: f64 = 5.0;
 #[test]
 fn a_huge_rate_is_marked_diverged() {
     let p = small_problem(0.5, 3);
-    let r = run(&p, Rule::Gd, 1e9, &|_| {});
+    let r = run(&p, rule("gd"), 1e9, &|_| {});
     assert_eq!(r.outcome, Outcome::Diverged);
     assert!(r.steps < p.cfg.steps);
     assert!(r.last.test_rmse.is_nan());
@@ -453,8 +280,9 @@ fn the_hsi_command_fails_cleanly_on_bad_input() {
         (&junk, &["--density", "0.2"], "not a MATLAB v5"),
         (
             &scene,
-            &["--density", "0.2"],
-            "no numeric variable `indian_pines_corrected`",
+            &["--density", "0.2", "--var", "indian_pines_corrected"],
+            "has no variable `indian_pines_corrected`; it holds: tiny (uint16, 2 × 3 × 4), d \
+             (double, 3 × 2)",
         ),
         (
             &scene,

@@ -1,4 +1,4 @@
-//! Axis concentration, the Haar sampler and the random-rotation baseline (SPEC §3, §4).
+//! Axis concentration, the Haar sampler and the random-rotation baseline (numerics §3, §4).
 
 use basis_lab::metrics::{
     RotationBaseline, axis_concentration, gram, gram_divergence, isotropic_axis_concentration,

@@ -1,8 +1,9 @@
-//! The update rules of SPEC §2: closed-form checks and their equivariance class.
+//! The update rules of numerics §2: closed-form checks and their equivariance class.
 
 use basis_lab::optim::{
-    Adafactor, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer, Polar, REGISTRY,
-    RmsProp, ScalarAdam, Shampoo, SignDescent, Signum, lookup, newton_schulz, polar_svd,
+    Adafactor, Adagrad, Adam, Dial, Gd, Lion, MomentumSgd, Muon, NsScratch, Optimizer,
+    OptimizerSpec, Polar, REGISTRY, RmsProp, ScalarAdam, Shampoo, SignDescent, Signum,
+    newton_schulz, polar_svd,
 };
 use basis_lab::rng::{gaussian_matrix, haar_orthogonal};
 use nalgebra::DMatrix;
@@ -109,10 +110,8 @@ fn scalar_adam_pools_one_second_moment_over_every_matrix() {
 
 /// Twin divergence ‖U(QW, QG) − Q·U(W, G)‖ / ‖W‖ after `steps` updates with gradients that
 /// rotate with the weights (G′ = QG), as they do for a rotation-invariant loss.
-fn twin_divergence(info_name: &str, steps: usize) -> f64 {
-    let info = lookup(info_name).unwrap();
-    let spec = basis_lab::optim::OptimizerSpec::new(info_name, 0.01);
-    let (mut a, mut b) = ((info.build)(&spec), (info.build)(&spec));
+fn twin_divergence(spec: &OptimizerSpec, steps: usize) -> f64 {
+    let (mut a, mut b) = (spec.build(), spec.build());
     let mut r = rng(42);
     let q = haar_orthogonal(&mut r, 8);
     let w0 = gaussian_matrix(&mut r, 8, 12, 1.0);
@@ -120,30 +119,64 @@ fn twin_divergence(info_name: &str, steps: usize) -> f64 {
     for _ in 0..steps {
         // Gradient of ½‖W − T‖² pulled towards a fixed target, rotated for the twin.
         let g = &w[0] - DMatrix::from_fn(8, 12, |i, j| ((i * 12 + j) as f64).sin());
-        a.step(&mut w, std::slice::from_ref(&g), 0.01);
-        b.step(&mut w_rot, std::slice::from_ref(&(&q * &g)), 0.01);
+        a.step(&mut w, std::slice::from_ref(&g), spec.lr);
+        b.step(&mut w_rot, std::slice::from_ref(&(&q * &g)), spec.lr);
     }
     (&w_rot[0] - &q * &w[0]).norm() / w[0].norm()
 }
 
 #[test]
-fn equivariant_rules_keep_twins_at_float_noise_and_coordinatewise_rules_do_not() {
-    for info in REGISTRY {
-        let div = twin_divergence(info.name, 200);
-        if info.equivariant {
-            assert!(
-                div < 1e-12,
-                "{} claims equivariance but drifts {div:e}",
-                info.name
-            );
+fn every_registered_rule_keeps_or_splits_its_twins_as_its_class_says() {
+    let mut specs: Vec<OptimizerSpec> = REGISTRY
+        .iter()
+        .map(|info| OptimizerSpec::new(info.name, 0.01))
+        .collect();
+    // The dial at p = 0 is scalar-Adam, so equivariant; at its default p it is not.
+    let mut dial = OptimizerSpec::new("dial", 0.01);
+    dial.p = 0.0;
+    specs.push(dial);
+    assert!(specs.len() >= 14, "the whole registry");
+    for spec in specs {
+        let div = twin_divergence(&spec, 200);
+        let name = format!("{} (p = {})", spec.optimizer, spec.p);
+        if spec.equivariant() {
+            assert!(div < 1e-12, "{name} claims equivariance but drifts {div:e}");
         } else {
             assert!(
                 div > 1e-6,
-                "{} should see the basis but drifts only {div:e}",
-                info.name
+                "{name} should see the basis but drifts only {div:e}"
             );
         }
     }
+}
+
+#[test]
+fn adagrad_divides_by_the_root_of_every_squared_gradient_so_far() {
+    let mut opt = Adagrad::new(0.0);
+    let mut p = [DMatrix::from_row_slice(1, 2, &[1.0, 1.0])];
+    let g1 = DMatrix::from_row_slice(1, 2, &[3.0, 0.0]);
+    let g2 = DMatrix::from_row_slice(1, 2, &[4.0, 2.0]);
+    opt.step(&mut p, std::slice::from_ref(&g1), 0.5);
+    // First step: G/|G| per entry (a sign step); a zero gradient with no history stays put.
+    assert_eq!(p[0].as_slice(), &[0.5, 1.0]);
+    opt.step(&mut p, std::slice::from_ref(&g2), 0.5);
+    // Second: 4/√(9 + 16) = 0.8 and 2/√4 = 1.
+    assert!((p[0][0] - (0.5 - 0.5 * 0.8)).abs() < 1e-15, "{}", p[0][0]);
+    assert_eq!(p[0][1], 0.5);
+}
+
+#[test]
+fn a_preset_arm_takes_its_own_rules_defaults_for_fields_it_leaves_out() {
+    use basis_lab::preset::Preset;
+    let p = Preset::from_ron(
+        "Preset(arms: [(optimizer: \"lion\", lr: 3e-4), (optimizer: \"lion\", label: \"l2\", lr: 3e-4, beta2: 0.9), (optimizer: \"adam\", lr: 0.01)])",
+        "text",
+    )
+    .unwrap();
+    assert_eq!(p.arms[0].beta2, 0.99, "Lion's own default");
+    assert_eq!(p.arms[1].beta2, 0.9, "written values win");
+    assert_eq!(p.arms[2].beta2, 0.999, "Adam's default");
+    assert_eq!(Preset::from_ron(&p.to_ron(), "saved").unwrap(), p);
 }
 
 #[test]
@@ -197,7 +230,7 @@ fn gd_is_w_minus_lr_g() {
     );
 }
 
-/// SPEC §2's Newton–Schulz written literally, for comparison with the in-place version.
+/// numerics §2's Newton–Schulz written literally, for comparison with the in-place version.
 fn spec_newton_schulz(b: &DMatrix<f64>) -> DMatrix<f64> {
     let (a, bb, c) = (3.4445, -4.7750, 2.0315);
     let transpose = b.nrows() > b.ncols();
@@ -391,4 +424,30 @@ fn shampoo_refreshes_its_roots_at_steps_1_21_41() {
     };
     let first = root(&g * g.transpose()) * &g * root(g.transpose() * &g) * -0.1;
     assert!((&deltas[0] - first).amax() < 1e-14);
+}
+
+#[test]
+fn every_rule_reads_back_from_a_saved_preset_what_it_was_given() {
+    use basis_lab::optim::Hyper;
+    use basis_lab::preset::Preset;
+    // Each rule at its own defaults, and with every hyperparameter at the common default:
+    // fields a file may leave out must come back as they were, whatever the rule's defaults.
+    let common = OptimizerSpec::default();
+    for info in REGISTRY {
+        let own = OptimizerSpec::new(info.name, 0.1);
+        let mut plain = own.clone();
+        for h in Hyper::ALL {
+            if let (Some(v), Some(x)) = (plain.value_mut(h), common.value(h)) {
+                *v = x;
+            }
+        }
+        plain.root_every = common.root_every;
+        plain.label = Some("plain".into());
+        let p = Preset {
+            arms: vec![own, plain],
+            ..Preset::default()
+        };
+        let back = Preset::from_ron(&p.to_ron(), "saved").unwrap();
+        assert_eq!(back.arms, p.arms, "{}", info.name);
+    }
 }

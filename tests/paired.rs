@@ -1,4 +1,4 @@
-//! The paired-run harness on the bundled presets (SPEC §3–§5).
+//! The paired-run harness on the bundled presets (numerics §3–§5).
 
 use basis_lab::experiment::{ArmStatus, BASE, PairedRun, ROTATED, RunOptions, run_to_dir, sweep};
 use basis_lab::model::{Episode, Workspace};
@@ -172,7 +172,7 @@ fn matrix(v: &serde_json::Value, rows: usize, cols: usize) -> DMatrix<f64> {
 }
 
 #[test]
-fn trace_has_the_spec_schema_and_replays_bit_exactly() {
+fn trace_has_the_documented_schema_and_replays_bit_exactly() {
     let mut p = Preset::load("classroom").unwrap();
     p.steps = 40;
     let dir = tempfile::tempdir().unwrap();

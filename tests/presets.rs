@@ -1,4 +1,4 @@
-//! Presets (SPEC §6): defaults, exact round trip, and errors that name the place, the field
+//! Presets (numerics §6): defaults, exact round trip, and errors that name the place, the field
 //! and the allowed range — never a panic.
 
 use basis_lab::preset::{BUNDLED, MAX_PRESET_BYTES, Preset};

@@ -219,3 +219,149 @@ fn shard_specs_are_checked_and_split_cells_disjointly() {
     ]);
     assert!(e.contains("not a shard"), "{e}");
 }
+
+/// The reported shards: a 2-rule, 2-seed zoo split in two, one cell's rate edited to NaN or to
+/// another rate. Merge names the shard and the cell and fails without a panic; the unedited
+/// pair merges byte for byte.
+#[test]
+fn a_shard_whose_cell_was_edited_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("sm.ron");
+    std::fs::write(
+        &preset,
+        "ZooPreset(name: \"sm\", description: \"small\", problem: (n: 6, rank: 1, ratio: 2.0, \
+         init: 1e-3, tau: 0.0), budget: 50, seed: 0, seeds: 2, rules: [Gd, Adam])",
+    )
+    .unwrap();
+    let full = dir.path().join("full");
+    ok(&["zoo", s(&preset), "--quiet", "--out", s(&full)]);
+    let shard = |i: usize| {
+        let out = dir.path().join(format!("sh{i}"));
+        let spec = format!("{i}/2");
+        ok(&[
+            "zoo",
+            s(&preset),
+            "--quiet",
+            "--shard",
+            &spec,
+            "--out",
+            s(&out),
+        ]);
+        out
+    };
+    let (sh0, sh1) = (shard(0), shard(1));
+    let merged = dir.path().join("merged");
+    ok(&["merge", s(&sh0), s(&sh1), "--out", s(&merged)]);
+    for f in ["zoo.csv", "zoo.md"] {
+        same_bytes(&full.join(f), &merged.join(f));
+    }
+    let text = std::fs::read_to_string(sh0.join("shard.ron")).unwrap();
+    assert_eq!(text.matches("lr:0.01,").count(), 2, "{text}");
+    for edit in ["NaN", "0.02"] {
+        let edited = dir.path().join(format!("sh0-{edit}"));
+        std::fs::create_dir_all(&edited).unwrap();
+        // Cell 0 is GD at seed 0.
+        std::fs::write(
+            edited.join("shard.ron"),
+            text.replacen("lr:0.01,", &format!("lr:{edit},"), 1),
+        )
+        .unwrap();
+        let err = fails(&["merge", s(&edited), s(&sh1), "--out", s(&merged)]);
+        assert!(
+            err.contains(&format!(
+                "sh0-{edit}: cell 0 does not hold what the job's cell computes (gd at lr 0.01, \
+                 seed 0: field `lr`: {edit} differs from the preset's cell list, which has 0.01)"
+            )) && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+    // Edited numbers that no run can produce are refused too.
+    let bad = text.replacen("recovery:", "recovery:-", 1);
+    std::fs::write(sh0.join("shard.ron"), bad).unwrap();
+    let err = fails(&["merge", s(&sh0), s(&sh1), "--out", s(&merged)]);
+    assert!(err.contains("field `recovery`: -"), "{err}");
+    // A byte-order mark is accepted.
+    std::fs::write(sh0.join("shard.ron"), format!("\u{feff}{text}")).unwrap();
+    ok(&["merge", s(&sh0), s(&sh1), "--out", s(&merged)]);
+    same_bytes(&full.join("zoo.md"), &merged.join("zoo.md"));
+}
+
+/// A shard's job is checked before anything is looked up in it: an ε or d_k sweep whose list of
+/// values was emptied, or a shard whose cell total was edited, is refused with the shard's name
+/// and the field, never with a panic; the unedited pair merges.
+#[test]
+fn a_shard_with_an_emptied_sweep_list_or_an_edited_total_is_refused_without_a_panic() {
+    use basis_lab::preset::Preset;
+    use basis_lab::shard::{Job, merge, parse_shard, run_shard};
+    use std::sync::atomic::AtomicBool;
+    let preset = Preset {
+        steps: 6,
+        eval_every: 3,
+        n_heldout: 8,
+        baseline_rotations: 4,
+        ..Preset::load("classroom").unwrap()
+    };
+    let jobs = [
+        (
+            "eps",
+            Job::EpsSweep {
+                preset: preset.clone(),
+                eps: vec![1e-8, 1e-2],
+                seeds: 1,
+            },
+        ),
+        (
+            "dks",
+            Job::DkSweep {
+                preset,
+                dks: vec![4, 8],
+                seeds: 1,
+            },
+        ),
+    ];
+    for (list, job) in jobs {
+        let [a, b] = [0, 1].map(|index| {
+            let out = run_shard(
+                &job,
+                Shard { index, count: 2 },
+                &|| {},
+                &AtomicBool::new(false),
+            );
+            ron::ser::to_string(&out.unwrap()).unwrap()
+        });
+        let merged = |first: &str, second: &str| {
+            merge(vec![
+                ("first".into(), parse_shard(first, "first").unwrap()),
+                ("second".into(), parse_shard(second, "second").unwrap()),
+            ])
+        };
+        assert!(merged(&a, &b).is_ok(), "{list}: the unedited pair");
+
+        // `eps:[1e-8,0.01]` → `eps:[]` (an arm's own `eps:` is a number, never a list).
+        let open = format!("{list}:[");
+        let at = a.find(&open).unwrap() + open.len();
+        let end = at + a[at..].find(']').unwrap();
+        let emptied = format!("{}{}", &a[..at], &a[end..]);
+        let e = merged(&emptied, &b).unwrap_err();
+        assert!(
+            e.contains(&format!(
+                "first: field `{list}`: 0 values given; allowed 1..=64"
+            )),
+            "{e}"
+        );
+        let e = merged(&b, &emptied).unwrap_err();
+        assert!(e.contains("shards of different jobs"), "{e}");
+
+        assert_eq!(a.matches("total_cells:2,").count(), 1, "{a}");
+        let total = a.replace("total_cells:2,", "total_cells:3,");
+        for (x, y, name) in [(&total, &b, "first"), (&b, &total, "second")] {
+            let e = merged(x, y).unwrap_err();
+            assert!(
+                e.contains(&format!(
+                    "{name}: field `total_cells`: 3 where the job has 2 cells"
+                )),
+                "{e}"
+            );
+        }
+    }
+}

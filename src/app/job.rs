@@ -1,5 +1,5 @@
-//! Background work for the UI with progress, cancel and a result to collect: seed sweeps and
-//! gauge-lab sweeps run through this.
+//! A thread of background work with progress, cancel and a result to collect; every
+//! [`super::analysis::Analysis`] runs its work in one.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// A unit of work on its own thread.
-pub struct Job<T: Send + 'static> {
+pub struct Job<T> {
     /// Work items requested (for the progress bar).
     pub total: usize,
     done: Arc<AtomicUsize>,
@@ -85,9 +85,9 @@ impl<T: Send + 'static> Job<T> {
     }
 }
 
-impl<T: Send + 'static> Drop for Job<T> {
+impl<T> Drop for Job<T> {
     /// Raises the cancel flag and lets the thread end on its own (never blocks the UI).
     fn drop(&mut self) {
-        self.cancel();
+        self.cancel.store(true, Ordering::Relaxed);
     }
 }

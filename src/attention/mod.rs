@@ -14,7 +14,7 @@ pub mod twins;
 
 pub use data::{Batch, SEQ_LEN, Split, TaskConfig, split};
 pub use model::{Arch, Init, ModelConfig, Param, Params, Stats, Workspace};
-pub use preset::{AttentionPreset, BUNDLED_ATTENTION, FieldError, RunSpec, TwinKind};
+pub use preset::{AttentionPreset, BUNDLED_ATTENTION, RunSpec, TwinKind};
 pub use twins::{
     AttentionResult, Record, SeedResult, SeedRun, make_twin, relative_distance, run_attention,
 };

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::data::{MAX_MODULUS, TaskConfig};
 use super::model::{Arch, Init, ModelConfig, Workspace};
 use crate::optim::OptimizerSpec;
-use crate::preset::{PresetError, int_range, real_range, validate_spec};
+use crate::preset::{PresetError, validate_spec};
+use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Attention presets shipped inside the binary, by name (the files in `presets/`).
 pub const BUNDLED_ATTENTION: &[(&str, &str)] = &[
@@ -63,29 +64,6 @@ impl TwinKind {
             TwinKind::Identity => "A = I",
             TwinKind::Noise => "noise",
         }
-    }
-}
-
-/// A rejected value: the field's path in the preset (`runs[1].rule.lr`) and what is allowed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("field `{field}`: {message}")]
-pub struct FieldError {
-    /// Path of the field, e.g. `model.heads` or `runs[0].twins`.
-    pub field: String,
-    /// What is wrong and what is allowed.
-    pub message: String,
-}
-
-impl From<(String, String)> for FieldError {
-    fn from((field, message): (String, String)) -> Self {
-        Self { field, message }
-    }
-}
-
-fn field_error(field: impl Into<String>, message: impl Into<String>) -> FieldError {
-    FieldError {
-        field: field.into(),
-        message: message.into(),
     }
 }
 
@@ -233,24 +211,22 @@ impl AttentionPreset {
         ] {
             let n = text.chars().count();
             if n > max {
-                return Err(field_error(
+                return Err(FieldError::new(
                     field,
                     format!("{n} characters; allowed at most {max}"),
                 ));
             }
         }
-        int_range("task.modulus", self.task.modulus, 2, MAX_MODULUS)?;
-        real_range(
+        check_int("task.modulus", self.task.modulus, 2, MAX_MODULUS)?;
+        check_real(
             "task.train_fraction",
             self.task.train_fraction,
-            0.0,
-            1.0,
-            false,
+            Range::above(0.0, 1.0),
         )?;
         let pairs = self.task.modulus * self.task.modulus;
         let train = self.task.train_count();
         if train == 0 || train == pairs {
-            return Err(field_error(
+            return Err(FieldError::new(
                 "task.train_fraction",
                 format!(
                     "{} of {pairs} pairs gives {train} training and {} validation pairs; both \
@@ -261,12 +237,12 @@ impl AttentionPreset {
             ));
         }
         let m = &self.model;
-        int_range("model.layers", m.layers, 1, 8)?;
-        int_range("model.heads", m.heads, 1, 64)?;
-        int_range("model.d_model", m.d_model, 1, 1024)?;
-        int_range("model.d_mlp", m.d_mlp, 1, 4096)?;
+        check_int("model.layers", m.layers, 1, 8)?;
+        check_int("model.heads", m.heads, 1, 64)?;
+        check_int("model.d_model", m.d_model, 1, 1024)?;
+        check_int("model.d_mlp", m.d_mlp, 1, 4096)?;
         if !m.d_model.is_multiple_of(m.heads) {
-            return Err(field_error(
+            return Err(FieldError::new(
                 "model.d_model",
                 format!(
                     "{} is not a multiple of model.heads = {}",
@@ -274,23 +250,23 @@ impl AttentionPreset {
                 ),
             ));
         }
-        real_range("model.norm_eps", m.norm_eps, 0.0, 1.0, true)?;
+        check_real("model.norm_eps", m.norm_eps, Range::closed(0.0, 1.0))?;
         if let Init::Normal(std) = self.init {
-            real_range("init", std, 0.0, 100.0, false)?;
+            check_real("init", std, Range::above(0.0, 100.0))?;
         }
-        int_range("steps", self.steps, 0, 100_000)?;
-        int_range("seeds", self.seeds, 1, 100)?;
+        check_int("steps", self.steps, 0, 100_000)?;
+        check_int("seeds", self.seeds, 1, 100)?;
         if self.seed.checked_add(self.seeds as u64 - 1).is_none() {
-            return Err(field_error(
+            return Err(FieldError::new(
                 "seed",
                 format!("{} + {} seeds overflows u64", self.seed, self.seeds),
             ));
         }
-        int_range("dense_until", self.dense_until, 0, 100_000)?;
-        int_range("measure_every", self.measure_every, 1, 100_000)?;
-        real_range("noise_std", self.noise_std, 0.0, 1.0, false)?;
+        check_int("dense_until", self.dense_until, 0, 100_000)?;
+        check_int("measure_every", self.measure_every, 1, 100_000)?;
+        check_real("noise_std", self.noise_std, Range::above(0.0, 1.0))?;
         if self.runs.is_empty() || self.runs.len() > MAX_RUNS {
-            return Err(field_error(
+            return Err(FieldError::new(
                 "runs",
                 format!("{} runs given; allowed 1..={MAX_RUNS}", self.runs.len()),
             ));
@@ -306,13 +282,13 @@ impl AttentionPreset {
                 .enumerate()
                 .all(|(j, t)| !twins[..j].contains(t));
             if twins.is_empty() || twins.len() > 3 || !distinct {
-                return Err(field_error(
+                return Err(FieldError::new(
                     format!("runs[{i}].twins"),
                     format!("{twins:?}: allowed 1..=3 distinct kinds of Gauge, Identity, Noise"),
                 ));
             }
             if let Some(j) = self.runs[..i].iter().position(|r| r.name() == run.name()) {
-                return Err(field_error(
+                return Err(FieldError::new(
                     format!("runs[{i}].rule.label"),
                     format!(
                         "run name `{}` is also the name of runs[{j}]; give one a `label`",
@@ -323,7 +299,7 @@ impl AttentionPreset {
         }
         let numbers = self.numbers_per_seed();
         if numbers > MAX_NUMBERS {
-            return Err(field_error(
+            return Err(FieldError::new(
                 "runs",
                 format!(
                     "{} models of {} parameters on {} training sequences need {numbers} f64 \

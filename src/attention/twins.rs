@@ -30,9 +30,10 @@ use serde::{Deserialize, Serialize};
 
 use super::data::{Batch, Split, split};
 use super::model::{Arch, Param, Params, Stats, Workspace};
-use super::preset::{AttentionPreset, EVAL_CHUNK, FieldError, RunSpec, TwinKind};
+use super::preset::{AttentionPreset, EVAL_CHUNK, RunSpec, TwinKind};
 use crate::optim::{Optimizer, OptimizerSpec};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
+use crate::validate::FieldError;
 
 /// A mean training cross-entropy above this many nats marks a model diverged. A run that blows
 /// up here need not overflow: its softmax saturates, the gradient vanishes and the loss can sit

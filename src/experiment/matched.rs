@@ -71,7 +71,7 @@ pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport,
     if !(1..=50).contains(&n_levels) {
         return Err(format!("{n_levels} levels; allowed 1..=50"));
     }
-    let fail = |(f, m): (String, String)| format!("field `{f}`: {m}");
+    let fail = |e: crate::validate::FieldError| e.to_string();
     let mut run = PairedRun::new(preset).map_err(fail)?;
     let arms = run.arms().len();
     let mut curves: Vec<Vec<(usize, f64)>> = vec![Vec::new(); arms];
@@ -167,7 +167,7 @@ pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport,
     let deepest = *levels.last().expect("at least one level");
     let find = |kind: &str, arm: &str| {
         rows.iter()
-            .find(|r| r.kind == kind && r.level == deepest && r.arm == arm)
+            .find(|r| r.kind == kind && r.level.to_bits() == deepest.to_bits() && r.arm == arm)
             .cloned()
     };
     let verdicts = names
@@ -201,6 +201,64 @@ pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport,
         rows,
         verdicts,
     })
+}
+
+impl MatchedReport {
+    /// Checks a report read back from disk (the app's saved comparison) as one of `preset`
+    /// (which must be valid): the reference is the preset's first arm; 1..=50 finite levels;
+    /// every row of kind "budget" or "loss" at one of the levels, for an arm of the preset, at a
+    /// step within the run, with finite numbers (held-out loss and divergences ≥ 0) where it
+    /// was measured and NaN where not; every verdict for an arm of the preset with finite
+    /// differences and yardstick. Errors name the row or verdict and the field.
+    pub fn check(&self, preset: &Preset) -> Result<(), String> {
+        preset.validate().map_err(|e| format!("the preset's {e}"))?;
+        let names: Vec<&str> = preset.arms.iter().map(|a| a.arm_name()).collect();
+        if names.first() != Some(&self.reference.as_str()) {
+            return Err(format!(
+                "reference {:?} is not the preset's first arm",
+                self.reference
+            ));
+        }
+        if !(1..=50).contains(&self.levels.len()) || self.levels.iter().any(|l| !l.is_finite()) {
+            return Err(format!("levels {:?}: 1..=50 finite values", self.levels));
+        }
+        for (i, r) in self.rows.iter().enumerate() {
+            let bad = |m: String| Err(format!("row {i} ({} {}): {m}", r.kind, r.arm));
+            if !matches!(r.kind.as_str(), "budget" | "loss") || !names.contains(&r.arm.as_str()) {
+                return bad("not a kind and arm of this comparison".into());
+            }
+            if !self.levels.iter().any(|l| l.to_bits() == r.level.to_bits()) {
+                return bad(format!("level {} is not one of the levels", r.level));
+            }
+            if r.step.is_some_and(|s| s > preset.steps) {
+                return bad(format!("step {:?} is past the run's end", r.step));
+            }
+            for (field, x, lo) in [
+                ("heldout_loss", r.heldout_loss, 0.0),
+                ("excess", r.excess, -2.0),
+                ("baseline_sd", r.baseline_sd, 0.0),
+                ("gram_div", r.gram_div, 0.0),
+                ("orientation_div", r.orientation_div, 0.0),
+            ] {
+                // A row whose arm was not measured holds NaN.
+                if !(x.is_nan() || (x.is_finite() && x >= lo)) {
+                    return bad(format!("field `{field}`: {x} is out of range"));
+                }
+            }
+        }
+        for v in &self.verdicts {
+            let finite = [v.diff_budget, v.diff_loss, v.yardstick]
+                .iter()
+                .all(|x| x.is_finite());
+            if !names.contains(&v.arm.as_str()) || !finite {
+                return Err(format!(
+                    "verdict for {:?}: not an arm of the preset, or a non-finite number",
+                    v.arm
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -1,4 +1,4 @@
-//! The paired-run harness (SPEC §3, the explainer §5): every arm trained from W0 and from Q·W0
+//! The paired-run harness (numerics §3, the explainer §5): every arm trained from W0 and from Q·W0
 //! on one shared episode stream, with per-step twin metrics.
 
 use nalgebra::DMatrix;
@@ -11,16 +11,17 @@ use crate::metrics::{
     RotationBaseline, axis_concentration, gram_divergence_with, mean_sd, orientation_divergence,
 };
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace, normalize_columns};
-use crate::optim::{Optimizer, OptimizerInfo};
+use crate::optim::{Optimizer, RuleInfo};
 use crate::preset::{ColumnNorms, Preset};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
+use crate::validate::FieldError;
 
 /// Index of the run from W0 in a twin pair.
 pub const BASE: usize = 0;
 /// Index of the run from Q·W0 in a twin pair.
 pub const ROTATED: usize = 1;
 
-/// Metrics of one arm at step `s`, describing W_s, the weights going into update s (SPEC §3).
+/// Metrics of one arm at step `s`, describing W_s, the weights going into update s (numerics §3).
 /// Pairs are indexed [`BASE`], [`ROTATED`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
@@ -98,7 +99,8 @@ struct Twin {
 #[derive(Clone)]
 pub struct Arm {
     name: String,
-    info: &'static OptimizerInfo,
+    info: &'static RuleInfo,
+    equivariant: bool,
     lr: f64,
     twins: [Twin; 2],
     /// Optional noise twin: W0 plus a 1e-12 Gaussian perturbation in the same basis.
@@ -112,8 +114,12 @@ impl Arm {
         &self.name
     }
     /// The optimizer's registry entry.
-    pub fn info(&self) -> &'static OptimizerInfo {
+    pub fn info(&self) -> &'static RuleInfo {
         self.info
+    }
+    /// Whether its optimizer, with the preset's hyperparameters, is equivariant.
+    pub fn equivariant(&self) -> bool {
+        self.equivariant
     }
     /// Whether training continues or diverged.
     pub fn status(&self) -> &ArmStatus {
@@ -152,8 +158,8 @@ pub struct PairedRun {
 
 impl PairedRun {
     /// Sets up the run: draws W0 (`d_k × V`), Q (`d_k × d_k`), the held-out episodes and each
-    /// arm's zero-state optimizers. Errors: the preset's validation message, `(field, message)`.
-    pub fn new(preset: &Preset) -> Result<Self, (String, String)> {
+    /// arm's zero-state optimizers. Errors: the preset's validation error.
+    pub fn new(preset: &Preset) -> Result<Self, FieldError> {
         preset.validate()?;
         let cfg = preset.memory();
         let (d, v, k) = (cfg.d_k, cfg.n_keys, cfg.pairs_per_episode);
@@ -191,6 +197,7 @@ impl PairedRun {
                 Arm {
                     name: spec.arm_name().to_string(),
                     info,
+                    equivariant: spec.equivariant(),
                     lr: spec.lr,
                     twins: [twin(&w0), twin(&w0_rot)],
                     noise: w0_noisy.as_ref().map(twin),
@@ -386,7 +393,7 @@ impl PairedRun {
             .collect()
     }
 
-    /// The random-rotation baseline (SPEC §4) of both twins' current keys for every running
+    /// The random-rotation baseline (numerics §4) of both twins' current keys for every running
     /// arm, each drawn from a fresh copy of the seed's baseline stream, so every key matrix is
     /// compared against the same rotations. `None` for a diverged arm.
     pub fn baselines(&mut self) -> Vec<Option<[RotationBaseline; 2]>> {

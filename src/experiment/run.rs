@@ -1,5 +1,5 @@
 //! A whole paired run from a preset, written to a folder: `metrics.csv`, `summary.json` and
-//! `trace.json` (SPEC §3–§5). Used by `basis-lab run`.
+//! `trace.json` (numerics §3–§5). Used by `basis-lab run`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -21,7 +21,7 @@ use crate::preset::Preset;
 /// Largest trace kept in memory, in episode pairs (steps × batch × k).
 pub const MAX_TRACE_PAIRS: usize = 20_000_000;
 
-/// The header of `metrics.csv`: one row per step per arm (SPEC §3 step convention); the row at
+/// The header of `metrics.csv`: one row per step per arm (numerics §3 step convention); the row at
 /// s = steps is the final state, with empty loss. Held-out columns are filled every
 /// `eval_every` steps and at the end, empty elsewhere; `noise_div` only with `noise_twins`; a
 /// diverged arm has no rows after it diverged.
@@ -120,9 +120,7 @@ pub fn run_to_dir(
     opts: RunOptions,
     progress: &dyn Fn(usize),
 ) -> Result<Summary> {
-    preset
-        .validate()
-        .map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    preset.validate()?;
     let pairs = preset
         .steps
         .saturating_mul(preset.batch)
@@ -138,7 +136,7 @@ pub fn run_to_dir(
     }
     super::output::ensure_writable_dir(out)
         .with_context(|| format!("cannot write to {}", out.display()))?;
-    let mut run = PairedRun::new(preset).map_err(|(f, m)| anyhow::anyhow!("field `{f}`: {m}"))?;
+    let mut run = PairedRun::new(preset)?;
     let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
     let csv_path = out.join("metrics.csv");
     let mut csv_file = AtomicFile::create(&csv_path)
@@ -198,7 +196,7 @@ pub fn run_to_dir(
                 ArmSummary {
                     arm: names[i].clone(),
                     optimizer: arm.info().name.into(),
-                    equivariant: arm.info().equivariant,
+                    equivariant: arm.equivariant(),
                     status: arm.status().clone(),
                     last_train_loss: last_loss[i],
                     final_metrics: finals.iter().find(|r| r.arm == i && running).copied(),
@@ -283,7 +281,7 @@ fn write_activations<W: Write>(
     Ok(())
 }
 
-/// One record of the trace's `metrics` list (SPEC §5): pair metrics repeated for both twins,
+/// One record of the trace's `metrics` list (numerics §5): pair metrics repeated for both twins,
 /// each with its own loss and A.
 #[derive(Clone, Debug, Serialize)]
 struct TraceMetric {

@@ -1,4 +1,4 @@
-//! Seed sweeps (SPEC §4): the same preset over seeds s0 … s0+N−1, run in parallel with rayon;
+//! Seed sweeps (numerics §4): the same preset over seeds s0 … s0+N−1, run in parallel with rayon;
 //! results are collected in seed order, so they never depend on thread count or scheduling.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 use crate::metrics::{RotationBaseline, mean_sd};
 use crate::preset::Preset;
+use crate::validate::FieldError;
 
 /// Final results of one arm at one seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,38 +92,28 @@ pub struct SweepResult {
 }
 
 /// Why a sweep did not produce a result.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SweepError {
-    /// The preset is invalid: `(field, message)`.
-    Invalid(String, String),
+    /// The preset is invalid.
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
     /// The cancel flag was raised.
+    #[error("cancelled")]
     Cancelled,
 }
 
-impl From<(String, String)> for SweepError {
-    fn from((field, message): (String, String)) -> Self {
-        SweepError::Invalid(field, message)
-    }
-}
-
-impl std::fmt::Display for SweepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SweepError::Invalid(field, message) => write!(f, "field `{field}`: {message}"),
-            SweepError::Cancelled => write!(f, "cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for SweepError {}
-
 /// Runs `preset` at `seed` for `preset.steps` steps and returns each arm's final results.
-/// Errors: an invalid preset, as `(field, message)`.
-pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, (String, String)> {
-    run_seed_until(preset, seed, &AtomicBool::new(false)).map_err(|e| match e {
-        SweepError::Invalid(f, m) => (f, m),
+/// Errors: an invalid preset.
+pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, FieldError> {
+    run_seed_until(preset, seed, &AtomicBool::new(false)).map_err(invalid)
+}
+
+/// The validation error of a sweep that nothing could cancel.
+fn invalid(e: SweepError) -> FieldError {
+    match e {
+        SweepError::Invalid(e) => e,
         SweepError::Cancelled => unreachable!("nothing raises this flag"),
-    })
+    }
 }
 
 /// [`run_seed`] that gives up with [`SweepError::Cancelled`] soon after `cancel` is raised.
@@ -163,16 +154,13 @@ pub fn run_seed_until(
 
 /// Runs `n_seeds` seeds starting at `preset.seed` in parallel on the current rayon pool;
 /// `progress()` is called once per finished seed (from any thread).
-/// Errors: an invalid preset, as `(field, message)`.
+/// Errors: an invalid preset.
 pub fn sweep(
     preset: &Preset,
     n_seeds: usize,
     progress: &(dyn Fn() + Sync),
-) -> Result<SweepResult, (String, String)> {
-    sweep_until(preset, n_seeds, progress, &AtomicBool::new(false)).map_err(|e| match e {
-        SweepError::Invalid(f, m) => (f, m),
-        SweepError::Cancelled => unreachable!("nothing raises this flag"),
-    })
+) -> Result<SweepResult, FieldError> {
+    sweep_until(preset, n_seeds, progress, &AtomicBool::new(false)).map_err(invalid)
 }
 
 /// [`sweep`] that stops early with [`SweepError::Cancelled`] once `cancel` is raised.
@@ -215,13 +203,7 @@ pub fn assemble_sweep(
     let aggregate = preset
         .arms
         .iter()
-        .map(|spec| {
-            aggregate(
-                spec.arm_name(),
-                spec.info().expect("validated").equivariant,
-                &per_seed,
-            )
-        })
+        .map(|spec| aggregate(spec.arm_name(), spec.equivariant(), &per_seed))
         .collect();
     SweepResult {
         preset: preset.clone(),
@@ -353,4 +335,241 @@ pub fn dk_sweep(
             })
         })
         .collect()
+}
+
+/// `Err(message)` unless `x` is finite and in `[lo, hi]`.
+fn in_range(x: f64, lo: f64, hi: f64) -> Result<(), String> {
+    if x.is_finite() && (lo..=hi).contains(&x) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{x} is out of range; allowed finite, in [{lo}, {hi}]"
+        ))
+    }
+}
+
+/// A(K) and its baseline's statistics lie in [1/d_k, 1]; this bound leaves room for rounding.
+const A_MAX: f64 = 1.0 + 1e-9;
+
+impl SeedArm {
+    /// Checks a result read back from disk (a shard, the app's saved sweeps) as arm `arm` of
+    /// `preset` run at `seed`: the arm and seed are the expected ones; a running arm has its
+    /// final metrics (at step `preset.steps`), held-out result and baselines, a diverged one
+    /// diverged by then and has no final metrics; every number is finite and in its range
+    /// (losses and divergences ≥ 0, A(K), accuracies and baseline statistics in [0, 1]; the
+    /// final step's loss and a missing noise twin's divergence are NaN). Errors name the field.
+    pub fn check(&self, preset: &Preset, arm: &str, seed: u64) -> Result<(), FieldError> {
+        let field = |f: &'static str| move |m: String| FieldError::new(f, m);
+        if self.arm != arm || self.seed != seed {
+            return Err(FieldError::new(
+                "arm",
+                format!(
+                    "arm {:?} at seed {} where the preset has {arm:?} at seed {seed}",
+                    self.arm, self.seed
+                ),
+            ));
+        }
+        match (
+            &self.status,
+            &self.final_metrics,
+            &self.heldout,
+            &self.baseline,
+        ) {
+            (ArmStatus::Running, Some(f), Some(h), Some(b)) => {
+                if f.step != preset.steps {
+                    return Err(FieldError::new(
+                        "final.step",
+                        format!("{} where the preset runs {} steps", f.step, preset.steps),
+                    ));
+                }
+                check_record(f)?;
+                for t in [BASE, ROTATED] {
+                    in_range(h.loss[t], 0.0, f64::MAX).map_err(field("heldout.loss"))?;
+                    in_range(h.accuracy[t], 0.0, 1.0).map_err(field("heldout.accuracy"))?;
+                    check_baseline(&b[t], preset.baseline_rotations)
+                        .map_err(|e| e.within("baseline"))?;
+                }
+                Ok(())
+            }
+            (ArmStatus::Running, ..) => Err(FieldError::new(
+                "final",
+                "a running arm without its final metrics, held-out result or baselines",
+            )),
+            (ArmStatus::Diverged { step, .. }, None, ..) if *step <= preset.steps => Ok(()),
+            (ArmStatus::Diverged { step, .. }, ..) => Err(FieldError::new(
+                "status",
+                format!(
+                    "diverged at step {step} of {} but with final metrics, or after the end",
+                    preset.steps
+                ),
+            )),
+        }
+    }
+}
+
+fn check_record(r: &StepRecord) -> Result<(), FieldError> {
+    let field = |f: &'static str| move |m: String| FieldError::new(format!("final.{f}"), m);
+    let nan_or = |x: f64| {
+        if x.is_nan() {
+            Ok(())
+        } else {
+            in_range(x, 0.0, f64::MAX)
+        }
+    };
+    for t in [BASE, ROTATED] {
+        nan_or(r.loss[t]).map_err(field("loss"))?;
+        in_range(r.axis_concentration[t], 0.0, A_MAX).map_err(field("axis_concentration"))?;
+        in_range(r.mean_column_norm[t], 0.0, f64::MAX).map_err(field("mean_column_norm"))?;
+        in_range(r.column_norm_sd[t], 0.0, f64::MAX).map_err(field("column_norm_sd"))?;
+    }
+    in_range(r.orientation_div, 0.0, f64::MAX).map_err(field("orientation_div"))?;
+    in_range(r.gram_div, 0.0, f64::MAX).map_err(field("gram_div"))?;
+    nan_or(r.noise_div).map_err(field("noise_div"))
+}
+
+fn check_baseline(b: &RotationBaseline, rotations: usize) -> Result<(), FieldError> {
+    let field = |f: &'static str| move |m: String| FieldError::new(f, m);
+    for (name, x) in [
+        ("axis_concentration", b.axis_concentration),
+        ("mean", b.mean),
+        ("p5", b.p5),
+        ("p95", b.p95),
+    ] {
+        in_range(x, 0.0, A_MAX).map_err(field(name))?;
+    }
+    in_range(b.sd, 0.0, 1.0).map_err(field("sd"))?;
+    in_range(b.excess, -A_MAX, A_MAX).map_err(field("excess"))?;
+    if b.p5 > b.p95 {
+        return Err(FieldError::new(
+            "p5",
+            format!("{} is above p95 {}", b.p5, b.p95),
+        ));
+    }
+    // z = excess / sd is ±∞ or NaN only when the baseline has no spread.
+    if b.sd > 0.0 && !b.z.is_finite() {
+        return Err(FieldError::new("z", format!("{} with sd {}", b.z, b.sd)));
+    }
+    if b.rotations != rotations {
+        return Err(FieldError::new(
+            "rotations",
+            format!("{} where the preset draws {rotations}", b.rotations),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every arm of one seed read back from disk, as [`run_seed`] at `seed` of `preset`
+/// returns them (one per arm, in preset order). Errors name the arm and field.
+pub fn check_seed(preset: &Preset, seed: u64, arms: &[SeedArm]) -> Result<(), String> {
+    if arms.len() != preset.arms.len() {
+        return Err(format!(
+            "seed {seed}: {} arms, but the preset has {}",
+            arms.len(),
+            preset.arms.len()
+        ));
+    }
+    for (spec, got) in preset.arms.iter().zip(arms) {
+        got.check(preset, spec.arm_name(), seed)
+            .map_err(|e| format!("seed {seed}, arm {}: {e}", spec.arm_name()))?;
+    }
+    Ok(())
+}
+
+impl SweepResult {
+    /// Checks a sweep read back from disk (the app's saved analyses): a valid preset, seeds
+    /// `preset.seed`, `preset.seed + 1`, … (1..=10⁴ of them), every seed's arms passing
+    /// [`check_seed`]. Returns it with its aggregates computed again from the per-seed rows:
+    /// derived numbers are never taken from disk (and files saved before an aggregate field
+    /// existed get it). Errors name the seed, arm and field.
+    pub fn checked(self) -> Result<SweepResult, String> {
+        self.preset
+            .validate()
+            .map_err(|e| format!("the preset's {e}"))?;
+        let n = self.seeds.len();
+        if !(1..=crate::shard::MAX_SEEDS).contains(&n) || self.seeds != sweep_seeds(&self.preset, n)
+        {
+            return Err(format!(
+                "seeds {:?} are not {} consecutive seeds from the preset's seed {}",
+                self.seeds, n, self.preset.seed
+            ));
+        }
+        let arms = self.preset.arms.len();
+        if self.per_seed.len() != n * arms {
+            return Err(format!(
+                "{} per-seed rows for {n} seeds × {arms} arms",
+                self.per_seed.len()
+            ));
+        }
+        for (&seed, rows) in self.seeds.iter().zip(self.per_seed.chunks(arms)) {
+            check_seed(&self.preset, seed, rows)?;
+        }
+        let per_seed = self
+            .per_seed
+            .chunks(arms)
+            .map(<[SeedArm]>::to_vec)
+            .collect();
+        Ok(assemble_sweep(&self.preset, self.seeds, per_seed))
+    }
+}
+
+/// Checks the points of an ε sweep read back from disk: 1..=64 of them, each ε finite in
+/// [0, 1e6] and equal to the ε of every Adam arm of its sweep (at least one), each sweep passing
+/// [`SweepResult::checked`], which recomputes its aggregates.
+pub fn check_eps_points(points: Vec<EpsPoint>) -> Result<Vec<EpsPoint>, String> {
+    check_count(points.len())?;
+    points
+        .into_iter()
+        .map(|p| {
+            in_range(p.eps, 0.0, 1e6).map_err(|m| format!("eps: {m}"))?;
+            let adam: Vec<f64> = p
+                .sweep
+                .preset
+                .arms
+                .iter()
+                .filter(|a| a.optimizer == "adam")
+                .map(|a| a.eps)
+                .collect();
+            if adam.is_empty() || adam.iter().any(|e| e.to_bits() != p.eps.to_bits()) {
+                return Err(format!(
+                    "ε {}: the sweep's Adam arms have ε {adam:?}",
+                    p.eps
+                ));
+            }
+            let eps = p.eps;
+            let sweep = p.sweep.checked().map_err(|e| format!("ε {eps}: {e}"))?;
+            Ok(EpsPoint { eps, sweep })
+        })
+        .collect()
+}
+
+/// Checks the points of a d_k sweep read back from disk: 1..=64 of them, each d_k that of its
+/// sweep's preset, each sweep passing [`SweepResult::checked`], which recomputes its
+/// aggregates.
+pub fn check_dk_points(points: Vec<DkPoint>) -> Result<Vec<DkPoint>, String> {
+    check_count(points.len())?;
+    points
+        .into_iter()
+        .map(|p| {
+            if p.d_k != p.sweep.preset.d_k {
+                return Err(format!(
+                    "d_k {}: the sweep's preset has d_k {}",
+                    p.d_k, p.sweep.preset.d_k
+                ));
+            }
+            let d_k = p.d_k;
+            let sweep = p.sweep.checked().map_err(|e| format!("d_k {d_k}: {e}"))?;
+            Ok(DkPoint { d_k, sweep })
+        })
+        .collect()
+}
+
+fn check_count(n: usize) -> Result<(), String> {
+    if (1..=crate::shard::MAX_POINTS).contains(&n) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{n} points; allowed 1..={}",
+            crate::shard::MAX_POINTS
+        ))
+    }
 }

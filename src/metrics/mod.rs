@@ -1,4 +1,4 @@
-//! Measurements of a learned key matrix and of a twin pair (SPEC §3, §4; the explainer §5).
+//! Measurements of a learned key matrix and of a twin pair (numerics §3, §4; the explainer §5).
 
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
@@ -24,7 +24,7 @@ pub fn gram(keys: &DMatrix<f64>) -> DMatrix<f64> {
     keys.tr_mul(keys)
 }
 
-/// Gram divergence `‖K′ᵀK′ − KᵀK‖F` (absolute, diagonal included; SPEC §3) between two key
+/// Gram divergence `‖K′ᵀK′ − KᵀK‖F` (absolute, diagonal included; numerics §3) between two key
 /// matrices of equal shape `d_k × V`. O(V²·d_k); allocates the two V × V Gram matrices (see
 /// [`gram_divergence_with`]). Panics on a shape mismatch.
 pub fn gram_divergence(keys_a: &DMatrix<f64>, keys_b: &DMatrix<f64>) -> f64 {
@@ -64,7 +64,7 @@ pub fn gram_divergence_with(
     sum.sqrt()
 }
 
-/// Orientation divergence `‖W′ − QW‖F / ‖W‖F` (SPEC §3) of a twin `w_rot` against `w`, both
+/// Orientation divergence `‖W′ − QW‖F / ‖W‖F` (numerics §3) of a twin `w_rot` against `w`, both
 /// `d_k × V`, with `q` (`d_k × d_k`). `scratch` (`d_k × V`) receives `QW`; allocation-free.
 /// Panics on a shape mismatch.
 pub fn orientation_divergence(
@@ -108,7 +108,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (pos - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
-/// The random-rotation baseline of A for one learned key matrix (SPEC §4, the explainer §5):
+/// The random-rotation baseline of A for one learned key matrix (numerics §4, the explainer §5):
 /// A(QK) over many Haar rotations Q, which keep the keys' intrinsic geometry (their Gram matrix)
 /// and change only their orientation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -196,7 +196,7 @@ pub fn mean_excess_kurtosis(x: &DMatrix<f64>) -> f64 {
 
 /// A statistic of a set of vectors against its random-rotation baseline: `stat(X)` beside the
 /// distribution of `stat(QX)` over Haar rotations Q of the vectors' space. The generalisation of
-/// [`RotationBaseline`] (SPEC §4) to any statistic, used for the memory and its reads.
+/// [`RotationBaseline`] (numerics §4) to any statistic, used for the memory and its reads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StatBaseline {
     /// `stat(X)` in the coordinates as learned.

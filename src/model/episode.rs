@@ -1,4 +1,4 @@
-//! Episodes of the recall task and their seeded sampler (SPEC §1).
+//! Episodes of the recall task and their seeded sampler (numerics §1).
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -27,7 +27,7 @@ impl Episode {
     }
 }
 
-/// Draws episodes from one ChaCha8 stream (SPEC §1): keys by a partial Fisher–Yates shuffle of
+/// Draws episodes from one ChaCha8 stream (numerics §1): keys by a partial Fisher–Yates shuffle of
 /// `0..V` (uniform without replacement), values uniform with replacement from `0..V_b`, query
 /// order by a Fisher–Yates shuffle of `0..k`. Allocation-free after construction.
 #[derive(Clone, Debug)]

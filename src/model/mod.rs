@@ -1,7 +1,7 @@
 //! The delta-rule associative memory: episodes, forward pass through every write, cross-entropy
 //! on every read, and the exact reverse-mode gradient with respect to `W_K`.
 //!
-//! Source: the explainer §1; every open choice is pinned in SPEC.md §1.
+//! Source: the explainer §1; every open choice is pinned in numerics §1.
 //!
 //! Layout: `W_K` is a column-major `d_k × V` [`DMatrix`]; column `a` is the raw key `w_a`. The
 //! memory `S` (`V_b × d_k`) lives in a flat column-major buffer, so a read `S k` and a write
@@ -14,7 +14,7 @@ pub use episode::{Episode, EpisodeSampler};
 use nalgebra::DMatrix;
 use thiserror::Error;
 
-/// Sizes and constants of the memory task (SPEC §1). All counts are ≥ 1; validated by the preset.
+/// Sizes and constants of the memory task (numerics §1). All counts are ≥ 1; validated by the preset.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MemoryConfig {
     /// Key dimension `d_k` (rows of `W_K`).
@@ -34,7 +34,7 @@ pub struct MemoryConfig {
 /// Errors of the forward/backward pass.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ModelError {
-    /// A column of `W_K` has zero (or non-finite) norm, so its key is undefined (SPEC §1: no epsilon).
+    /// A column of `W_K` has zero (or non-finite) norm, so its key is undefined (numerics §1: no epsilon).
     #[error("column {column} of W_K has norm {norm}; a key needs a finite, non-zero column")]
     DegenerateColumn {
         /// Index of the offending column.
@@ -118,7 +118,7 @@ impl Workspace {
         &self.cfg
     }
 
-    /// Step loss and exact gradient (SPEC §1): the mean over `episodes` of each episode's mean
+    /// Step loss and exact gradient (numerics §1): the mean over `episodes` of each episode's mean
     /// query cross-entropy, at `w` (`d_k × V`). Writes `∂L/∂W_K` into `grad` (`d_k × V`);
     /// columns of key classes not drawn in `episodes` get exactly 0. Allocation-free.
     ///
@@ -457,7 +457,7 @@ crate::linalg::avx2_dispatch! {
     ) -> Result<f64, ModelError> => Workspace::loss_and_grad_impl
 }
 
-/// Index of the largest entry, the first one on ties (SPEC §1's accuracy rule). A NaN after the
+/// Index of the largest entry, the first one on ties (numerics §1's accuracy rule). A NaN after the
 /// first entry never wins. Panics on an empty slice.
 pub fn argmax_first(xs: &[f64]) -> usize {
     let mut best = 0;

@@ -1,7 +1,7 @@
-use super::{Optimizer, check_shapes};
+use super::{Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
 use nalgebra::{DMatrix, DVector};
 
-/// Adafactor as in SPEC §7 (Shazeer & Stern 2018, without relative step, clipping or
+/// Adafactor as in numerics §7 (Shazeer & Stern 2018, without relative step, clipping or
 /// momentum): per matrix, `r ← β2 r + (1−β2) rowmean(G⊙G)`, `c ← β2 c + (1−β2) colmean(G⊙G)`,
 /// `V̂ = r cᵀ / mean(r)`, `W ← W − lr·G/(√V̂ + ε)`; no bias correction. An entry whose
 /// denominator is exactly 0 gets no update. Coordinate-wise.
@@ -71,3 +71,22 @@ impl Optimizer for Adafactor {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "adafactor",
+    variant: "Adafactor",
+    title: "Adafactor",
+    class: Class::CoordinateWise,
+    hypers: &[Hyper::Beta2, Hyper::Eps],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.01,
+    color: [150, 130, 0],
+    sensing: SensingDefaults {
+        lr: 3e-4,
+        grid: &[3e-4, 1e-3, 3e-3, 1e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(Adafactor::new(s.beta2, s.eps)),
+};

@@ -1,7 +1,9 @@
-use super::{Optimizer, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
-/// Adam in the PyTorch convention (SPEC §2; Kingma & Ba 2015):
+/// Adam in the PyTorch convention (numerics §2; Kingma & Ba 2015):
 /// `m ← β1 m + (1−β1)G`, `v ← β2 v + (1−β2)G⊙G`, `W ← W − lr·m̂/(√v̂ + ε)` with
 /// `m̂ = m/(1−β1^t)`, `v̂ = v/(1−β2^t)`. Dense state; an entry whose denominator is exactly 0
 /// gets no update. Coordinate-wise, so not equivariant under `W → QW`.
@@ -81,3 +83,22 @@ fn adam_update_impl(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [
         }
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "adam",
+    variant: "Adam",
+    title: "Adam",
+    class: Class::CoordinateWise,
+    hypers: &[Hyper::Beta1, Hyper::Beta2, Hyper::Eps],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.01,
+    color: [213, 94, 0],
+    sensing: SensingDefaults {
+        lr: 0.01,
+        grid: &[1e-3, 1e-2, 3e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(Adam::new(s.beta1, s.beta2, s.eps)),
+};

@@ -1,7 +1,9 @@
-use super::{Optimizer, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
-/// The anisotropy dial (SPEC §7, the paper §7): Adam's moments with denominator
+/// The anisotropy dial (numerics §7, the paper §7): Adam's moments with denominator
 /// `(√v̂_i + ε)^p · (s̄ + ε)^(1−p)`, where `s̄ = √(mean of v̂ over every entry of every matrix)`.
 /// p = 1 is Adam, p = 0 scalar-Adam (equivariant); in between, coordinate-wise.
 #[derive(Clone, Debug)]
@@ -67,3 +69,23 @@ impl Optimizer for Dial {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "dial",
+    variant: "Dial",
+    title: "Anisotropy dial",
+    class: Class::EquivariantAtZero(Hyper::P),
+    hypers: &[Hyper::P, Hyper::Beta1, Hyper::Beta2, Hyper::Eps],
+    defaults: &[],
+    zoo_arg: Some(Hyper::P),
+    lr: 0.01,
+    color: [200, 60, 110],
+    // The paper runs the dial at its anchor rate 1e-3 over scalar-Adam's grid.
+    sensing: SensingDefaults {
+        lr: 1e-3,
+        grid: &[1e-3, 3e-3, 1e-2, 3e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(Dial::new(s.p, s.beta1, s.beta2, s.eps)),
+};

@@ -1,7 +1,7 @@
-use super::{Optimizer, axpby, check_shapes};
+use super::{Class, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes};
 use nalgebra::DMatrix;
 
-/// Plain gradient descent, `W ← W − lr·G` (SPEC §2). Stateless; equivariant under `W → QW`.
+/// Plain gradient descent, `W ← W − lr·G` (numerics §2). Stateless; equivariant under `W → QW`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Gd;
 
@@ -17,3 +17,22 @@ impl Optimizer for Gd {
         Box::new(*self)
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "gd",
+    variant: "Gd",
+    title: "Gradient descent",
+    class: Class::Equivariant,
+    hypers: &[],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 1.0,
+    color: [0, 114, 178],
+    sensing: SensingDefaults {
+        lr: 0.01,
+        grid: &[0.01, 0.03, 0.1, 0.3],
+        schedule: Schedule::Constant,
+    },
+    build: |_| Box::new(Gd),
+};

@@ -1,8 +1,10 @@
 use super::sign::sign0;
-use super::{Optimizer, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
-/// Lion (SPEC §7; Chen et al. 2023): `c = sign(β1 m + (1−β1)G)`, `m ← β2 m + (1−β2)G`,
+/// Lion (numerics §7; Chen et al. 2023): `c = sign(β1 m + (1−β1)G)`, `m ← β2 m + (1−β2)G`,
 /// `W ← W − lr·c`, with β1 = 0.9, β2 = 0.99. Coordinate-wise.
 #[derive(Clone, Debug)]
 pub struct Lion {
@@ -41,3 +43,22 @@ impl Optimizer for Lion {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "lion",
+    variant: "Lion",
+    title: "Lion",
+    class: Class::CoordinateWise,
+    hypers: &[Hyper::Beta1, Hyper::Beta2],
+    defaults: &[(Hyper::Beta2, 0.99)],
+    zoo_arg: None,
+    lr: 0.002,
+    color: [90, 60, 30],
+    sensing: SensingDefaults {
+        lr: 3e-4,
+        grid: &[1e-4, 3e-4, 1e-3, 3e-3],
+        schedule: Schedule::Cosine,
+    },
+    build: |s| Box::new(Lion::new(s.beta1, s.beta2)),
+};

@@ -1,7 +1,9 @@
-use super::{Optimizer, axpby, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
-/// Heavy-ball momentum SGD (SPEC §2): `B ← μB + G`, `W ← W − lr·B`. Equivariant under `W → QW`.
+/// Heavy-ball momentum SGD (numerics §2): `B ← μB + G`, `W ← W − lr·B`. Equivariant under `W → QW`.
 #[derive(Clone, Debug)]
 pub struct MomentumSgd {
     /// Momentum coefficient μ in [0, 1).
@@ -33,3 +35,23 @@ impl Optimizer for MomentumSgd {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "momentum",
+    variant: "Momentum",
+    title: "Momentum SGD (heavy ball)",
+    class: Class::Equivariant,
+    hypers: &[Hyper::Momentum],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.1,
+    color: [140, 140, 140],
+    // Not in the paper's zoo: GD's grid at a tenth (μ = 0.9 makes the step ten times longer).
+    sensing: SensingDefaults {
+        lr: 1e-3,
+        grid: &[1e-3, 3e-3, 1e-2, 3e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(MomentumSgd::new(s.momentum)),
+};

@@ -1,9 +1,11 @@
-use super::{Optimizer, axpby, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
+};
 use crate::linalg::{mul_into, tr_mul_into};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
-/// How Muon computes the orthogonal polar factor O(B) of its momentum (SPEC §2).
+/// How Muon computes the orthogonal polar factor O(B) of its momentum (numerics §2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Polar {
     /// Five quintic Newton–Schulz iterations, see [`newton_schulz`].
@@ -13,9 +15,9 @@ pub enum Polar {
     Svd,
 }
 
-/// Newton–Schulz coefficients (a, b, c) of the quintic iteration (SPEC §2; Jordan et al. 2024).
+/// Newton–Schulz coefficients (a, b, c) of the quintic iteration (numerics §2; Jordan et al. 2024).
 pub const NS_COEFFS: (f64, f64, f64) = (3.4445, -4.7750, 2.0315);
-/// Number of Newton–Schulz iterations (SPEC §2).
+/// Number of Newton–Schulz iterations (numerics §2).
 pub const NS_STEPS: usize = 5;
 
 /// Scratch buffers for [`newton_schulz`] on one matrix shape.
@@ -44,7 +46,7 @@ impl NsScratch {
     }
 }
 
-/// Approximate orthogonal polar factor of `b` (`m × n`) by SPEC §2's Newton–Schulz iteration:
+/// Approximate orthogonal polar factor of `b` (`m × n`) by numerics §2's Newton–Schulz iteration:
 /// `X ← B/(‖B‖F + 1e-7)`, transposed if m > n, then 5 times `A = XXᵀ; X ← aX + (bA + cA²)X`.
 /// Computed in the transposed (tall) form `Y = Xᵀ`, `Y ← aY + Y(bA + cA²)` with `A = YᵀY`,
 /// which is the same iteration. Writes `out` (`m × n`); allocation-free with `scratch` from
@@ -102,7 +104,7 @@ pub fn polar_svd(b: &DMatrix<f64>) -> DMatrix<f64> {
     out
 }
 
-/// Muon (SPEC §2; Jordan et al. 2024): `B ← μB + G` (no Nesterov), `W ← W − lr·O(B)` for each
+/// Muon (numerics §2; Jordan et al. 2024): `B ← μB + G` (no Nesterov), `W ← W − lr·O(B)` for each
 /// matrix separately, with O the orthogonal polar factor. Equivariant under `W → QW`.
 #[derive(Clone, Debug)]
 pub struct Muon {
@@ -161,3 +163,22 @@ impl Optimizer for Muon {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "muon",
+    variant: "Muon",
+    title: "Muon",
+    class: Class::Equivariant,
+    hypers: &[Hyper::Momentum, Hyper::Polar],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.02,
+    color: [204, 121, 167],
+    sensing: SensingDefaults {
+        lr: 0.1,
+        grid: &[3e-3, 1e-2, 3e-2, 0.1],
+        schedule: Schedule::Cosine,
+    },
+    build: |s| Box::new(Muon::new(s.momentum, s.polar)),
+};

@@ -1,7 +1,9 @@
-use super::{Optimizer, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
-/// RMSProp (SPEC §2; Tieleman & Hinton 2012): `v ← αv + (1−α)G⊙G`, `W ← W − lr·G/(√v + ε)`,
+/// RMSProp (numerics §2; Tieleman & Hinton 2012): `v ← αv + (1−α)G⊙G`, `W ← W − lr·G/(√v + ε)`,
 /// no bias correction; an entry whose denominator is exactly 0 gets no update. Coordinate-wise.
 #[derive(Clone, Debug)]
 pub struct RmsProp {
@@ -43,3 +45,22 @@ impl Optimizer for RmsProp {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "rmsprop",
+    variant: "RmsProp",
+    title: "RMSProp",
+    class: Class::CoordinateWise,
+    hypers: &[Hyper::Alpha, Hyper::Eps],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.01,
+    color: [230, 159, 0],
+    sensing: SensingDefaults {
+        lr: 1e-4,
+        grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+        schedule: Schedule::Cosine,
+    },
+    build: |s| Box::new(RmsProp::new(s.alpha, s.eps)),
+};

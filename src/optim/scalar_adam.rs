@@ -1,7 +1,9 @@
-use super::{Optimizer, axpby, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
-/// Scalar-Adam (SPEC §2, §7): Adam's first moment per entry, but one second moment `v` for the
+/// Scalar-Adam (numerics §2, §7): Adam's first moment per entry, but one second moment `v` for the
 /// whole parameter set, an EMA of mean(G⊙G) over every entry of every matrix. Bias-corrected,
 /// ε outside the root. The denominator is one number, so the rule is equivariant under `W → QW`
 /// (the equivariant control with adaptive step size).
@@ -59,3 +61,22 @@ impl Optimizer for ScalarAdam {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "scalar_adam",
+    variant: "ScalarAdam",
+    title: "Scalar-Adam",
+    class: Class::Equivariant,
+    hypers: &[Hyper::Beta1, Hyper::Beta2, Hyper::Eps],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.01,
+    color: [86, 180, 233],
+    sensing: SensingDefaults {
+        lr: 1e-3,
+        grid: &[1e-3, 3e-3, 1e-2, 3e-2],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(ScalarAdam::new(s.beta1, s.beta2, s.eps)),
+};

@@ -1,8 +1,8 @@
-use super::{Optimizer, check_shapes};
+use super::{Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
 use crate::linalg::{add_gram_into, add_outer_into, mul_into};
 use nalgebra::DMatrix;
 
-/// Shampoo as in SPEC §7 (Gupta et al. 2018): per matrix `L ← L + GGᵀ`, `R ← R + GᵀG` from
+/// Shampoo as in numerics §7 (Gupta et al. 2018): per matrix `L ← L + GGᵀ`, `R ← R + GᵀG` from
 /// zero; at t = 1, 1 + every, 1 + 2·every, … recompute `P_L = (L + λI)^(−1/4)` and
 /// `P_R = (R + λI)^(−1/4)` by symmetric eigendecomposition with eigenvalues clamped ≥ 1e-6;
 /// step `W ← W − lr·P_L G P_R`. Equivariant under (U, V) → (UQ, VQ). Allocates only when it
@@ -82,3 +82,22 @@ impl Optimizer for Shampoo {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "shampoo",
+    variant: "Shampoo",
+    title: "Shampoo",
+    class: Class::Equivariant,
+    hypers: &[Hyper::Damping, Hyper::RootEvery],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.05,
+    color: [120, 94, 240],
+    sensing: SensingDefaults {
+        lr: 0.03,
+        grid: &[0.03, 0.1, 0.3, 1.0],
+        schedule: Schedule::Constant,
+    },
+    build: |s| Box::new(Shampoo::new(s.damping, s.root_every)),
+};

@@ -1,7 +1,7 @@
-use super::{Optimizer, check_shapes};
+use super::{Class, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
 use nalgebra::DMatrix;
 
-/// Sign descent (SPEC §2): `W ← W − lr·sign(G)` with sign(0) = 0. Steepest descent in the max
+/// Sign descent (numerics §2): `W ← W − lr·sign(G)` with sign(0) = 0. Steepest descent in the max
 /// norm; coordinate-wise, so not equivariant.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SignDescent;
@@ -31,3 +31,23 @@ impl Optimizer for SignDescent {
         Box::new(*self)
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "sign",
+    variant: "Sign",
+    title: "Sign descent",
+    class: Class::CoordinateWise,
+    hypers: &[],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.002,
+    color: [0, 158, 115],
+    // Not in the paper's zoo: Signum's grid and schedule (a constant sign step cannot settle).
+    sensing: SensingDefaults {
+        lr: 3e-4,
+        grid: &[1e-4, 3e-4, 1e-3, 3e-3],
+        schedule: Schedule::Cosine,
+    },
+    build: |_| Box::new(SignDescent),
+};

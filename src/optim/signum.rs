@@ -1,8 +1,10 @@
 use super::sign::sign0;
-use super::{Optimizer, axpby, check_shapes, ensure_like};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
+};
 use nalgebra::DMatrix;
 
-/// Signum (SPEC §7; Bernstein et al. 2018): `m ← βm + (1−β)G`, `W ← W − lr·sign(m)`, β = 0.9,
+/// Signum (numerics §7; Bernstein et al. 2018): `m ← βm + (1−β)G`, `W ← W − lr·sign(m)`, β = 0.9,
 /// sign(0) = 0. Coordinate-wise.
 #[derive(Clone, Debug)]
 pub struct Signum {
@@ -37,3 +39,22 @@ impl Optimizer for Signum {
         Box::new(self.clone())
     }
 }
+
+/// The registry entry.
+pub(super) static INFO: RuleInfo = RuleInfo {
+    name: "signum",
+    variant: "Signum",
+    title: "Signum",
+    class: Class::CoordinateWise,
+    hypers: &[Hyper::Beta1],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.002,
+    color: [0, 158, 115],
+    sensing: SensingDefaults {
+        lr: 3e-3,
+        grid: &[1e-4, 3e-4, 1e-3, 3e-3],
+        schedule: Schedule::Cosine,
+    },
+    build: |s| Box::new(Signum::new(s.beta1)),
+};

@@ -1,4 +1,4 @@
-//! Hyperspectral completion (SPEC §7, last bullet; the paper's Table 5): a pixels × bands matrix
+//! Hyperspectral completion (numerics §7, last bullet; the paper's Table 5): a pixels × bands matrix
 //! from a hyperspectral cube, a Bernoulli mask of observed entries, and `W = U Vᵀ` fitted to the
 //! observed entries by GD, Adam or Muon. Held-out RMSE (on the unobserved entries) and the
 //! effective rank of `UVᵀ` are read at the first step the training loss falls below each level
@@ -16,7 +16,7 @@ use crate::linalg::mul_into;
 use crate::optim::Optimizer;
 use crate::rng::gaussian_matrix;
 
-/// Training-loss levels at which the metrics are read (SPEC §7), from shallow to deep.
+/// Training-loss levels at which the metrics are read (numerics §7), from shallow to deep.
 pub const LEVELS: [f64; 6] = [3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5];
 
 /// Why a completion problem could not be set up.
@@ -38,7 +38,7 @@ pub enum HsiError {
     Mat(#[from] crate::matv5::MatError),
 }
 
-/// Settings of one completion problem (SPEC §7). Defaults: the paper's width 48, init 1e-2,
+/// Settings of one completion problem (numerics §7). Defaults: the paper's width 48, init 1e-2,
 /// 2000 pixels, ≤ 3·10⁴ steps, density 0.15.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HsiConfig {
@@ -154,7 +154,7 @@ pub struct Preprocessed {
     pub kept: Vec<usize>,
 }
 
-/// SPEC §7's preprocessing of a pixels × bands matrix `m`: divide by the global maximum, drop
+/// numerics §7's preprocessing of a pixels × bands matrix `m`: divide by the global maximum, drop
 /// pixels whose bands are all zero, keep `pixels` of the rest chosen uniformly without
 /// replacement by the seed's pixel stream (all of them if fewer remain; kept in ascending
 /// order), subtract each band's mean over the kept pixels. Errors: a non-finite or negative
@@ -373,7 +373,7 @@ pub struct Crossing {
 pub struct HsiRun {
     /// Rule name.
     pub rule: String,
-    /// Learning rate (constant, SPEC §7).
+    /// Learning rate (constant, numerics §7).
     pub lr: f64,
     /// Updates applied.
     pub steps: usize,
@@ -473,11 +473,12 @@ pub fn run_all(
         .collect()
 }
 
-/// Reads the 3-D variable `var` of the MAT-file `scene`, preprocesses it and draws the mask
-/// (all by `cfg`). Errors: the file (see [`crate::matv5::read_cube`]), the scene, or `cfg`.
+/// Reads the 3-D variable `var` of the MAT-file `scene` (with `None`, its only 3-D numeric
+/// array), preprocesses it and draws the mask (all by `cfg`). Errors: the file (see
+/// [`crate::matv5::read_cube`]), the scene, or `cfg`.
 pub fn load(
     scene: &std::path::Path,
-    var: &str,
+    var: Option<&str>,
     cfg: &HsiConfig,
 ) -> Result<(HsiSetup, HsiProblem), HsiError> {
     cfg.validate()?;
@@ -487,7 +488,7 @@ pub fn load(
     let problem = HsiProblem::new(pre.x.clone(), cfg)?;
     let setup = HsiSetup {
         scene: scene.display().to_string(),
-        var: var.to_string(),
+        var: cube.name.clone(),
         dims,
         class: cube.class.to_string(),
         observed: problem.observed(),
@@ -581,20 +582,20 @@ pub const PAPER_TABLE5: [PaperRow; 4] = [
 /// Rules the `hsi` command runs (the paper's Table 5 columns), each with its default constant
 /// rate and its rate grid. The defaults are the rates the train-only rule ([`select`]) picked
 /// from these grids on Indian Pines at density 0.15, seed 0 (docs/gauge-lab.md).
-pub const RULES: [(Rule, f64, &[f64]); 3] = [
-    (Rule::Gd, 1e4, &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4]),
-    (Rule::Adam, 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
-    (Rule::Muon, 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
+pub const RULES: [(&str, f64, &[f64]); 3] = [
+    ("gd", 1e4, &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4]),
+    ("adam", 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
+    ("muon", 1e-2, &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2]),
 ];
 
 /// The rule named `name` among [`RULES`] with its default rate and grid. Errors list the names.
 pub fn rule_by_name(name: &str) -> Result<(Rule, f64, &'static [f64]), String> {
     RULES
         .iter()
-        .copied()
-        .find(|(r, _, _)| r.name() == name)
+        .find(|(r, _, _)| *r == name)
+        .and_then(|&(r, lr, grid)| Some((Rule::named(r)?, lr, grid)))
         .ok_or_else(|| {
-            let names: Vec<String> = RULES.iter().map(|(r, _, _)| r.name()).collect();
+            let names: Vec<&str> = RULES.iter().map(|(r, _, _)| *r).collect();
             format!("unknown rule `{name}`; allowed: {}", names.join(", "))
         })
 }

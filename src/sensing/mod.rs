@@ -1,5 +1,5 @@
 //! The gauge lab's problem: factored matrix sensing, `W = U Vᵀ` fitted to Gaussian linear
-//! measurements of a planted low-rank matrix (SPEC §7, the paper §6). The loss is unchanged by
+//! measurements of a planted low-rank matrix (numerics §7, the paper §6). The loss is unchanged by
 //! `(U, V) → (UQ, VQ)` for any orthogonal Q — the gauge symmetry.
 
 pub mod hsi;
@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::linalg::{mul_into, tr_mul_into};
 use crate::rng::{gaussian_matrix, haar_orthogonal};
+use crate::validate::{FieldError, Range, check_int, check_real};
 
-/// Sizes of a sensing problem (SPEC §7). Defaults: the paper's n 40, r 3, m/dof 2, init 1e-3.
+/// Sizes of a sensing problem (numerics §7). Defaults: the paper's n 40, r 3, m/dof 2, init 1e-3.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SensingConfig {
@@ -51,36 +52,14 @@ impl SensingConfig {
         ((self.ratio * self.dof() as f64).round() as usize).max(1)
     }
 
-    /// Checks every field. Errors: `(field, message with allowed range)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
-        let bad = |f: &str, m: String| Err((f.to_string(), m));
-        if !(2..=256).contains(&self.n) {
-            return bad("n", format!("{} is out of range; allowed 2..=256", self.n));
-        }
-        if !(1..=self.n).contains(&self.rank) {
-            return bad(
-                "rank",
-                format!("{} is out of range; allowed 1..={}", self.rank, self.n),
-            );
-        }
-        if !(self.ratio.is_finite() && self.ratio > 0.0 && self.ratio <= 20.0) {
-            return bad(
-                "ratio",
-                format!("{} is out of range; allowed (0, 20]", self.ratio),
-            );
-        }
-        if !(self.init.is_finite() && self.init > 0.0 && self.init <= 10.0) {
-            return bad(
-                "init",
-                format!("{} is out of range; allowed (0, 10]", self.init),
-            );
-        }
-        if !(self.tau.is_finite() && (0.0..1.0).contains(&self.tau)) {
-            return bad(
-                "tau",
-                format!("{} is out of range; allowed [0, 1)", self.tau),
-            );
-        }
+    /// Checks every field. Errors name the field and its allowed range.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let bad = |f: &str, m: String| Err(FieldError::new(f, m));
+        check_int("n", self.n, 2, 256)?;
+        check_int("rank", self.rank, 1, self.n)?;
+        check_real("ratio", self.ratio, Range::above(0.0, 20.0))?;
+        check_real("init", self.init, Range::above(0.0, 10.0))?;
+        check_real("tau", self.tau, Range::below(0.0, 1.0))?;
         if self.tau > 0.0 && self.rank == self.n {
             return bad(
                 "tau",
@@ -117,7 +96,7 @@ pub struct SensingProblem {
     pub y: Vec<f64>,
 }
 
-/// Random streams of a sensing seed (SPEC §1's rule: one stream per consumer).
+/// Random streams of a sensing seed (numerics §1's rule: one stream per consumer).
 #[derive(Clone, Copy, Debug)]
 #[repr(u64)]
 pub enum SensingStream {
@@ -139,7 +118,7 @@ pub fn sensing_stream(seed: u64, s: SensingStream) -> ChaCha8Rng {
 }
 
 impl SensingProblem {
-    /// Draws the instance of `seed` (SPEC §7): U_s, V_s ∈ R^{n×r} i.i.d. N(0, 1/r), X_r = U_s V_sᵀ;
+    /// Draws the instance of `seed` (numerics §7): U_s, V_s ∈ R^{n×r} i.i.d. N(0, 1/r), X_r = U_s V_sᵀ;
     /// with τ > 0, X = √(1−τ²) X_r + τ E⊥, E⊥ a Gaussian matrix projected off the column spaces of
     /// U_s (left) and V_s (right), rescaled to ‖X_r‖F; A_i i.i.d. N(0, 1); y_i = ⟨A_i, X⟩.
     /// Panics on an invalid config (validate first).
@@ -201,7 +180,7 @@ impl SensingProblem {
     }
 
     /// Loss `L = (1/m) Σ_i (⟨A_i, UVᵀ⟩ − y_i)²` and its gradients `∇U = M V`, `∇V = Mᵀ U` with
-    /// `M = (2/m) Σ_i R_i A_i` (SPEC §7), written into `grads` ([∇U, ∇V]). One pass over the
+    /// `M = (2/m) Σ_i R_i A_i` (numerics §7), written into `grads` ([∇U, ∇V]). One pass over the
     /// operator: each A_i gives its residual and is added into M while still in cache.
     /// Allocation-free with `ws` from [`SensingWorkspace::new`].
     pub fn loss_and_grad(
@@ -412,7 +391,7 @@ impl SensingWorkspace {
     }
 }
 
-/// Recovery error `‖UVᵀ − X*‖F / ‖X*‖F` (SPEC §7).
+/// Recovery error `‖UVᵀ − X*‖F / ‖X*‖F` (numerics §7).
 pub fn recovery(u: &DMatrix<f64>, v: &DMatrix<f64>, target: &DMatrix<f64>) -> f64 {
     (u * v.transpose() - target).norm() / target.norm()
 }
@@ -434,7 +413,7 @@ pub fn effective_rank(w: &DMatrix<f64>) -> f64 {
     h.exp()
 }
 
-/// Balancedness `‖UᵀU − VᵀV‖F` (SPEC §7); gradient flow conserves UᵀU − VᵀV.
+/// Balancedness `‖UᵀU − VᵀV‖F` (numerics §7); gradient flow conserves UᵀU − VᵀV.
 pub fn balancedness(u: &DMatrix<f64>, v: &DMatrix<f64>) -> f64 {
     (u.transpose() * u - v.transpose() * v).norm()
 }

@@ -3,6 +3,8 @@
 // Every test binary compiles this module and uses only some of it.
 #![allow(dead_code)]
 
+pub mod mat;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -51,4 +53,13 @@ pub fn read_only_dir(base: &Path) -> PathBuf {
     let sys = PathBuf::from("/sys");
     assert!(refuses(&sys), "no read-only folder available for this test");
     sys
+}
+
+/// An `app.ron` as eframe writes it: a map from the app's key to `settings` as RON.
+pub fn app_ron(settings: &basis_lab::app::Settings) -> String {
+    let map = std::collections::HashMap::from([(
+        "app".to_string(),
+        ron::ser::to_string(settings).unwrap(),
+    )]);
+    ron::ser::to_string_pretty(&map, ron::ser::PrettyConfig::new()).unwrap()
 }

@@ -1,5 +1,6 @@
-//! One colour per optimizer, the same in every plot (Okabe–Ito palette, readable by people with
-//! colour-vision deficiencies). GD blue and Adam vermilion as in the explainer's figures.
+//! One colour per optimizer, the same in every plot (the registry's, from the Okabe–Ito palette,
+//! readable by people with colour-vision deficiencies). GD blue and Adam vermilion as in the
+//! explainer's figures.
 
 use eframe::egui::Color32;
 
@@ -18,23 +19,17 @@ pub const PALETTE: [Color32; 9] = [
     Color32::from_rgb(90, 60, 30),
 ];
 
-/// The colour of optimizer `name` (the key lab's registry names and the gauge lab's rule names
-/// share it, so an optimizer has one colour everywhere); unknown names cycle through the
-/// palette by `index` so a new arm still gets a distinct colour.
+/// The colour of optimizer `name` from its registry entry (the key lab's arms and the gauge
+/// lab's rules share it, so an optimizer has one colour everywhere); unknown names cycle
+/// through the palette by `index` so they still get a distinct colour.
 pub fn optimizer_color(name: &str, index: usize) -> Color32 {
-    let slot = match name {
-        "gd" => 0,
-        "adam" => 1,
-        "sign" | "signum" => 2,
-        "muon" => 3,
-        "scalar_adam" => 4,
-        "rmsprop" => 5,
-        "shampoo" => 6,
-        "momentum" => 7,
-        "lion" => 8,
-        _ => return PALETTE[index % PALETTE.len()],
-    };
-    PALETTE[slot]
+    match crate::optim::lookup(name) {
+        Some(info) => {
+            let [r, g, b] = info.color;
+            Color32::from_rgb(r, g, b)
+        }
+        None => PALETTE[index % PALETTE.len()],
+    }
 }
 
 /// The same colour, lighter/transparent, for rotated-twin lines and bands.

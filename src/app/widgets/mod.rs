@@ -1,6 +1,8 @@
-//! Shared drawing helpers: optimizer colours, log-axis plots, heatmaps.
+//! Shared drawing helpers: optimizer colours, plots (log axes, titled plot cells with their
+//! export button), heatmaps, formulas, and the progress and stale-result rows of analyses.
 
 pub mod colors;
 pub mod heatmap;
 pub mod math;
 pub mod plots;
+pub mod status;

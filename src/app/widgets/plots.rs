@@ -3,10 +3,11 @@
 
 use std::ops::RangeInclusive;
 
-use eframe::egui::{self, Color32};
+use eframe::egui::{self, Color32, RichText};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotPoint};
 
 use crate::app::history::LOG_FLOOR;
+use crate::app::lab::Lab;
 
 /// Grid marks for a log10 axis: a mark per decade, with 2…9 minor marks when few decades are
 /// visible. Bails out on non-finite or absurd ranges instead of looping.
@@ -166,4 +167,77 @@ pub fn legend_row(ui: &mut egui::Ui, items: &[(Color32, String, Swatch)]) {
             ui.add_space(6.0);
         }
     });
+}
+
+/// A plot with its title and an "Export CSV" button on one row above it; `draw(ui, w, h)`
+/// draws the plot in the `w × (h − 24)` below. Returns whether the button was clicked.
+pub fn plot_cell(
+    ui: &mut egui::Ui,
+    w: f32,
+    h: f32,
+    title: &str,
+    draw: impl FnOnce(&mut egui::Ui, f32, f32),
+) -> bool {
+    let mut export = false;
+    ui.vertical(|ui| {
+        ui.set_width(w);
+        export = plot_header(
+            ui,
+            title,
+            Some("Save this plot's data (min/max per bucket) as CSV"),
+        );
+        draw(ui, w, h - 24.0);
+    });
+    export
+}
+
+/// The row above a plot: its title, and on the right, with `export` (its hover text), an
+/// "Export CSV" button. Returns whether the button was clicked. Every titled plot draws its
+/// title through here, so a control every plot gets goes in one place.
+pub fn plot_header(ui: &mut egui::Ui, title: &str, export: Option<&str>) -> bool {
+    let Some(hover) = export else {
+        ui.label(RichText::new(title).strong());
+        return false;
+    };
+    let mut clicked = false;
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(title).strong());
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            clicked = export_button(ui, hover);
+        });
+    });
+    clicked
+}
+
+/// The small "Export CSV" button with its hover text; returns whether it was clicked.
+pub fn export_button(ui: &mut egui::Ui, hover: &str) -> bool {
+    ui.small_button("Export CSV").on_hover_text(hover).clicked()
+}
+
+/// Asks where to save the table `name` (a CSV the command line writes too), makes it with
+/// `table` and writes it; the outcome becomes a notice, which on failure says `kept`.
+pub fn export_table(
+    lab: &mut Lab,
+    name: &str,
+    kept: &str,
+    table: impl FnOnce() -> Result<Vec<u8>, csv::Error>,
+) {
+    let Some(path) = save_dialog("CSV", "csv", name) else {
+        return;
+    };
+    match table() {
+        Ok(bytes) => {
+            lab.write_file(&path, &bytes, kept);
+        }
+        Err(e) => lab.error(format!("Could not write the table: {e}")),
+    }
+}
+
+/// The desktop's save dialog for a `kind` file (`"CSV"`, extension `ext`) proposing `name`;
+/// `None` if the user cancelled or the desktop has no dialog service.
+pub fn save_dialog(kind: &str, ext: &str, name: &str) -> Option<std::path::PathBuf> {
+    rfd::FileDialog::new()
+        .add_filter(kind, &[ext])
+        .set_file_name(name)
+        .save_file()
 }

@@ -3,7 +3,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::state::AppState;
+use crate::app::lab::Lab;
 use crate::app::widgets::colors::optimizer_color;
 use crate::optim::{Hyper, OptimizerSpec, Polar, REGISTRY};
 use crate::preset::ColumnNorms;
@@ -15,7 +15,7 @@ pub const RESTARTS: &str = "↻";
 pub const LIVE: &str = "●";
 
 /// Draws the settings column; a changed numerics field restarts the run at once.
-pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+pub fn ui(ui: &mut egui::Ui, lab: &mut Lab) {
     egui::ScrollArea::vertical()
         .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
         .show(ui, |ui| {
@@ -31,8 +31,8 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
             ui.add_space(4.0);
             egui::CollapsingHeader::new("Run control")
                 .default_open(true)
-                .show(ui, |ui| run_control(state, ui));
-            let mut p = state.settings.preset.clone();
+                .show(ui, |ui| run_control(lab, ui));
+            let mut p = lab.preset.clone();
             egui::CollapsingHeader::new("Memory task")
                 .default_open(true)
                 .show(ui, |ui| {
@@ -93,8 +93,8 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
             egui::CollapsingHeader::new("Arms")
                 .default_open(true)
                 .show(ui, |ui| arms(ui, &mut p.arms));
-            if p != state.settings.preset {
-                state.apply_preset(p);
+            if p != lab.preset {
+                lab.apply_preset(p);
             }
         });
 }
@@ -205,11 +205,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                 ui.painter()
                     .rect_filled(rect, 3.0, optimizer_color(&arm.optimizer, i));
                 ui.label(RichText::new(arm.arm_name()).strong());
-                let class = if info.equivariant {
-                    "equivariant"
-                } else {
-                    "coordinate-wise"
-                };
+                let class = crate::optim::class_name(arm.equivariant());
                 ui.label(RichText::new(class).small().weak());
                 if n > 1
                     && ui
@@ -242,62 +238,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                 .labelled_by(id)
             });
             for &h in info.hypers {
-                match h {
-                    Hyper::Polar => {
-                        row(ui, RESTARTS, "polar factor", |ui, id| {
-                            egui::ComboBox::from_id_salt("polar")
-                                .selected_text(match arm.polar {
-                                    Polar::NewtonSchulz => "Newton–Schulz (5 steps)",
-                                    Polar::Svd => "exact (SVD)",
-                                })
-                                .show_ui(ui, |ui| {
-                                    ui.selectable_value(
-                                        &mut arm.polar,
-                                        Polar::NewtonSchulz,
-                                        "Newton–Schulz (5 steps)",
-                                    );
-                                    ui.selectable_value(&mut arm.polar, Polar::Svd, "exact (SVD)");
-                                })
-                                .response
-                                .labelled_by(id);
-                        });
-                    }
-                    Hyper::Eps => {
-                        row(ui, RESTARTS, "ε", |ui, id| {
-                            ui.add(
-                                egui::Slider::new(&mut arm.eps, 0.0..=1.0)
-                                    .logarithmic(true)
-                                    .smallest_positive(1e-16)
-                                    .clamping(egui::SliderClamping::Edits)
-                                    .update_while_editing(false)
-                                    .custom_formatter(|v, _| format!("{v:.1e}")),
-                            )
-                            .labelled_by(id)
-                        });
-                    }
-                    other => {
-                        let v = match other {
-                            Hyper::Beta1 => &mut arm.beta1,
-                            Hyper::Beta2 => &mut arm.beta2,
-                            Hyper::Momentum => &mut arm.momentum,
-                            _ => &mut arm.alpha,
-                        };
-                        let name = match other {
-                            Hyper::Beta1 => "β1",
-                            Hyper::Beta2 => "β2",
-                            Hyper::Momentum => "momentum μ",
-                            _ => "decay α",
-                        };
-                        row(ui, RESTARTS, name, |ui, id| {
-                            ui.add(
-                                egui::Slider::new(v, 0.0..=0.9999)
-                                    .clamping(egui::SliderClamping::Edits)
-                                    .update_while_editing(false),
-                            )
-                            .labelled_by(id)
-                        });
-                    }
-                }
+                hyper_row(ui, arm, h);
             }
             ui.add_space(6.0);
         });
@@ -310,7 +251,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
             for r in REGISTRY {
                 if ui.button(r.title).clicked() {
                     let taken = |name: &str| arms.iter().any(|a| a.arm_name() == name);
-                    let mut spec = OptimizerSpec::new(r.name, default_lr(r.name));
+                    let mut spec = OptimizerSpec::new(r.name, r.lr);
                     let mut k = 2;
                     while taken(spec.arm_name()) {
                         spec.label = Some(format!("{}_{k}", r.name));
@@ -324,45 +265,88 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
     }
 }
 
-/// A learning rate that trains reasonably on the default task, for a newly added arm.
-fn default_lr(name: &str) -> f64 {
-    match name {
-        "gd" => 1.0,
-        "momentum" => 0.1,
-        "sign" => 0.002,
-        "muon" => 0.02,
-        _ => 0.01,
-    }
+/// The control of hyperparameter `h` of `arm`, from the registry's label and range.
+fn hyper_row(ui: &mut egui::Ui, arm: &mut OptimizerSpec, h: Hyper) {
+    row(ui, RESTARTS, h.label(), |ui, id| match h {
+        Hyper::Polar => {
+            let text = |p: Polar| match p {
+                Polar::NewtonSchulz => "Newton–Schulz (5 steps)",
+                Polar::Svd => "exact (SVD)",
+            };
+            egui::ComboBox::from_id_salt("polar")
+                .selected_text(text(arm.polar))
+                .show_ui(ui, |ui| {
+                    for p in [Polar::NewtonSchulz, Polar::Svd] {
+                        ui.selectable_value(&mut arm.polar, p, text(p));
+                    }
+                })
+                .response
+                .labelled_by(id);
+        }
+        Hyper::RootEvery => {
+            ui.add(
+                egui::DragValue::new(&mut arm.root_every)
+                    .range(1..=1_000_000)
+                    .update_while_editing(false),
+            )
+            .labelled_by(id);
+        }
+        Hyper::Eps => {
+            ui.add(
+                egui::Slider::new(&mut arm.eps, 0.0..=1.0)
+                    .logarithmic(true)
+                    .smallest_positive(1e-16)
+                    .clamping(egui::SliderClamping::Edits)
+                    .update_while_editing(false)
+                    .custom_formatter(|v, _| format!("{v:.1e}")),
+            )
+            .labelled_by(id);
+        }
+        _ => {
+            let hi = match h.range() {
+                Some(r) if r.hi_closed => r.hi.min(100.0),
+                _ => 0.9999,
+            };
+            if let Some(v) = arm.value_mut(h) {
+                ui.add(
+                    egui::Slider::new(v, 0.0..=hi)
+                        .clamping(egui::SliderClamping::Edits)
+                        .update_while_editing(false),
+                )
+                .labelled_by(id);
+            }
+        }
+    });
 }
 
-fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
-    let before = (state.settings.speed, state.settings.stop);
+fn run_control(lab: &mut Lab, ui: &mut egui::Ui) {
+    let before = (lab.speed, lab.stop);
     row(ui, LIVE, "speed", |ui, id| {
         let text = |s: Option<f64>| match s {
             None => "as fast as possible".to_string(),
             Some(v) => format!("{v} steps/s"),
         };
         egui::ComboBox::from_id_salt("speed")
-            .selected_text(text(state.settings.speed))
+            .selected_text(text(lab.speed))
             .show_ui(ui, |ui| {
                 for s in [Some(5.0), Some(20.0), Some(200.0), Some(2000.0), None] {
-                    ui.selectable_value(&mut state.settings.speed, s, text(s));
+                    ui.selectable_value(&mut lab.speed, s, text(s));
                 }
             })
             .response
             .labelled_by(id);
     });
-    let budget = state.settings.preset.steps;
+    let budget = lab.preset.steps;
     row(ui, LIVE, "stop at step", |ui, id| {
-        let mut custom = state.settings.stop.at_step.is_some();
+        let mut custom = lab.stop.at_step.is_some();
         if ui
             .checkbox(&mut custom, "custom")
             .on_hover_text(format!("Otherwise the preset's budget of {budget} steps."))
             .changed()
         {
-            state.settings.stop.at_step = custom.then_some(budget);
+            lab.stop.at_step = custom.then_some(budget);
         }
-        if let Some(s) = &mut state.settings.stop.at_step {
+        if let Some(s) = &mut lab.stop.at_step {
             ui.add(
                 egui::DragValue::new(s)
                     .range(1..=100_000_000)
@@ -373,11 +357,11 @@ fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
         }
     });
     row(ui, LIVE, "stop at held-out loss", |ui, id| {
-        let mut on = state.settings.stop.heldout_loss_below.is_some();
+        let mut on = lab.stop.heldout_loss_below.is_some();
         if ui.checkbox(&mut on, "below").changed() {
-            state.settings.stop.heldout_loss_below = on.then_some(0.3);
+            lab.stop.heldout_loss_below = on.then_some(0.3);
         }
-        if let Some(l) = &mut state.settings.stop.heldout_loss_below {
+        if let Some(l) = &mut lab.stop.heldout_loss_below {
             ui.add(
                 egui::DragValue::new(l)
                     .range(1e-6..=100.0)
@@ -387,8 +371,8 @@ fn run_control(state: &mut AppState, ui: &mut egui::Ui) {
             .labelled_by(id);
         }
     });
-    if (state.settings.speed, state.settings.stop) != before {
-        state.send(Command::SetSpeed(state.settings.speed));
-        state.send(Command::SetStop(state.settings.stop));
+    if (lab.speed, lab.stop) != before {
+        lab.send(Command::SetSpeed(lab.speed));
+        lab.send(Command::SetStop(lab.stop));
     }
 }

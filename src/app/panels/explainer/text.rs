@@ -2,20 +2,17 @@
 //! superscript (see [`crate::app::widgets::math`]); a paragraph starting with `## ` is a
 //! subheading.
 
-use crate::app::state::Section;
-
-/// The paragraphs of section `s`.
-pub fn paragraphs(s: Section) -> &'static [&'static str] {
-    match s {
-        Section::Model => MODEL,
-        Section::NoFavouriteAxes => AXES,
-        Section::Step => STEP,
-        Section::WhyAxes => WHY,
-        Section::ControlledTest => TEST,
-        Section::Reading => READING,
-        Section::BlindSpots => BLIND,
-        // The gauge lab's panel carries its own text.
-        Section::GaugeLab => &[],
+/// The paragraphs of the section called `id` (empty for a section without explainer text).
+pub fn paragraphs(id: &str) -> &'static [&'static str] {
+    match id {
+        "model" => MODEL,
+        "axes" => AXES,
+        "step" => STEP,
+        "why" => WHY,
+        "test" => TEST,
+        "reading" => READING,
+        "blind-spots" => BLIND,
+        _ => &[],
     }
 }
 
@@ -63,11 +60,11 @@ const AXES: &[&str] = &[
 ];
 
 const STEP: &[&str] = &[
-    "A gradient-descent step moves the parameters by w ← w − η ∇L(w). If the loss is rotation invariant, \
-     as ours is, the gradient turns with the problem: ∇_{w′}L(Qw) = Q ∇_wL(w). So the step turns too. \
-     Rotating and then stepping lands where stepping and then rotating does; this is called rotational \
-     equivariance, and it means two GD runs started from W_0 and QW_0 on the same data stay exact \
-     rotations of each other for ever.",
+    "One gradient-descent step is w ← w − η ∇L(w). When a rotation leaves the loss unchanged, as it \
+     does here, the gradient rotates with the weights: ∇_{w′}L(Qw) = Q ∇_wL(w). A step taken after \
+     rotating therefore equals the rotated step; this is rotational equivariance. In the lab it means \
+     that GD started at W_0 and at QW_0, fed the same episodes, gives a second run that is Q times the \
+     first at every step, up to rounding.",
     "Adam (Kingma and Ba, 2015) keeps two running averages for every coordinate. With g_t = ∇L(w_t):",
     "    m_t = β_1 m_{t−1} + (1 − β_1) g_t,     v_t = β_2 v_{t−1} + (1 − β_2) g_t^2,",
     "    w_{t+1} = w_t − η · [m_t / (1 − β_1^t)] / ( √[v_t / (1 − β_2^t)] + ε ).",
@@ -88,49 +85,55 @@ const STEP: &[&str] = &[
 ];
 
 const WHY: &[&str] = &[
-    "Look at the left canvas of section 3 again. The GD step always ends on the circle; the sign step always \
-     ends on a corner of the square. That is not decoration. GD is the steepest descent when step length is \
-     measured by the Euclidean norm, whose unit ball is a sphere. Sign descent is the steepest descent when \
-     it is measured by the max norm ‖x‖_∞ = max_j |x_j|, whose unit ball is a cube. A sphere looks the same \
-     from every side; a cube has faces and corners tied to the coordinate axes.",
+    "Go back to the left canvas of section 3. GD's step always reaches the circle and Adam's first step \
+     always reaches a corner of the square, and the two shapes explain the difference. Steepest descent \
+     needs a ruler for step length. With the Euclidean ruler, whose unit ball is round, steepest descent \
+     is GD. With the max norm ‖x‖_∞ = max_j |x_j| it is sign descent, and that ruler's unit ball is a \
+     cube. A sphere has no preferred direction; a cube's faces and corners line up with the \
+     coordinate axes.",
     "The symmetries a cube keeps are the permutations of the axes and their sign flips, and those are \
      exactly Adam's. Relabel or negate parameters and Adam does the same thing in the new labels; turn them \
      by 37° and it does something else. So Adam cannot single out one axis, but it can favour the axes as a \
      set. The right measurement is therefore one that ignores permutations and sign flips but notices \
      rotations, like A(K) = (1/V) Σ_a Σ_j (k_a)_j^4.",
-    "This gives the optimizer a way to break the symmetry; it is not yet a mechanism for alignment. The \
-     alignment is observed (in transformers trained with Adam, and not with SGD), and per-coordinate \
-     normalisation is the usual explanation, but how it forms step by step is not settled. One intuition \
-     fits the update rule: a feature living in a single coordinate gets its whole gradient in one slot, \
-     and Adam gives that slot a full step; a feature spread over many coordinates gets a step of about η in \
-     each, so as a whole it moves faster in the Euclidean sense. Either effect makes the dynamics depend on \
-     how features sit against the axes, which GD never does. Which one wins here is an experiment.",
+    "So Adam has a way to break the symmetry; that is not yet a mechanism that lines features up \
+     with the axes. Axis-aligned outliers show up in transformers trained with Adam and not in those trained with SGD, and per-coordinate \
+     normalisation is the common suspect; how the alignment builds up step by step is still open. The \
+     update rule suggests two pulls. A feature held by one coordinate collects its entire gradient there, \
+     and Adam moves that coordinate by a full η. A feature spread over m coordinates gets about η in each, \
+     a Euclidean move of about η√m, so the spread feature travels further. Either pull makes the path \
+     depend on how features sit against the axes, which GD's path never does; the controlled test \
+     (section 5) measures what happens in this model.",
     "## Privileged basis",
     "Interpretability calls a basis privileged when its directions behave differently from arbitrary \
      directions, so that “neuron 7” means something. A transformer's residual stream has no privileged basis \
      by construction, yet trained models show a few outlier channels with far larger activations than the \
-     rest. The excess kurtosis of an activation vector — zero for a Gaussian, large when a few entries \
-     dominate — is the usual measure.",
+     rest. Such outliers are usually measured by the excess kurtosis of an activation vector: 0 for \
+     Gaussian entries, large when a handful of entries dominate.",
 ];
 
 const TEST: &[&str] = &[
-    "The clean test is a paired run. Draw one initialisation W_0 and one random orthogonal Q. Train from W_0 \
-     and from QW_0 on the same episodes, with optimizer state starting at zero, once per optimizer. Then \
-     watch three things.",
-    "Orientation divergence ‖W_t′ − QW_t‖_F / ‖W_t‖_F (the Frobenius norm is the root of the sum of squared \
-     entries). For GD it must stay at rounding noise — that is the proof the harness is right. For Adam it \
-     grows.",
+    "The controlled test gives every run a rotated twin. One random start W_0 and one random orthogonal \
+     Q are drawn; each optimizer trains one copy from W_0 and one from QW_0, both on the identical \
+     episode stream and both with zeroed optimizer state. The panel follows three quantities.",
+    "Orientation divergence ‖W_t′ − QW_t‖_F / ‖W_t‖_F is plot (a); the Frobenius norm ‖·‖_F squares \
+     every entry, adds them up and takes the root. GD's must stay at rounding noise, which is how the harness shows it is \
+     right; Adam's grows.",
     "Gram divergence ‖G_t′ − G_t‖_F. This is the one recall can feel: if the two Adam runs differ only in \
      orientation, their Gram matrices and losses stay equal; if the Gram matrices split, basis sensitivity \
      changed something the model sees.",
-    "Axis concentration A(K) = (1/V) Σ_a Σ_j (k_a)_j^4: 1 for keys on the axes, 1/d_k for keys spread evenly, \
-     3/(d_k + 2) on average for random directions. A sharper yardstick than that constant: rotate the learned \
-     keys by many random Q and compute A each time. That baseline has the learned keys' geometry and differs \
-     only in orientation; learned keys well outside its spread have a special orientation.",
-    "One seed proves nothing about A(K): use the seed sweep. Watch the mean column norm as well: for a \
-     scale-invariant parameter GD's gradient is orthogonal to the column, so GD's norms grow slowly, while \
-     Adam's steps are not orthogonal to anything in particular. The forward pass ignores these norms, but \
-     the effective learning rate of the unit key does not — a confound to control when comparing optimizers.",
+    "Axis concentration A(K) = (1/V) Σ_a Σ_j (k_a)_j^4 is 1 when every key lies on an axis, 1/d_k when \
+     each key spreads evenly over the coordinates, and 3/(d_k + 2) on average for random directions. \
+     Plot (b) sets it against something sharper than that constant: the learned keys turned by many \
+     random rotations, with A recomputed for each. The turned copies share the keys' Gram matrix \
+     exactly, so only orientation tells them apart; an A(K) outside their shaded band means the \
+     orientation itself is special.",
+    "A single seed says little about A(K); the Seed sweep tab repeats the run over many seeds. Plot (c) can also \
+     show the mean column norm. A key is its column of W_K scaled to length one, so the gradient with \
+     respect to a column is perpendicular to it and GD lets the norms creep up only slowly; Adam's \
+     per-coordinate steps have no such constraint. The forward pass never sees the norms, yet a longer \
+     column gives its unit key a smaller effective step, so norms must be watched when optimizers are \
+     compared.",
 ];
 
 const READING: &[&str] = &[
@@ -142,47 +145,52 @@ const READING: &[&str] = &[
     "## Orientation matters for recall only through geometry",
     "Adam's preference for the axes is a statement about its dynamics, and dynamics decide where in the space \
      of Gram matrices training ends. If Adam's path reaches a different G than GD's (other overlaps, another \
-     spectrum), recall differs, and the orientation preference acted through the path taken. The Gram \
-     divergence between the two Adam twins is the simplest evidence that the path depends on orientation at all.",
-    "## Separate speed from representation",
-    "Adam usually trains faster per step. Compared at a fixed step count, every difference mixes “Adam got \
-     further” with “Adam went somewhere else”. Compare twice: at a matched budget and at matched held-out \
+     spectrum), recall differs, and the orientation preference acted through the path taken. The first \
+     thing to look at is the Gram divergence of the two Adam twins: if it grows, orientation changed \
+     the path.",
+    "## Speed or representation?",
+    "Per step, Adam tends to train faster. Compared at a fixed step count, every difference mixes “Adam got \
+     further” with “Adam ended up elsewhere”. Compare twice: at a matched budget and at matched held-out \
      loss. An A(K) gap that survives matched loss is about representation; one that vanishes was probably \
      about speed.",
     "## What this toy is not",
-    "The result behind the question (Caples and Neuhaus, 2024: small language models trained on TinyStories, \
-     outlier channels under Adam only) concerns a 12M-parameter transformer with LayerNorm, residual \
-     connections and many Adam-trained matrices feeding each other. Our model has one matrix, no \
-     normalisation layer beyond key length, and a memory written by a fixed rule. Nothing forces the effect \
-     to carry over, and a null result here would not contradict the transformer finding.",
+    "The finding that motivates the lab (Caples and Neuhaus, 2024: outlier channels in small language \
+     models trained on TinyStories, under Adam only) comes from a 12M-parameter transformer: many \
+     matrices trained together by Adam, joined by residual connections and LayerNorm. This lab trains one \
+     matrix, normalises nothing but key length, and writes its memory by a fixed rule. The effect need \
+     not carry over: finding nothing here would leave the transformer result standing.",
 ];
 
 const BLIND: &[&str] = &[
-    "## Where “privileged basis” comes from",
-    "Anthropic's 2023 interpretability note on privileged bases in the residual stream (Elhage et al.) saw \
-     outlier dimensions in a 200M-parameter model, ruled out several architectural causes, and arrived by \
-     elimination at Adam's per-coordinate normalisation, without proving it. Caples and Neuhaus (2024) then \
-     trained matched 12M-parameter models with Adam and with SGD plus momentum and found excess kurtosis \
-     above 100 under Adam and near zero under SGD. The experiment here ports that logic to a model whose \
-     symmetry is exact and provable; in a transformer it is only approximate, since embeddings, \
-     unembeddings and data have structure of their own.",
+    "## The origin of the question",
+    "Elhage et al. (Anthropic, 2023), writing about privileged bases, found outlier dimensions in the \
+     residual stream of a 200M-parameter model. Having excluded several architectural explanations, \
+     they named Adam's per-coordinate normalisation as the one left, without a proof. Caples and \
+     Neuhaus (2024) put it to a test: otherwise identical 12M-parameter models reached excess kurtosis \
+     above 100 when trained with Adam and stayed near 0 with SGD and momentum. This lab asks the same \
+     question of a model whose rotation symmetry is exact and proved in section 2; in a transformer the \
+     symmetry is only approximate, because embeddings, unembeddings and the data carry structure of \
+     their own.",
     "## Rotation sensitivity as a research topic",
-    "Maes, Zhang and co-authors (2024) measured how Adam's training loss on GPT-2-scale models degrades under \
-     random rotations of parameter space, and found that structured rotations can help; they conclude that \
-     rotation-invariant convergence theory cannot explain Adam's advantage, which lives in the basis. \
-     DePavia and co-authors (2025) show Adam's implicit bias on linear classification can be brittle under \
-     small rotations of the data, and that an orthogonal reparameterisation restores equivariance.",
+    "Maes, Zhang and co-authors (2024) turned the parameter space of GPT-2-scale models by random \
+     rotations and saw Adam's training loss get worse, while some structured rotations made it better. \
+     Their reading: a convergence theory that cannot see rotations cannot account for Adam's advantage, \
+     since the advantage depends on the basis. DePavia and co-authors (2025) show that Adam's implicit \
+     bias in linear classification can change under small rotations of the data, and that an orthogonal \
+     reparameterisation makes it equivariant again.",
     "## GD is not the only control",
     "Any optimizer equivariant under W → QW will do, and some learn much faster than plain GD. Muon (Jordan \
      et al., 2024) orthogonalises its momentum and is equivariant on both sides, since the polar factor of QM \
      is Q times that of M. Shampoo (Gupta et al., 2018) and SOAP (Vyas et al., 2024) adapt in a learned basis \
      instead of the coordinate one. A three-arm design (GD, Adam, Muon) separates adaptive step sizes from \
      coordinate-wise adaptive step sizes.",
-    "## Adam is only sometimes sign descent",
-    "The first-step identity is exact; afterwards Adam equals sign descent only when gradients are consistent \
-     relative to their noise. Balles and Hennig (2018) split Adam into a sign part and a variance-adaptation \
-     part; Kunstner and co-authors (2023) argue the sign part explains most of Adam's edge over SGD on \
-     transformers. Plain sign descent as an extra arm has the cube's geometry without the moving averages.",
+    "## When Adam behaves like sign descent",
+    "At the first step the match is exact (section 3). Later, Adam stays close to sign descent only \
+     while each coordinate's gradient is steady compared with its noise. Balles and Hennig (2018) write \
+     Adam as the gradient's sign times a per-coordinate factor that adapts to its variance; Kunstner and \
+     co-authors (2023) argue that the sign accounts for most of what Adam gains over SGD on \
+     transformers. The sign arm of the default preset has the cube's geometry with no moving averages \
+     at all.",
     "## Confounds of this model",
     "The forward pass ignores each column's norm but the optimizers do not: equalise or track norms. Adam's ε \
      moves it between a fully per-coordinate normalised update (ε → 0, sign-like) and momentum SGD (ε \

@@ -1,0 +1,127 @@
+//! One generic background analysis for every panel that runs one (seed, ε and d_k sweeps, the
+//! matched comparison, the gauge lab's sweeps): its inputs and job while it runs, its last
+//! result with the inputs that made it (kept across restarts), and one poll that files the
+//! outcome or a notice.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use super::job::Job;
+use super::lab::Lab;
+use crate::experiment::SweepError;
+
+/// Why an analysis ended without a result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stop {
+    /// Its Cancel button was pressed.
+    Cancelled,
+    /// It failed; the message says why.
+    Failed(String),
+}
+
+impl From<SweepError> for Stop {
+    fn from(e: SweepError) -> Self {
+        match e {
+            SweepError::Cancelled => Stop::Cancelled,
+            SweepError::Invalid(e) => Stop::Failed(e.to_string()),
+        }
+    }
+}
+
+/// What ran and what it gave.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finished<I, R> {
+    /// The inputs (for the stale check: are they still what the panel would run?).
+    pub inputs: I,
+    /// The result.
+    pub result: R,
+}
+
+/// A background analysis with inputs `I` and result `R`. Only the last result is saved.
+#[derive(Serialize, Deserialize)]
+#[serde(bound(
+    serialize = "I: Serialize, R: Serialize",
+    deserialize = "I: Deserialize<'de>, R: Deserialize<'de>"
+))]
+pub struct Analysis<I, R> {
+    /// The last finished run.
+    pub last: Option<Finished<I, R>>,
+    #[serde(skip)]
+    running: Option<(I, Job<Result<R, Stop>>)>,
+}
+
+impl<I, R> Default for Analysis<I, R> {
+    fn default() -> Self {
+        Self {
+            last: None,
+            running: None,
+        }
+    }
+}
+
+impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
+    /// Starts `work(progress, cancel)` on its own thread called `name`, for `total` items
+    /// (`work` calls `progress()` per item and should return soon after `cancel` is raised).
+    /// A running job is replaced (and cancelled).
+    pub fn start(
+        &mut self,
+        name: &str,
+        inputs: I,
+        total: usize,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> Result<R, Stop> + Send + 'static,
+    ) {
+        self.running = Some((inputs, Job::spawn(name, total, repaint, work)));
+    }
+
+    /// Files a finished job: its result becomes [`Analysis::last`]; a cancel, a failure or a
+    /// panic becomes a notice naming `what`, and the previous result stays.
+    pub fn poll(&mut self, what: &str, lab: &mut Lab) {
+        let Some((_, job)) = &mut self.running else {
+            return;
+        };
+        let Some(outcome) = job.take_result() else {
+            return;
+        };
+        let (inputs, _) = self.running.take().expect("checked above");
+        match outcome {
+            Ok(Ok(result)) => self.last = Some(Finished { inputs, result }),
+            Ok(Err(Stop::Cancelled)) => {
+                lab.inform(format!("{what} cancelled; the previous results stay."))
+            }
+            Ok(Err(Stop::Failed(msg))) => {
+                lab.error(format!("{what} stopped: {msg}; the previous results stay."))
+            }
+            Err(panic) => lab.error(format!("{what} stopped: {panic}")),
+        }
+    }
+
+    /// Checks the last result as read back from disk: `check` returns it as it should be kept
+    /// (derived numbers computed again, say) or why it cannot be used, in which case it is
+    /// dropped. Returns a line for a notice naming `what` when it was dropped.
+    pub fn check_saved(
+        &mut self,
+        what: &str,
+        check: impl FnOnce(Finished<I, R>) -> Result<Finished<I, R>, String>,
+    ) -> Option<String> {
+        match check(self.last.take()?) {
+            Ok(kept) => {
+                self.last = Some(kept);
+                None
+            }
+            Err(e) => Some(format!("the saved {what} was dropped ({e})")),
+        }
+    }
+
+    /// The job while it runs.
+    pub fn job(&self) -> Option<&Job<Result<R, Stop>>> {
+        self.running.as_ref().map(|(_, j)| j)
+    }
+
+    /// Whether a job runs.
+    pub fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+}

@@ -1,0 +1,267 @@
+//! What every panel shares: the experiment (the preset), its live paired run on the trainer,
+//! the notices, and the look (theme, hover). Panels read and change it through [`Lab`]; it
+//! knows no panel.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use eframe::egui::Color32;
+
+use super::history::RunHistory;
+use crate::experiment::output::write_atomic;
+use crate::preset::{BUNDLED, Preset, PresetError};
+use crate::worker::{Command, StopRule, Trainer, Update, spawn_trainer};
+
+/// A message shown under the menu until dismissed (information fades after 8 s).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notice {
+    /// The text.
+    pub text: String,
+    /// Error (red) or information.
+    pub error: bool,
+}
+
+/// The shared state of the app: the experiment and its run, notices and the look.
+pub struct Lab {
+    /// The experiment every key-lab view shows (persisted).
+    pub preset: Preset,
+    /// The live run as the UI knows it.
+    pub history: RunHistory,
+    /// The last error or information message.
+    pub notice: Option<Notice>,
+    /// Set when the trainer crashed: the panic message.
+    pub crashed: Option<String>,
+    /// Dark theme (persisted).
+    pub dark: bool,
+    /// Plots and heatmaps show hover labels (off for screenshots, where the pointer is random).
+    pub hover: bool,
+    /// Target speed of the live run in steps per second; `None` is as fast as possible.
+    pub speed: Option<f64>,
+    /// When the live run pauses by itself.
+    pub stop: StopRule,
+    /// Snapshots received since start; identifies the one on screen.
+    pub snapshot_serial: u64,
+    trainer: Option<Box<dyn Trainer>>,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+    /// The notice on screen and when it appeared.
+    notice_seen: Option<(Notice, Instant)>,
+}
+
+impl Lab {
+    /// Starts the trainer on `preset` (on the default preset, with an error notice, if `preset`
+    /// is invalid). `repaint` wakes the UI.
+    pub fn new(
+        preset: Preset,
+        dark: bool,
+        speed: Option<f64>,
+        stop: StopRule,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let mut lab = Self {
+            preset,
+            history: RunHistory::default(),
+            notice: None,
+            crashed: None,
+            dark,
+            hover: true,
+            speed,
+            stop,
+            snapshot_serial: 0,
+            trainer: None,
+            repaint,
+            notice_seen: None,
+        };
+        if let Err(e) = lab.preset.validate() {
+            lab.error(format!(
+                "The saved settings were invalid ({e}); the default preset is loaded."
+            ));
+            lab.preset = default_preset();
+        }
+        lab.restart_worker();
+        lab
+    }
+
+    /// Starts (or restarts after a crash) the trainer on the current preset.
+    pub fn restart_worker(&mut self) {
+        self.trainer = None;
+        match spawn_trainer(self.preset.clone(), self.repaint.clone()) {
+            Ok(t) => {
+                t.send(Command::SetSpeed(self.speed));
+                t.send(Command::SetStop(self.stop));
+                self.trainer = Some(t);
+                self.crashed = None;
+            }
+            Err(e) => self.crashed = Some(e.to_string()),
+        }
+    }
+
+    /// Sends a command to the trainer (dropped if it has crashed).
+    pub fn send(&self, cmd: Command) {
+        if let Some(t) = &self.trainer {
+            t.send(cmd);
+        }
+    }
+
+    /// Play if paused, pause if running.
+    pub fn toggle_play(&self) {
+        self.send(if self.history.running {
+            Command::Pause
+        } else {
+            Command::Play
+        });
+    }
+
+    /// The callback that wakes the UI, for background jobs.
+    pub fn repaint_handle(&self) -> Arc<dyn Fn() + Send + Sync> {
+        self.repaint.clone()
+    }
+
+    /// Shows an information notice.
+    pub fn inform(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    /// Shows an error notice.
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            error: true,
+        });
+    }
+
+    /// The colour of a notice's text.
+    pub fn notice_color(&self, error: bool) -> Color32 {
+        if error {
+            Color32::from_rgb(200, 40, 40)
+        } else if self.dark {
+            Color32::from_rgb(120, 200, 140)
+        } else {
+            Color32::from_rgb(20, 120, 50)
+        }
+    }
+
+    /// Replaces the experiment: validates, then restarts the run (unless only the demos' state
+    /// changed). A bad preset changes nothing and leaves an error notice.
+    pub fn apply_preset(&mut self, preset: Preset) -> bool {
+        match preset.validate() {
+            Ok(()) => {
+                let restart = !preset.same_experiment(&self.preset);
+                if self.notice.as_ref().is_some_and(|n| n.error) {
+                    self.notice = None;
+                }
+                self.preset = preset.clone();
+                if restart {
+                    self.send(Command::Apply(Box::new(preset)));
+                }
+                true
+            }
+            Err(e) => {
+                self.error(format!("Preset not applied — {e}"));
+                false
+            }
+        }
+    }
+
+    /// Loads RON text (a file's or pasted); errors become a notice and change nothing.
+    pub fn load_preset_text(&mut self, text: &str, source: &str) -> bool {
+        let loaded = Preset::from_ron(text, source);
+        self.apply_loaded(loaded, &format!("Loaded {source}."))
+    }
+
+    /// Loads a preset file; errors become a notice.
+    pub fn load_preset_file(&mut self, path: &Path) -> bool {
+        let loaded = Preset::load(&path.to_string_lossy());
+        self.apply_loaded(loaded, &format!("Opened {}.", path.display()))
+    }
+
+    fn apply_loaded(&mut self, loaded: Result<Preset, PresetError>, success: &str) -> bool {
+        match loaded {
+            Ok(p) => {
+                let ok = self.apply_preset(p);
+                if ok {
+                    self.inform(success);
+                }
+                ok
+            }
+            Err(e) => {
+                self.error(format!("Preset not loaded: {e}"));
+                false
+            }
+        }
+    }
+
+    /// Writes the current preset to `path` atomically; the outcome becomes a notice.
+    pub fn save_preset_file(&mut self, path: &Path) -> bool {
+        let text = self.preset.to_ron();
+        self.write_file(path, text.as_bytes(), "The settings are still here")
+    }
+
+    /// Writes `bytes` to `path` atomically; the outcome becomes a notice, which on failure
+    /// says `kept` (what is still in memory for another try).
+    pub fn write_file(&mut self, path: &Path, bytes: &[u8], kept: &str) -> bool {
+        match write_atomic(path, bytes) {
+            Ok(()) => {
+                self.inform(format!("Saved {}.", path.display()));
+                true
+            }
+            Err(e) => {
+                self.error(format!(
+                    "Could not save {}: {e}. {kept}; try another folder.",
+                    path.display()
+                ));
+                false
+            }
+        }
+    }
+
+    /// Folds every pending trainer update into the history and expires old notices; never
+    /// blocks.
+    pub fn poll(&mut self) {
+        self.expire_notice();
+        let Some(trainer) = &self.trainer else {
+            return;
+        };
+        let finished = trainer.is_finished();
+        for u in trainer.drain() {
+            match u {
+                Update::Rejected(msg) => self.error(format!("Settings not applied — {msg}")),
+                Update::Crashed(msg) => self.crashed = Some(msg),
+                other => {
+                    if matches!(other, Update::Snapshot(_)) {
+                        self.snapshot_serial += 1;
+                    }
+                    self.history.apply(other)
+                }
+            }
+        }
+        if self.crashed.is_none() && finished {
+            self.crashed = Some("the worker stopped unexpectedly".into());
+        }
+    }
+
+    /// Information notices disappear 8 s after they appear; errors stay until dismissed.
+    fn expire_notice(&mut self) {
+        let Some(n) = &self.notice else {
+            self.notice_seen = None;
+            return;
+        };
+        match &self.notice_seen {
+            Some((seen, at)) if seen == n => {
+                if !n.error && at.elapsed() > Duration::from_secs(8) {
+                    self.notice = None;
+                    self.notice_seen = None;
+                }
+            }
+            _ => self.notice_seen = Some((n.clone(), Instant::now())),
+        }
+    }
+}
+
+/// The first bundled preset.
+pub fn default_preset() -> Preset {
+    Preset::from_ron(BUNDLED[0].1, "default").expect("bundled preset is valid")
+}

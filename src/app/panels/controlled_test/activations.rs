@@ -1,0 +1,219 @@
+//! The memory `S` and its reads `S·k` over training, each against its random-rotation baseline:
+//! the model's analogue of hidden activations.
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{HLine, Line, LineStyle, PlotPoints};
+
+use super::{arm_legend, band_area, band_arm_picker};
+use crate::app::history::BandSeries;
+use crate::app::lab::Lab;
+use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::widgets::colors::{faded, optimizer_color};
+use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header};
+
+/// The memory-and-reads tab.
+pub struct Activations {
+    /// Arm whose rotation baseline is shaded.
+    pub band_arm: usize,
+}
+
+impl Default for Activations {
+    fn default() -> Self {
+        Self { band_arm: 1 }
+    }
+}
+
+impl Panel for Activations {
+    fn id(&self) -> &'static str {
+        "activations"
+    }
+
+    fn title(&self) -> &'static str {
+        "Memory & reads"
+    }
+
+    /// Busy until the statistics on screen are those of the current step.
+    fn busy(&self, lab: &Lab) -> bool {
+        super::snapshot_behind(lab)
+    }
+
+    fn save(&self) -> Option<String> {
+        to_ron(&self.band_arm)
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        self.band_arm = from_ron(ron)?;
+        Ok(Vec::new())
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        self.draw(ui, lab);
+    }
+}
+
+impl Activations {
+    fn draw(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        ui.label(
+        "In this model the analogue of a hidden activation is the memory S after an episode and \
+         the read S·k (measured on 64 held-out episodes with each snapshot of the keys). The rows of S live in key space, which the loss cannot see: any axis \
+         structure there comes from the optimizer. The reads live in value space, whose axes the \
+         one-hot targets single out, so every arm's reads are heavy-tailed: that panel is the \
+         task's own privileged basis, a reference for the other two.",
+    );
+        let Some(preset) = lab.history.preset.clone() else {
+            ui.label("Starting…");
+            return;
+        };
+        let arms = &lab.history.arms;
+        let band_arm = self.band_arm.min(arms.len().saturating_sub(1));
+        let mut items = arm_legend(arms, " (run from W0)");
+        if let Some(a) = arms.get(band_arm) {
+            items.push((
+                Color32::GRAY,
+                format!(
+                    "rotation baseline of {}: mean (dashed), 5–95% (shaded)",
+                    a.label.name
+                ),
+                Swatch::Dashed,
+            ));
+        }
+        ui.horizontal(|ui| {
+            legend_row(ui, &items);
+            band_arm_picker(
+                ui,
+                "activation band arm",
+                "baseline shown for",
+                arms,
+                &mut self.band_arm,
+            );
+        });
+        let titles = [
+            (
+                "Excess kurtosis of the rows of S (key space)",
+                "mean excess kurtosis",
+            ),
+            (
+                "Axis concentration A of the rows of S (key space)",
+                "A(S rows)",
+            ),
+            (
+                "Excess kurtosis of the reads S·k (value space)",
+                "mean excess kurtosis",
+            ),
+        ];
+        let avail = ui.available_size();
+        let w = (avail.x - 24.0) / 3.0;
+        let h = (avail.y - 120.0).clamp(240.0, 640.0);
+        let hover = lab.hover;
+        ui.horizontal_top(|ui| {
+            for (k, (title, y_label)) in titles.iter().enumerate() {
+                ui.vertical(|ui| {
+                    ui.set_width(w);
+                    plot_header(ui, title, None);
+                    linear_plot(title, y_label)
+                        .width(w)
+                        .height(h)
+                        .show_x(hover)
+                        .show_y(hover)
+                        .show(ui, |plot| {
+                            let arms = &lab.history.arms;
+                            if let Some(a) = arms.get(band_arm) {
+                                band(plot, &a.activations[k], &a.label.name);
+                            }
+                            if k == 1 {
+                                plot.hline(
+                                    HLine::new(
+                                        "3/(d_k+2), random directions",
+                                        crate::metrics::isotropic_axis_concentration(preset.d_k),
+                                    )
+                                    .color(Color32::GRAY)
+                                    .style(LineStyle::dotted_loose()),
+                                );
+                            }
+                            for (i, a) in arms.iter().enumerate() {
+                                let c = optimizer_color(&a.label.optimizer, i);
+                                let pts: Vec<[f64; 2]> = a.activations[k]
+                                    .finite_points()
+                                    .map(|p| [p[0], p[1]])
+                                    .collect();
+                                plot.line(
+                                    Line::new(a.label.name.clone(), PlotPoints::from(pts))
+                                        .color(c)
+                                        .width(2.5),
+                                );
+                            }
+                        });
+                });
+            }
+        });
+        latest_table(lab, ui);
+    }
+}
+
+fn band(plot: &mut egui_plot::PlotUi, s: &BandSeries, name: &str) {
+    let area = band_area(
+        s,
+        format!("{name} rotation baseline 5–95%"),
+        faded(Color32::GRAY, 50),
+    );
+    let Some(area) = area else { return };
+    plot.add(area);
+    let mean: Vec<[f64; 2]> = s.finite_points().map(|p| [p[0], p[3]]).collect();
+    plot.line(
+        Line::new(
+            format!("{name} rotation baseline mean"),
+            PlotPoints::from(mean),
+        )
+        .color(Color32::GRAY)
+        .style(LineStyle::dashed_loose())
+        .width(1.5),
+    );
+}
+
+fn latest_table(lab: &Lab, ui: &mut egui::Ui) {
+    let Some(snap) = &lab.history.snapshot else {
+        return;
+    };
+    ui.add_space(4.0);
+    ui.label(
+        RichText::new(format!(
+            "At step {} (value, baseline mean ± sd, z):",
+            snap.step
+        ))
+        .strong(),
+    );
+    egui::Grid::new("activation table")
+        .striped(true)
+        .num_columns(4)
+        .spacing([24.0, 4.0])
+        .show(ui, |ui| {
+            for h in [
+                "arm",
+                "kurtosis of S rows",
+                "A(S rows)",
+                "kurtosis of reads",
+            ] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for (i, (a, act)) in lab.history.arms.iter().zip(&snap.activations).enumerate() {
+                ui.label(
+                    RichText::new(&a.label.name).color(optimizer_color(&a.label.optimizer, i)),
+                );
+                match act {
+                    Some(act) => {
+                        for b in [&act.s_kurtosis, &act.s_axis, &act.read_kurtosis] {
+                            ui.monospace(format!(
+                                "{:>7.3}  {:>7.3} ± {:<6.3} z {:>+6.1}",
+                                b.value, b.mean, b.sd, b.z
+                            ));
+                        }
+                    }
+                    None => {
+                        ui.label("diverged");
+                    }
+                }
+                ui.end_row();
+            }
+        });
+}

@@ -1,0 +1,544 @@
+//! The live run: (a) twin orientation divergence, (b) axis concentration against its rotation
+//! baseline, (c) loss or column norms, (d) the learned |K| heatmaps and (e) the per-arm table.
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{HLine, LineStyle, Points, VLine};
+use serde::{Deserialize, Serialize};
+
+use super::{arm_legend, arm_name, band_area, band_arm_picker, line, sci};
+use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries, RunHistory};
+use crate::app::lab::Lab;
+use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::widgets::colors::{faded, optimizer_color};
+use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
+use crate::app::widgets::plots::{
+    Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_dialog,
+};
+use crate::experiment::ArmStatus;
+use crate::metrics::isotropic_axis_concentration;
+use crate::optim::class_name;
+
+/// The live-run tab.
+#[derive(Default)]
+pub struct Live {
+    /// What the tab saves.
+    pub settings: Settings,
+    heatmaps: Heatmaps,
+}
+
+/// Plot (d): textures of the latest snapshot's keys, remade only when it changes.
+#[derive(Default)]
+struct Heatmaps {
+    /// |K| heatmap textures of the latest snapshot, per arm.
+    textures: Vec<Option<egui::TextureHandle>>,
+    /// (snapshot serial number, dark theme) the textures were made for.
+    stamp: Option<(u64, bool)>,
+}
+
+/// What the tab saves.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Plot (c) shows raw column norms instead of the loss.
+    pub show_norms: bool,
+    /// Arm whose random-rotation baseline band is shaded in plot (b).
+    pub band_arm: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            show_norms: false,
+            band_arm: 1,
+        }
+    }
+}
+
+/// Which plot's data an "Export CSV" button saves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Export {
+    /// Plot (a): twin orientation divergence.
+    Orientation,
+    /// Plot (b): axis concentration and the baseline band.
+    Axis,
+    /// Plot (c): training and held-out loss.
+    Loss,
+}
+
+impl Panel for Live {
+    fn id(&self) -> &'static str {
+        "live"
+    }
+
+    fn title(&self) -> &'static str {
+        "Live run"
+    }
+
+    /// Busy until the keys on screen are those of the current step.
+    fn busy(&self, lab: &Lab) -> bool {
+        super::snapshot_behind(lab)
+    }
+
+    fn save(&self) -> Option<String> {
+        to_ron(&self.settings)
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        self.settings = from_ron(ron)?;
+        Ok(Vec::new())
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        let Some(preset) = lab.history.preset.clone() else {
+            ui.label("Starting…");
+            return;
+        };
+        let hover = lab.hover;
+        let avail = ui.available_size();
+        let table_h = 48.0 + 25.0 * lab.history.arms.len() as f32;
+        let plot_h = ((avail.y - table_h - 60.0) / 2.0).clamp(180.0, 560.0);
+        let col_w = (avail.x - 16.0) / 2.0;
+        let mut export = None;
+        let (s, maps) = (&mut self.settings, &mut self.heatmaps);
+        egui::Grid::new("plots")
+            .num_columns(2)
+            .spacing([12.0, 6.0])
+            .show(ui, |ui| {
+                if plot_cell(ui, col_w, plot_h, "(a) Twin orientation divergence ‖W′ − QW‖F / ‖W‖F", |ui, w, h| {
+                    orientation_plot(&mut lab.history.arms, ui, w, h, hover)
+                }) {
+                    export = Some(Export::Orientation);
+                }
+                if plot_cell(ui, col_w, plot_h, "(b) Axis concentration A(K): thick from W0, thin from Q·W0", |ui, w, h| {
+                    axis_plot(lab, &mut s.band_arm, preset.d_k, ui, w, h)
+                }) {
+                    export = Some(Export::Axis);
+                }
+                ui.end_row();
+                if plot_cell(ui, col_w, plot_h, "(c) Runs from W0: loss, or raw column norms", |ui, w, h| {
+                    ui.horizontal(|ui| {
+                        ui.selectable_value(&mut s.show_norms, false, "loss");
+                        ui.selectable_value(&mut s.show_norms, true, "column norms ‖w‖");
+                    });
+                    if s.show_norms {
+                        norms_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
+                    } else {
+                        loss_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
+                    }
+                }) {
+                    export = Some(Export::Loss);
+                }
+                ui.vertical(|ui| {
+                    ui.set_width(col_w);
+                    plot_header(ui, "(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate", None);
+                    maps.ui(lab, ui, col_w, plot_h - 10.0);
+                });
+                ui.end_row();
+            });
+        ui.add_space(4.0);
+        table(lab, ui);
+        if let Some(kind) = export {
+            let default = match kind {
+                Export::Orientation => "orientation_divergence.csv",
+                Export::Axis => "axis_concentration.csv",
+                Export::Loss => "loss.csv",
+            };
+            if let Some(path) = save_dialog("CSV", "csv", default) {
+                export_csv_to(lab, kind, &path);
+            }
+        }
+    }
+}
+
+fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let floor = LOG_FLOOR.log10();
+    let mut items = arm_legend(arms, " twins");
+    if arms.iter().any(|a| !a.noise_div.is_empty()) {
+        items.push((
+            Color32::GRAY,
+            "noise twins (W0 + 1e-12 noise)".into(),
+            Swatch::Dashed,
+        ));
+    }
+    items.push((
+        Color32::GRAY,
+        format!("exact 0, drawn at {LOG_FLOOR:.0e}"),
+        Swatch::Dotted,
+    ));
+    legend_row(ui, &items);
+    log_plot("orientation", "‖W′ − QW‖F / ‖W‖F (log scale)")
+        .width(w)
+        .height(h - 24.0)
+        .include_y(floor)
+        .include_y(0.0)
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            plot.hline(
+                HLine::new("floor", floor)
+                    .color(Color32::GRAY)
+                    .style(LineStyle::dotted_loose()),
+            );
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let label = arm_name(a);
+                plot.line(line(
+                    format!("{label} twins"),
+                    &mut a.orientation_div,
+                    c,
+                    2.5,
+                ));
+                if !a.noise_div.is_empty() {
+                    plot.line(
+                        line(format!("{label} noise twin"), &mut a.noise_div, c, 1.5)
+                            .style(LineStyle::dashed_loose()),
+                    );
+                }
+                if let ArmStatus::Diverged { step, .. } = a.status {
+                    plot.vline(
+                        VLine::new(format!("{} diverged", a.label.name), step as f64)
+                            .color(c)
+                            .style(LineStyle::dashed_dense()),
+                    );
+                }
+            }
+        });
+}
+
+fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32) {
+    let hover = lab.hover;
+    let dark = lab.dark;
+    let arms = &mut lab.history.arms;
+    let shown = (*band_arm).min(arms.len().saturating_sub(1));
+    let mut items = arm_legend(arms, "");
+    items.push((
+        Color32::GRAY,
+        "3/(d_k+2), random directions".into(),
+        Swatch::Dashed,
+    ));
+    ui.horizontal(|ui| {
+        legend_row(ui, &items);
+    });
+    ui.horizontal(|ui| {
+        band_arm_picker(
+            ui,
+            "band arm",
+            "shaded: 5–95% of A over random rotations of the keys of",
+            arms,
+            band_arm,
+        );
+    });
+    linear_plot("axis", "A(K) = (1/V) Σ k⁴")
+        .width(w)
+        .height(h - 52.0)
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            if let Some(a) = arms.get(shown) {
+                let c = optimizer_color(&a.label.optimizer, shown);
+                let alpha = if dark { 30 } else { 45 };
+                let name = format!("{} rotation baseline 5–95%", a.label.name);
+                if let Some(area) = band_area(&a.band, name, faded(c, alpha)) {
+                    plot.add(area);
+                }
+            }
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let name = arm_name(a);
+                let [base, rot] = &mut a.axis_concentration;
+                plot.line(line(format!("{name} from Q·W0"), rot, faded(c, 150), 1.0));
+                plot.line(line(format!("{name} from W0"), base, c, 2.5));
+            }
+            plot.hline(
+                HLine::new("3/(d_k+2)", isotropic_axis_concentration(d_k))
+                    .color(Color32::GRAY)
+                    .style(LineStyle::dashed_loose()),
+            );
+        });
+}
+
+fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let mut items = arm_legend(arms, "");
+    items.push((Color32::GRAY, "mean ‖w‖ over keys".into(), Swatch::Thick));
+    items.push((
+        Color32::GRAY,
+        "spread (sd over keys)".into(),
+        Swatch::Dashed,
+    ));
+    legend_row(ui, &items);
+    linear_plot("norms", "raw column norm ‖w‖")
+        .width(w)
+        .height(h - 24.0)
+        .include_y(0.0)
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let name = arm_name(a);
+                plot.line(line(format!("{name} mean"), &mut a.column_norm[0], c, 2.5));
+                plot.line(
+                    line(format!("{name} sd"), &mut a.column_norm_sd, c, 1.2)
+                        .style(LineStyle::dashed_loose()),
+                );
+            }
+        });
+}
+
+fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let mut items = arm_legend(arms, "");
+    items.push((Color32::GRAY, "held-out".into(), Swatch::Dot));
+    items.push((
+        Color32::GRAY,
+        "training (50-step average)".into(),
+        Swatch::Thin,
+    ));
+    legend_row(ui, &items);
+    linear_plot("loss", "cross-entropy per query (nats)")
+        .width(w)
+        .height(h - 24.0)
+        .include_y(0.0)
+        .show_x(hover)
+        .show_y(hover)
+        .show(ui, |plot| {
+            for (i, a) in arms.iter_mut().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                let name = arm_name(a);
+                let dots: Vec<[f64; 2]> = a.heldout_loss[0]
+                    .points()
+                    .iter()
+                    .map(|p| [p.x, p.y])
+                    .collect();
+                plot.points(
+                    Points::new(format!("{name} held-out"), dots)
+                        .color(c)
+                        .radius(3.5)
+                        .filled(true),
+                );
+                plot.line(line(
+                    format!("{name} training (average)"),
+                    &mut a.loss_average,
+                    faded(c, 170),
+                    1.2,
+                ));
+                plot.line(line(
+                    format!("{name} held-out"),
+                    &mut a.heldout_loss[0],
+                    c,
+                    2.5,
+                ));
+            }
+        });
+}
+
+impl Heatmaps {
+    fn ui(&mut self, lab: &Lab, ui: &mut egui::Ui, w: f32, h: f32) {
+        let Some(snap) = &lab.history.snapshot else {
+            ui.label("Waiting for the first snapshot…");
+            return;
+        };
+        let dark = lab.dark;
+        let stamp = (lab.snapshot_serial, dark);
+        if self.stamp != Some(stamp) {
+            self.textures = snap
+                .keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    k.as_ref().map(|k| {
+                        ui.ctx().load_texture(
+                            format!("keys {i}"),
+                            key_image(k, dark),
+                            egui::TextureOptions::NEAREST,
+                        )
+                    })
+                })
+                .collect();
+            self.stamp = Some(stamp);
+        }
+        let arms = &lab.history.arms;
+        let n = arms.len().max(1);
+        let cols = if n <= 2 { n } else { 2 };
+        let rows = n.div_ceil(cols);
+        let bar_w = 70.0;
+        let cell_w = (w - bar_w - 12.0 * cols as f32) / cols as f32;
+        let cell_h = (h - 30.0 * rows as f32) / rows as f32 - 6.0;
+        ui.horizontal_top(|ui| {
+            egui::Grid::new("heatmaps")
+                .num_columns(cols)
+                .spacing([12.0, 4.0])
+                .show(ui, |ui| {
+                    for (i, a) in arms.iter().enumerate() {
+                        ui.vertical(|ui| {
+                            let c = optimizer_color(&a.label.optimizer, i);
+                            ui.label(
+                                RichText::new(format!("{} · step {}", arm_name(a), snap.step))
+                                    .color(c)
+                                    .strong(),
+                            );
+                            let keys = snap.keys.get(i).and_then(|k| k.as_ref());
+                            let tex = self.textures.get(i).and_then(|t| t.as_ref());
+                            match (keys, tex) {
+                                (Some(k), Some(t)) => {
+                                    key_heatmap(
+                                        ui,
+                                        k,
+                                        t,
+                                        egui::vec2(cell_w, cell_h.max(40.0)),
+                                        lab.hover,
+                                    );
+                                }
+                                _ => {
+                                    ui.label("diverged — no keys");
+                                }
+                            }
+                        });
+                        if (i + 1) % cols == 0 {
+                            ui.end_row();
+                        }
+                    }
+                });
+            color_bar(ui, (h - 60.0).max(60.0), "|k|", dark);
+        });
+    }
+}
+
+fn table(lab: &Lab, ui: &mut egui::Ui) {
+    ui.label(RichText::new("(e) Per arm, latest step (pair metrics compare the run from W0 with the run from Q·W0)").strong());
+    egui::ScrollArea::horizontal()
+        .id_salt("table scroll")
+        .show(ui, |ui| table_grid(lab, ui));
+}
+
+fn table_grid(lab: &Lab, ui: &mut egui::Ui) {
+    egui::Grid::new("arm table")
+        .striped(true)
+        .spacing([12.0, 4.0])
+        .show(ui, |ui| {
+            for head in [
+                "arm",
+                "class",
+                "twin orientation div",
+                "Gram div",
+                "held-out acc",
+                "held-out loss",
+                "mean ‖w‖",
+                "A(K)",
+                "baseline mean ± sd",
+                "excess",
+                "z",
+            ] {
+                ui.label(RichText::new(head).strong());
+            }
+            ui.end_row();
+            for (i, a) in lab.history.arms.iter().enumerate() {
+                let c = optimizer_color(&a.label.optimizer, i);
+                ui.label(RichText::new(arm_name(a)).color(c).strong());
+                ui.label(class_name(a.label.equivariant));
+                match a.latest {
+                    Some(r) => {
+                        let div = RichText::new(sci(r.orientation_div)).monospace();
+                        let fault = a.label.equivariant && r.orientation_div > 1e-10;
+                        ui.label(if fault {
+                            div.color(Color32::RED)
+                        } else {
+                            div
+                        })
+                        .on_hover_text(if fault {
+                            "An equivariant arm's twins should stay near rounding noise. Above 1e-10 either the harness is at fault or, for Muon, its orthogonalisation is amplifying rounding (likely when the loss barely depends on the keys)."
+                        } else {
+                            "‖W′ − QW‖F / ‖W‖F"
+                        });
+                        ui.label(RichText::new(sci(r.gram_div)).monospace());
+                    }
+                    None => {
+                        ui.label("—");
+                        ui.label("—");
+                    }
+                }
+                match a.heldout {
+                    Some((_, h)) => {
+                        ui.label(RichText::new(format!("{:.3}", h.accuracy[0])).monospace());
+                        ui.label(RichText::new(format!("{:.4}", h.loss[0])).monospace());
+                    }
+                    None => {
+                        ui.label("—");
+                        ui.label("—");
+                    }
+                }
+                match a.latest {
+                    Some(r) => {
+                        ui.label(RichText::new(format!("{:.3}", r.mean_column_norm[0])).monospace());
+                    }
+                    None => {
+                        ui.label("—");
+                    }
+                }
+                match &a.baseline {
+                    Some([b, _]) => {
+                        ui.label(RichText::new(format!("{:.4}", b.axis_concentration)).monospace());
+                        ui.label(RichText::new(format!("{:.4} ± {:.4}", b.mean, b.sd)).monospace());
+                        ui.label(RichText::new(format!("{:+.2e}", b.excess)).monospace());
+                        let z = if b.z.is_finite() {
+                            format!("{:+.2}", b.z)
+                        } else {
+                            "—".into()
+                        };
+                        ui.label(RichText::new(z).monospace());
+                    }
+                    None => {
+                        for _ in 0..4 {
+                            ui.label("—");
+                        }
+                    }
+                }
+                ui.end_row();
+            }
+        });
+}
+
+/// Writes the data of plot `kind` (`series,step,value` rows) to `path` atomically; the outcome
+/// becomes a notice. On failure nothing is lost: the history stays in memory for another try.
+pub fn export_csv_to(lab: &mut Lab, kind: Export, path: &std::path::Path) -> bool {
+    let csv = plot_csv(&lab.history, kind);
+    lab.write_file(path, csv.as_bytes(), "The run's data is still here")
+}
+
+/// The data of plot `kind` as CSV: one `series,step,value` row per point of every decimated
+/// series the plot holds (each min/max bucket), and for plot (b) the baseline band.
+pub fn plot_csv(history: &RunHistory, kind: Export) -> String {
+    let mut csv = String::from("series,step,value\n");
+    for a in &history.arms {
+        let name = &a.label.name;
+        let series: Vec<(String, &MinMaxSeries)> = match kind {
+            Export::Orientation => vec![(format!("{name}_orientation_div"), &a.orientation_div)],
+            Export::Axis => vec![
+                (
+                    format!("{name}_axis_concentration"),
+                    &a.axis_concentration[0],
+                ),
+                (
+                    format!("{name}_rot_axis_concentration"),
+                    &a.axis_concentration[1],
+                ),
+            ],
+            Export::Loss => vec![
+                (format!("{name}_train_loss"), &a.loss[0]),
+                (format!("{name}_heldout_loss"), &a.heldout_loss[0]),
+            ],
+        };
+        for (label, s) in series {
+            for [x, y] in s.raw_points() {
+                csv.push_str(&format!("{label},{x},{y}\n"));
+            }
+        }
+        if kind == Export::Axis {
+            for p in a.band.points() {
+                csv.push_str(&format!("{name}_baseline_p5,{},{}\n", p[0], p[2]));
+                csv.push_str(&format!("{name}_baseline_mean,{},{}\n", p[0], p[3]));
+                csv.push_str(&format!("{name}_baseline_p95,{},{}\n", p[0], p[4]));
+            }
+        }
+    }
+    csv
+}

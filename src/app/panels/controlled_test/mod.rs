@@ -1,0 +1,371 @@
+//! §5 The controlled test: every arm trained from W0 and from Q·W0 on one episode stream, live
+//! (the explainer's Demo 4), and the analyses of the full argument in tabs: the memory and its
+//! reads, the seed sweep, the ε sweep, matched loss and the d_k sweep. A tab is one file here
+//! plus one line in [`ControlledTest::default`].
+
+mod activations;
+mod dk_sweep;
+mod eps_sweep;
+mod live;
+mod matched;
+mod points;
+mod seed_sweep;
+mod settings;
+
+pub use activations::Activations;
+pub use dk_sweep::DkSweep;
+pub use eps_sweep::EpsSweep;
+pub use live::{Export, Live, export_csv_to, plot_csv};
+pub use matched::Matched;
+pub use seed_sweep::SeedSweep;
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{FilledArea, Line, PlotPoints};
+use serde::{Deserialize, Serialize};
+
+use crate::app::history::{ArmHistory, BandSeries, MinMaxSeries};
+use crate::app::lab::Lab;
+use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
+use crate::app::saved::check_count;
+use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::plots::Swatch;
+use crate::experiment::ArmStatus;
+use crate::worker::Command;
+
+/// The controlled-test section: toolbar, tabs and the settings column.
+pub struct ControlledTest {
+    tabs: Tabs,
+    /// Steps taken by "Step N".
+    step_n: usize,
+    about_open: bool,
+}
+
+impl Default for ControlledTest {
+    fn default() -> Self {
+        Self {
+            tabs: Tabs::new(vec![
+                Box::new(Live::default()),
+                Box::new(Activations::default()),
+                Box::new(SeedSweep::default()),
+                Box::new(EpsSweep::default()),
+                Box::new(Matched::default()),
+                Box::new(DkSweep::default()),
+            ]),
+            step_n: 100,
+            about_open: false,
+        }
+    }
+}
+
+/// The range of "Step N".
+const STEP_N: std::ops::RangeInclusive<usize> = 1..=1_000_000;
+
+/// What the section saves besides its tabs.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+struct Saved {
+    tab: String,
+    step_n: usize,
+}
+
+impl Default for Saved {
+    fn default() -> Self {
+        Self {
+            tab: "live".into(),
+            step_n: 100,
+        }
+    }
+}
+
+impl Panel for ControlledTest {
+    fn id(&self) -> &'static str {
+        "test"
+    }
+
+    fn title(&self) -> &'static str {
+        "5  The controlled test"
+    }
+
+    fn logic(&mut self, lab: &mut Lab) {
+        self.tabs.logic(lab);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        shortcuts(ui, lab);
+        // On a narrow screen the plots' titles and the table keep their widths and scroll
+        // sideways instead of running under the settings column.
+        egui::ScrollArea::horizontal()
+            .id_salt("test scroll")
+            .show(ui, |ui| self.content(ui, lab));
+    }
+
+    fn has_side(&self) -> bool {
+        true
+    }
+
+    fn side_ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        settings::ui(ui, lab);
+    }
+
+    fn start(&mut self, lab: &mut Lab) {
+        self.tabs.open_mut().start(lab);
+    }
+
+    /// Busy until the live run reaches its stop and the open tab has what it waits for.
+    fn busy(&self, lab: &Lab) -> bool {
+        let h = &lab.history;
+        let target = lab.stop.at_step.unwrap_or(lab.preset.steps);
+        h.running || h.step < target || self.tabs.open().busy(lab)
+    }
+
+    fn tabs(&self) -> Option<&Tabs> {
+        Some(&self.tabs)
+    }
+
+    fn tabs_mut(&mut self) -> Option<&mut Tabs> {
+        Some(&mut self.tabs)
+    }
+
+    fn save(&self) -> Option<String> {
+        to_ron(&Saved {
+            tab: self.tabs.open().id().into(),
+            step_n: self.step_n,
+        })
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Saved = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "step_n",
+            &mut s.step_n,
+            STEP_N,
+            Saved::default().step_n,
+        );
+        self.tabs.select(&s.tab);
+        self.step_n = s.step_n;
+        Ok(notes)
+    }
+}
+
+impl ControlledTest {
+    fn content(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        ui.horizontal(|ui| {
+            ui.heading("5 · The controlled test");
+            ui.label(
+                RichText::new(
+                    "every arm trained twice — from W0 and from Q·W0 — on the same episodes",
+                )
+                .weak(),
+            );
+        });
+        let mut about = self.about_open;
+        ui.horizontal(|ui| {
+            if ui
+                .selectable_label(about, "What am I looking at?")
+                .on_hover_text("How to read the four plots and the table")
+                .clicked()
+            {
+                about = !about;
+            }
+            let p = &lab.preset;
+            ui.label(RichText::new(format!("preset “{}”: {}", p.name, p.description)).weak());
+        });
+        egui::Window::new("What am I looking at?")
+            .open(&mut about)
+            .default_width(640.0)
+            .default_height(520.0)
+            .vscroll(true)
+            .show(ui.ctx(), |ui| super::explainer::text(ui, "test"));
+        self.about_open = about;
+        crash_banner(ui, lab);
+        self.toolbar(ui, lab);
+        ui.separator();
+        self.tabs.bar(ui);
+        self.tabs.open_mut().ui(ui, lab);
+    }
+
+    fn toolbar(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        let running = lab.history.running;
+        let budget = lab.stop.at_step.unwrap_or(lab.preset.steps);
+        ui.horizontal_wrapped(|ui| {
+            let play = if running { "❚❚ Pause" } else { "▶ Play" };
+            if ui
+                .button(RichText::new(play).strong())
+                .on_hover_text("Space")
+                .clicked()
+            {
+                lab.toggle_play();
+            }
+            if ui.button("Step").on_hover_text("Period (.)").clicked() {
+                lab.send(Command::Step(1));
+            }
+            if ui.button(format!("Step {}", self.step_n)).clicked() {
+                lab.send(Command::Step(self.step_n));
+            }
+            let n_label = ui.label("N");
+            ui.add(egui::DragValue::new(&mut self.step_n).range(STEP_N))
+                .labelled_by(n_label.id);
+            if ui
+                .button("⟲ Reset")
+                .on_hover_text("R — back to step 0 with the same W0, Q and episodes")
+                .clicked()
+            {
+                lab.send(Command::Reset);
+            }
+            if ui
+                .button("New seed")
+                .on_hover_text("New W0, Q and episodes (seed + 1); restarts")
+                .clicked()
+            {
+                let mut p = lab.preset.clone();
+                p.seed = p.seed.wrapping_add(1);
+                lab.apply_preset(p);
+            }
+            ui.separator();
+            let h = &lab.history;
+            ui.label(
+                RichText::new(format!("step {} / {budget}", h.step))
+                    .monospace()
+                    .strong(),
+            );
+            if running {
+                ui.label(RichText::new(format!("{:.0} steps/s", h.steps_per_sec)).weak());
+            } else if let Some(why) = &h.stopped {
+                ui.label(RichText::new(format!("paused: {why}")).weak());
+            } else {
+                ui.label(RichText::new("paused").weak());
+            }
+            ui.label(RichText::new(format!("seed {}", lab.preset.seed)).weak());
+        });
+    }
+}
+
+/// Whether the keys and statistics on screen lag the run's current step.
+fn snapshot_behind(lab: &Lab) -> bool {
+    let h = &lab.history;
+    h.snapshot.as_ref().is_none_or(|s| s.step != h.step)
+}
+
+/// Space plays or pauses, `.` takes one step, R resets — unless a text field has the keyboard.
+fn shortcuts(ui: &mut egui::Ui, lab: &mut Lab) {
+    let ctx = ui.ctx().clone();
+    if ctx.egui_wants_keyboard_input() {
+        return;
+    }
+    let (space, period, r) = ctx.input_mut(|i| {
+        (
+            i.consume_key(egui::Modifiers::NONE, egui::Key::Space),
+            i.consume_key(egui::Modifiers::NONE, egui::Key::Period),
+            i.consume_key(egui::Modifiers::NONE, egui::Key::R),
+        )
+    });
+    if space {
+        lab.toggle_play();
+    }
+    if period {
+        lab.send(Command::Step(1));
+    }
+    if r {
+        lab.send(Command::Reset);
+    }
+}
+
+/// The red banner of a crashed trainer, with its restart button.
+fn crash_banner(ui: &mut egui::Ui, lab: &mut Lab) {
+    let Some(msg) = lab.crashed.clone() else {
+        return;
+    };
+    egui::Frame::new()
+        .fill(Color32::from_rgb(150, 20, 20))
+        .inner_margin(8.0)
+        .corner_radius(4.0)
+        .show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.label(
+                    RichText::new(format!("The training worker crashed: {msg}"))
+                        .color(Color32::WHITE)
+                        .strong(),
+                );
+                if ui.button("Restart worker").clicked() {
+                    lab.restart_worker();
+                }
+            });
+        });
+}
+
+/// One thick legend entry per arm in its colour, named `<arm><suffix>`.
+fn arm_legend(arms: &[ArmHistory], suffix: &str) -> Vec<(Color32, String, Swatch)> {
+    arms.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            (
+                optimizer_color(&a.label.optimizer, i),
+                format!("{}{suffix}", arm_name(a)),
+                Swatch::Thick,
+            )
+        })
+        .collect()
+}
+
+/// A labelled drop-down choosing the arm whose random-rotation baseline is shaded; `label`
+/// says what the band is.
+fn band_arm_picker(
+    ui: &mut egui::Ui,
+    id: &str,
+    label: &str,
+    arms: &[ArmHistory],
+    band_arm: &mut usize,
+) {
+    let l = ui.label(RichText::new(label).small());
+    egui::ComboBox::from_id_salt(id)
+        .selected_text(
+            arms.get(*band_arm)
+                .map_or(String::new(), |a| a.label.name.clone()),
+        )
+        .show_ui(ui, |ui| {
+            for (i, a) in arms.iter().enumerate() {
+                ui.selectable_value(band_arm, i, &a.label.name);
+            }
+        })
+        .response
+        .labelled_by(l.id);
+}
+
+/// The 5–95% band of a baseline series as a filled area (finite rows only); `None` with fewer
+/// than two rows.
+fn band_area(s: &BandSeries, name: String, fill: Color32) -> Option<FilledArea> {
+    let pts: Vec<&[f64; 5]> = s.finite_points().collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let xs: Vec<f64> = pts.iter().map(|p| p[0]).collect();
+    let lo: Vec<f64> = pts.iter().map(|p| p[2]).collect();
+    let hi: Vec<f64> = pts.iter().map(|p| p[4]).collect();
+    Some(FilledArea::new(name, &xs, &lo, &hi).fill_color(fill))
+}
+
+/// The arm's name, with the step it diverged at.
+fn arm_name(a: &ArmHistory) -> String {
+    match &a.status {
+        ArmStatus::Running => a.label.name.clone(),
+        ArmStatus::Diverged { step, .. } => format!("{} (diverged at {step})", a.label.name),
+    }
+}
+
+/// A line of a decimated series, borrowed (no copy per frame).
+fn line<'a>(name: String, series: &'a mut MinMaxSeries, color: Color32, width: f32) -> Line<'a> {
+    Line::new(name, PlotPoints::Borrowed(series.points()))
+        .color(color)
+        .width(width)
+}
+
+/// `x` as `1.23e-4`, or a dash when not finite.
+fn sci(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2e}")
+    } else {
+        "—".into()
+    }
+}

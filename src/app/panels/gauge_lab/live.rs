@@ -1,0 +1,521 @@
+//! Live runs: a few rules trained on one problem instance, each with its gauge twin, streaming
+//! loss, recovery and the twins' drift; the singular values at the end. The tab owns its own
+//! background job (a thread of rayon-parallel runs), not the key lab's trainer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, unbounded};
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{class_color, rule_color};
+use crate::app::history::{MinMaxSeries, Scale};
+use crate::app::lab::Lab;
+use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::saved::check_count;
+use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header};
+use crate::sensing::zoo::{FactorRun, Rule, RunResult};
+use crate::sensing::{SensingConfig, SensingProblem};
+
+/// The live-runs tab: its settings, the job and the series it streamed.
+#[derive(Default)]
+pub struct LiveRuns {
+    /// What to run (saved).
+    pub settings: Settings,
+    job: Option<LiveJob>,
+    series: Vec<LiveSeries>,
+}
+
+/// The range of a live run's step budget.
+const BUDGET: std::ops::RangeInclusive<usize> = 200..=100_000;
+
+/// The live runs' settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The rules to run.
+    pub rules: Vec<Rule>,
+    /// Step budget of each run.
+    pub budget: usize,
+    /// Seed of the problem instance.
+    pub seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            rules: ["gd", "adam", "muon", "scalar_adam"]
+                .iter()
+                .filter_map(|n| Rule::named(n))
+                .collect(),
+            budget: 20_000,
+            seed: 0,
+        }
+    }
+}
+
+impl LiveRuns {
+    /// The final summary of each live run, in rule order (`None` while it runs).
+    pub fn summaries(&self) -> Vec<Option<RunResult>> {
+        self.series.iter().map(|s| s.summary.clone()).collect()
+    }
+}
+
+/// What the tab keeps of one run.
+struct LiveSeries {
+    loss: MinMaxSeries,
+    recovery: MinMaxSeries,
+    drift: MinMaxSeries,
+    factor_drift: MinMaxSeries,
+    spectrum: Option<Vec<f64>>,
+    summary: Option<RunResult>,
+}
+
+impl Default for LiveSeries {
+    fn default() -> Self {
+        Self {
+            loss: MinMaxSeries::new(Scale::Log),
+            recovery: MinMaxSeries::new(Scale::Log),
+            drift: MinMaxSeries::new(Scale::Log),
+            factor_drift: MinMaxSeries::new(Scale::Log),
+            spectrum: None,
+            summary: None,
+        }
+    }
+}
+
+impl Panel for LiveRuns {
+    fn id(&self) -> &'static str {
+        "live"
+    }
+
+    fn title(&self) -> &'static str {
+        "Live runs and twins"
+    }
+
+    /// Files the samples that arrived.
+    fn logic(&mut self, _lab: &mut Lab) {
+        let Some(job) = &self.job else {
+            return;
+        };
+        for u in job.drain() {
+            match u {
+                LiveUpdate::Sample(s) => {
+                    if let Some(series) = self.series.get_mut(s.rule) {
+                        series.loss.push(s.step, s.loss);
+                        series.recovery.push(s.step, s.recovery);
+                        series.drift.push(s.step, s.twin_drift);
+                        series.factor_drift.push(s.step, s.factor_drift);
+                    }
+                }
+                LiveUpdate::Done {
+                    rule,
+                    spectrum,
+                    summary,
+                } => {
+                    if let Some(series) = self.series.get_mut(rule) {
+                        series.spectrum = Some(spectrum);
+                        series.summary = Some(summary);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts the live runs of the chosen rules (nothing if none is chosen).
+    fn start(&mut self, lab: &mut Lab) {
+        let rules: Vec<(Rule, f64)> = Rule::all()
+            .into_iter()
+            .filter(|r| self.settings.rules.contains(r))
+            .map(|r| (r, r.default_lr()))
+            .collect();
+        if rules.is_empty() {
+            return;
+        }
+        self.series = rules.iter().map(|_| LiveSeries::default()).collect();
+        self.job = Some(LiveJob::start(
+            SensingConfig::default(),
+            rules,
+            self.settings.seed,
+            self.settings.budget,
+            lab.repaint_handle(),
+        ));
+    }
+
+    fn busy(&self, _lab: &Lab) -> bool {
+        self.job.as_ref().is_some_and(|j| !j.is_finished())
+    }
+
+    fn save(&self) -> Option<String> {
+        to_ron(&self.settings)
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Settings = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "budget",
+            &mut s.budget,
+            BUDGET,
+            Settings::default().budget,
+        );
+        let before = s.rules.len();
+        s.rules.retain(|r| {
+            let arg = r.info().zoo_arg.zip(r.arg());
+            arg.is_none_or(|(h, x)| h.range().is_none_or(|range| range.contains(x)))
+        });
+        if s.rules.len() != before {
+            notes.push("a rule whose argument is out of its range was removed".into());
+        }
+        self.settings = s;
+        Ok(notes)
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        ui.label(
+            "Each rule trained on one problem instance from (U, V) and, as its gauge twin, from (UQ, VQ). \
+             Equivariant rules keep the twins' products at rounding noise; coordinate-wise ones split them.",
+        );
+        ui.horizontal_wrapped(|ui| {
+            for rule in Rule::all() {
+                let mut on = self.settings.rules.contains(&rule);
+                if ui.checkbox(&mut on, rule.name()).changed() {
+                    if on {
+                        self.settings.rules.push(rule);
+                    } else {
+                        self.settings.rules.retain(|r| *r != rule);
+                    }
+                }
+            }
+        });
+        let mut start = false;
+        ui.horizontal(|ui| {
+            let l = ui.label("steps");
+            ui.add(
+                egui::DragValue::new(&mut self.settings.budget)
+                    .range(BUDGET)
+                    .update_while_editing(false),
+            )
+            .labelled_by(l.id);
+            let l = ui.label("problem seed");
+            ui.add(egui::DragValue::new(&mut self.settings.seed).update_while_editing(false))
+                .labelled_by(l.id);
+            let running = self.job.as_ref().is_some_and(|j| !j.is_finished());
+            if running {
+                if ui.button("Stop").clicked()
+                    && let Some(j) = &self.job
+                {
+                    j.cancel();
+                }
+            } else if ui.button(RichText::new("Run live").strong()).clicked() {
+                start = true;
+            }
+        });
+        if start {
+            self.start(lab);
+        }
+        let Some(job) = &self.job else {
+            ui.label(RichText::new("Pick rules and press Run live.").weak());
+            return;
+        };
+        let rules = job.rules.clone();
+        let target = job.target_spectrum.clone();
+        let hover = lab.hover;
+        let items: Vec<(Color32, String, Swatch)> = rules
+            .iter()
+            .enumerate()
+            .map(|(i, (r, _))| (rule_color(*r, i), r.name(), Swatch::Thick))
+            .collect();
+        legend_row(ui, &items);
+        let w = (ui.available_width() - 16.0) / 2.0;
+        let h = ((ui.available_height() - 60.0) / 2.0).clamp(180.0, 420.0);
+        let series = &mut self.series;
+        egui::Grid::new("live grid").num_columns(2).show(ui, |ui| {
+            for (title, id, pick) in [
+                ("training loss (log)", "gauge loss", 0usize),
+                ("recovery ‖UVᵀ − X*‖F/‖X*‖F (log)", "gauge recovery", 1),
+            ] {
+                ui.vertical(|ui| {
+                    plot_header(ui, title, None);
+                    log_plot(id, title)
+                        .width(w)
+                        .height(h)
+                        .show_x(hover)
+                        .show_y(hover)
+                        .show(ui, |plot| {
+                            for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate() {
+                                let data = if pick == 0 {
+                                    &mut s.loss
+                                } else {
+                                    &mut s.recovery
+                                };
+                                plot.line(
+                                    Line::new(r.name(), PlotPoints::Borrowed(data.points()))
+                                        .color(rule_color(*r, i))
+                                        .width(2.0),
+                                );
+                            }
+                        });
+                });
+            }
+            ui.end_row();
+            ui.vertical(|ui| {
+                plot_header(
+                    ui,
+                    "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)",
+                    None,
+                );
+                log_plot("gauge drift", "twin drift")
+                    .width(w)
+                    .height(h)
+                    .show_x(hover)
+                    .show_y(hover)
+                    .show(ui, |plot| {
+                        for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate() {
+                            let c = rule_color(*r, i);
+                            plot.line(
+                                Line::new(r.name(), PlotPoints::Borrowed(s.drift.points()))
+                                    .color(c)
+                                    .width(2.0),
+                            );
+                            plot.line(
+                                Line::new(
+                                    format!("{} factors", r.name()),
+                                    PlotPoints::Borrowed(s.factor_drift.points()),
+                                )
+                                .color(c)
+                                .style(LineStyle::dashed_loose())
+                                .width(1.5),
+                            );
+                        }
+                    });
+            });
+            ui.vertical(|ui| {
+                plot_header(
+                    ui,
+                    "singular values of UVᵀ at the end vs X* (grey, dashed)",
+                    None,
+                );
+                Plot::new("gauge spectrum")
+                    .width(w)
+                    .height(h)
+                    .x_axis_label("index")
+                    .y_axis_label("σ (log scale)")
+                    .y_grid_spacer(crate::app::widgets::plots::log_grid)
+                    .y_axis_formatter(crate::app::widgets::plots::log_tick)
+                    .show_x(hover)
+                    .show_y(hover)
+                    .show(ui, |plot| {
+                        let floor = 1e-12f64;
+                        let tl: Vec<[f64; 2]> = target
+                            .iter()
+                            .enumerate()
+                            .map(|(k, s)| [(k + 1) as f64, s.max(floor).log10()])
+                            .collect();
+                        plot.line(
+                            Line::new("X*", tl)
+                                .color(Color32::GRAY)
+                                .style(LineStyle::dashed_loose())
+                                .width(2.0),
+                        );
+                        plot.hline(
+                            HLine::new("floor 1e-12", floor.log10())
+                                .color(Color32::GRAY)
+                                .style(LineStyle::dotted_loose()),
+                        );
+                        for (i, ((r, _), s)) in rules.iter().zip(series.iter()).enumerate() {
+                            if let Some(sp) = &s.spectrum {
+                                let pts: Vec<[f64; 2]> = sp
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(k, v)| [(k + 1) as f64, v.max(floor).log10()])
+                                    .collect();
+                                plot.line(Line::new(r.name(), pts).color(rule_color(*r, i)).width(2.0));
+                            }
+                        }
+                    });
+            });
+            ui.end_row();
+        });
+        for ((r, lr), s) in rules.iter().zip(series.iter()) {
+            if let Some(sum) = &s.summary {
+                ui.label(
+                    RichText::new(format!(
+                        "{} (lr {lr}): {:?} after {} steps; recovery {:.2e}, effective rank {:.2}, twin drift {:.1e}",
+                        r.name(),
+                        sum.outcome,
+                        sum.steps,
+                        sum.recovery,
+                        sum.erank,
+                        sum.twin_drift.unwrap_or(f64::NAN)
+                    ))
+                    .color(class_color(r.equivariant())),
+                );
+            }
+        }
+    }
+}
+
+/// One sample of a live run.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveSample {
+    /// Index of the rule in the live job's list.
+    pub rule: usize,
+    /// Step.
+    pub step: usize,
+    /// Pre-update training loss.
+    pub loss: f64,
+    /// Recovery error.
+    pub recovery: f64,
+    /// Twin drift ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F.
+    pub twin_drift: f64,
+    /// Factor drift ‖U′ − UQ‖F / ‖UQ‖F.
+    pub factor_drift: f64,
+}
+
+/// What a live run reports.
+#[derive(Clone, Debug)]
+pub enum LiveUpdate {
+    /// A sample.
+    Sample(LiveSample),
+    /// A rule finished: its singular values of UVᵀ (descending).
+    Done {
+        /// Index of the rule.
+        rule: usize,
+        /// Singular values of the final UVᵀ.
+        spectrum: Vec<f64>,
+        /// How it ended, with its final step.
+        summary: RunResult,
+    },
+}
+
+/// Live runs of several rules on one problem instance, each with its gauge twin.
+pub struct LiveJob {
+    /// The rules, in display order.
+    pub rules: Vec<(Rule, f64)>,
+    /// Singular values of the target X*.
+    pub target_spectrum: Vec<f64>,
+    rx: Receiver<LiveUpdate>,
+    cancel: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// Samples per live run.
+const LIVE_SAMPLES: usize = 200;
+
+impl LiveJob {
+    /// Runs every (rule, lr) in `rules` on the instance of `seed` for at most `budget` steps,
+    /// in parallel, sampling about 200 times each.
+    pub fn start(
+        cfg: SensingConfig,
+        rules: Vec<(Rule, f64)>,
+        seed: u64,
+        budget: usize,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let problem = Arc::new(SensingProblem::new(&cfg, seed));
+        let target_spectrum = problem.target.singular_values().iter().copied().collect();
+        let (tx, rx) = unbounded();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let (rules, cancel) = (rules.clone(), cancel.clone());
+            std::thread::Builder::new()
+                .name("basis-lab gauge live".into())
+                .spawn(move || {
+                    let every = (budget / LIVE_SAMPLES).max(1);
+                    rules.par_iter().enumerate().for_each(|(i, &(rule, lr))| {
+                        let mut run = FactorRun::new(&problem, rule, lr, budget, seed, true);
+                        let outcome = loop {
+                            if cancel.load(Ordering::Relaxed) {
+                                break crate::sensing::zoo::Outcome::Cancelled;
+                            }
+                            // Sample W_t before the step computes its loss, so all three
+                            // numbers describe the same factors.
+                            let t = run.t;
+                            let sample = t.is_multiple_of(every).then(|| {
+                                let [u, v] = &run.params;
+                                (
+                                    crate::sensing::recovery(u, v, &problem.target),
+                                    run.twin_drift().unwrap_or(f64::NAN),
+                                    run.factor_drift().unwrap_or(f64::NAN),
+                                )
+                            });
+                            let stepped = run.step();
+                            if let Some((recovery, twin_drift, factor_drift)) = sample {
+                                let _ = tx.send(LiveUpdate::Sample(LiveSample {
+                                    rule: i,
+                                    step: t,
+                                    loss: run.loss,
+                                    recovery,
+                                    twin_drift,
+                                    factor_drift,
+                                }));
+                                repaint();
+                            }
+                            if let Some(o) = stepped {
+                                break o;
+                            }
+                        };
+                        let [u, v] = &run.params;
+                        let w = u * v.transpose();
+                        let summary = RunResult {
+                            rule: rule.name(),
+                            equivariant: rule.equivariant(),
+                            lr,
+                            seed,
+                            tau: problem.cfg.tau,
+                            steps: run.t,
+                            outcome,
+                            train_loss: run.loss,
+                            recovery: crate::sensing::recovery(u, v, &problem.target),
+                            erank: crate::sensing::effective_rank(&w),
+                            balancedness: crate::sensing::balancedness(u, v),
+                            twin_drift: run.twin_drift(),
+                        };
+                        let mut spectrum: Vec<f64> = w.singular_values().iter().copied().collect();
+                        spectrum.sort_by(|a, b| b.total_cmp(a));
+                        let _ = tx.send(LiveUpdate::Done {
+                            rule: i,
+                            spectrum,
+                            summary,
+                        });
+                        repaint();
+                    });
+                })
+                .expect("spawn live thread")
+        };
+        Self {
+            rules,
+            target_spectrum,
+            rx,
+            cancel,
+            handle: Some(handle),
+        }
+    }
+
+    /// Every update that has arrived.
+    pub fn drain(&self) -> Vec<LiveUpdate> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Asks every run to stop.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether all runs have ended.
+    pub fn is_finished(&self) -> bool {
+        self.handle.as_ref().is_none_or(|h| h.is_finished())
+    }
+}
+
+impl Drop for LiveJob {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}

@@ -1,0 +1,314 @@
+//! The gauge lab: factored matrix sensing `W = U Vᵀ`, the optimizer zoo split by class, the
+//! anisotropy dial, the spectral tail, and live runs with their gauge twins. A tab is one file
+//! here plus one line in [`GaugeLab::default`].
+
+mod dial;
+mod live;
+mod tail;
+mod zoo;
+
+pub use live::{LiveJob, LiveRuns, LiveSample, LiveUpdate};
+
+use eframe::egui::{self, Color32, RichText};
+use serde::{Deserialize, Serialize};
+
+use crate::app::analysis::{Analysis, Stop};
+use crate::app::lab::Lab;
+use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
+use crate::app::saved::check_count;
+use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row};
+use crate::app::widgets::status::progress_row;
+use crate::sensing::zoo::{
+    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
+};
+
+/// Colour of the equivariant class (the paper's blue).
+pub const EQUIVARIANT: Color32 = Color32::from_rgb(0, 114, 178);
+/// Colour of the coordinate-wise class (the paper's vermilion).
+pub const COORDINATEWISE: Color32 = Color32::from_rgb(213, 94, 0);
+
+/// The gauge-lab section and its tabs.
+pub struct GaugeLab {
+    tabs: Tabs,
+}
+
+impl Default for GaugeLab {
+    fn default() -> Self {
+        Self {
+            tabs: Tabs::new(vec![
+                Box::new(zoo::tab()),
+                Box::new(dial::tab()),
+                Box::new(tail::tab()),
+                Box::new(LiveRuns::default()),
+            ]),
+        }
+    }
+}
+
+impl Panel for GaugeLab {
+    fn id(&self) -> &'static str {
+        "gauge"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gauge lab"
+    }
+
+    fn separated(&self) -> bool {
+        true
+    }
+
+    fn logic(&mut self, lab: &mut Lab) {
+        self.tabs.logic(lab);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        egui::ScrollArea::vertical()
+            .id_salt("gauge scroll")
+            .show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    ui.heading("Gauge lab");
+                    ui.label(
+                        RichText::new(
+                            "W = U Vᵀ on matrix sensing: the loss cannot see (U, V) → (UQ, VQ)",
+                        )
+                        .weak(),
+                    );
+                });
+                ui.horizontal(|ui| {
+                    legend_row(
+                        ui,
+                        &[
+                            (EQUIVARIANT, "gauge-equivariant rules".into(), Swatch::Thick),
+                            (
+                                COORDINATEWISE,
+                                "coordinate-wise rules".into(),
+                                Swatch::Thick,
+                            ),
+                        ],
+                    );
+                });
+                self.tabs.bar(ui);
+                ui.separator();
+                self.tabs.open_mut().ui(ui, lab);
+            });
+    }
+
+    fn start(&mut self, lab: &mut Lab) {
+        self.tabs.open_mut().start(lab);
+    }
+
+    fn busy(&self, lab: &Lab) -> bool {
+        self.tabs.open().busy(lab)
+    }
+
+    fn tabs(&self) -> Option<&Tabs> {
+        Some(&self.tabs)
+    }
+
+    fn tabs_mut(&mut self) -> Option<&mut Tabs> {
+        Some(&mut self.tabs)
+    }
+
+    fn save(&self) -> Option<String> {
+        to_ron(&self.tabs.open().id())
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let tab: String = from_ron(ron)?;
+        self.tabs.select(&tab);
+        Ok(Vec::new())
+    }
+}
+
+/// The range of a sweep tab's seeds per cell.
+const SEEDS: std::ops::RangeInclusive<usize> = 1..=50;
+
+/// A tab that runs a bundled zoo preset (at its own seed count) in the background and plots the
+/// result: the zoo, the dial and the tail.
+pub struct SweepTab {
+    id: &'static str,
+    title: &'static str,
+    /// The bundled zoo preset it runs.
+    bundled: &'static str,
+    about: &'static str,
+    plot: fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
+    /// Seeds per cell.
+    pub seeds: usize,
+    /// The last sweep and the preset it ran.
+    pub analysis: Analysis<ZooPreset, Vec<RunResult>>,
+}
+
+/// What a sweep tab saves.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+struct Saved {
+    seeds: usize,
+    analysis: Analysis<ZooPreset, Vec<RunResult>>,
+}
+
+impl Default for Saved {
+    fn default() -> Self {
+        Self {
+            seeds: 3,
+            analysis: Analysis::default(),
+        }
+    }
+}
+
+impl SweepTab {
+    fn new(
+        (id, title): (&'static str, &'static str),
+        bundled: &'static str,
+        about: &'static str,
+        plot: fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
+    ) -> Self {
+        Self {
+            id,
+            title,
+            bundled,
+            about,
+            plot,
+            seeds: 3,
+            analysis: Analysis::default(),
+        }
+    }
+
+    /// The preset it runs: the bundled one, with the tab's seed count.
+    fn preset(&self) -> ZooPreset {
+        ZooPreset {
+            seeds: self.seeds,
+            ..bundled_zoo(self.bundled)
+        }
+    }
+}
+
+impl Panel for SweepTab {
+    fn id(&self) -> &'static str {
+        self.id
+    }
+
+    fn title(&self) -> &'static str {
+        self.title
+    }
+
+    fn logic(&mut self, lab: &mut Lab) {
+        self.analysis.poll("Gauge sweep", lab);
+    }
+
+    /// Starts the sweep in the background, unless one is running.
+    fn start(&mut self, lab: &mut Lab) {
+        if self.analysis.is_running() {
+            return;
+        }
+        let preset = self.preset();
+        let p = preset.clone();
+        self.analysis.start(
+            "basis-lab zoo",
+            preset.clone(),
+            preset.cells().len(),
+            lab.repaint_handle(),
+            move |progress, cancel| {
+                let runs = run_zoo(&p, progress, cancel);
+                if runs.iter().any(|r| r.outcome == Outcome::Cancelled) {
+                    return Err(Stop::Cancelled);
+                }
+                Ok(runs)
+            },
+        );
+    }
+
+    fn busy(&self, _lab: &Lab) -> bool {
+        self.analysis.is_running()
+    }
+
+    fn save(&self) -> Option<String> {
+        /// [`Saved`], borrowed.
+        #[derive(Serialize)]
+        struct SavedRef<'a> {
+            seeds: usize,
+            analysis: &'a Analysis<ZooPreset, Vec<RunResult>>,
+        }
+        to_ron(&SavedRef {
+            seeds: self.seeds,
+            analysis: &self.analysis,
+        })
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Saved = from_ron(ron)?;
+        let mut notes = Vec::new();
+        check_count(
+            &mut notes,
+            "seeds",
+            &mut s.seeds,
+            SEEDS,
+            Saved::default().seeds,
+        );
+        let what = format!("gauge-lab {} sweep", self.id);
+        notes.extend(s.analysis.check_saved(&what, |f| {
+            f.inputs.check_runs(&f.result)?;
+            Ok(f)
+        }));
+        (self.seeds, self.analysis) = (s.seeds, s.analysis);
+        Ok(notes)
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        ui.label(self.about);
+        let mut start = false;
+        let mut export = false;
+        ui.horizontal(|ui| {
+            let l = ui.label("seeds");
+            ui.add(
+                egui::DragValue::new(&mut self.seeds)
+                    .range(SEEDS)
+                    .update_while_editing(false),
+            )
+            .labelled_by(l.id);
+            ui.label(RichText::new(format!("{} runs", self.preset().cells().len())).weak());
+            start = progress_row(ui, self.analysis.job(), "runs", "Run", true);
+            if self.analysis.last.is_some() {
+                export = export_button(ui, "Save every run of the sweep (zoo.csv)");
+            }
+        });
+        if start {
+            self.start(lab);
+        }
+        let Some(last) = &self.analysis.last else {
+            ui.label(RichText::new("No results yet: press Run.").weak());
+            return;
+        };
+        let (preset, runs) = (&last.inputs, &last.result);
+        if export {
+            export_table(lab, "zoo.csv", "The sweep is still here", || {
+                csv_bytes(runs, &summarise(runs))
+            });
+        }
+        ui.label(
+            RichText::new(format!(
+                "Last sweep: {} seeds × {} steps; {} runs.",
+                preset.seeds,
+                preset.budget,
+                runs.len()
+            ))
+            .weak(),
+        );
+        (self.plot)(ui, preset, runs, lab.hover);
+    }
+}
+
+/// The colour of a rule's class.
+fn class_color(equivariant: bool) -> Color32 {
+    if equivariant {
+        EQUIVARIANT
+    } else {
+        COORDINATEWISE
+    }
+}
+
+/// A rule's colour: the optimizer colour it shares with the key lab (class shows in the text).
+fn rule_color(rule: Rule, i: usize) -> Color32 {
+    optimizer_color(rule.info().name, i)
+}

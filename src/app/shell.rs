@@ -1,0 +1,461 @@
+//! The thin shell around the panels, shared by the eframe app and the kittest tests: the menu,
+//! the navigation, the notice row, the paste window and screenshots. It holds the sections
+//! ([`super::panels::sections`]) and the shared [`Lab`]; what a section shows is the section's.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use eframe::egui::{self, RichText};
+use serde::{Deserialize, Serialize};
+
+use super::lab::{Lab, default_preset};
+use super::panel::Panel;
+use super::panels;
+use crate::experiment::output::write_atomic;
+use crate::preset::{BUNDLED, Preset};
+use crate::worker::StopRule;
+
+/// Everything restored at the next start (eframe persistence).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The experiment.
+    pub preset: Preset,
+    /// The id of the section shown.
+    pub open: String,
+    /// Dark theme.
+    pub dark: bool,
+    /// Target speed of the live run in steps per second; `None` is as fast as possible.
+    pub speed: Option<f64>,
+    /// When the live run pauses by itself.
+    pub stop: StopRule,
+    /// Each panel's own settings and kept results, as RON, by path (`test`, `test/eps`).
+    pub panels: BTreeMap<String, String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            preset: default_preset(),
+            open: "test".into(),
+            dark: false,
+            speed: Some(200.0),
+            stop: StopRule::default(),
+            panels: BTreeMap::new(),
+        }
+    }
+}
+
+/// The application: the shared lab, the sections, and the shell's own windows.
+pub struct AppState {
+    /// What the panels share.
+    pub lab: Lab,
+    /// The sections, in navigation order.
+    pub sections: Vec<Box<dyn Panel>>,
+    /// Index of the section shown.
+    pub open: usize,
+    /// Text of the "Paste preset" window, when open.
+    pub paste_text: Option<String>,
+    /// Where Ctrl+S screenshots go.
+    pub screenshot_dir: PathBuf,
+    screenshot_outcome: Arc<Mutex<Option<Result<PathBuf, String>>>>,
+}
+
+impl AppState {
+    /// Builds the sections, restores their saved settings and starts the trainer on
+    /// `settings.preset`. Saved values that fail their checks ([`super::saved::sanitize`], each
+    /// panel's [`Panel::load`]) are reset or dropped, and a notice lists them. `ctx` is woken by
+    /// background work.
+    pub fn new(ctx: &egui::Context, mut settings: Settings) -> Self {
+        super::style::apply_style(ctx);
+        let mut problems = super::saved::sanitize(&mut settings);
+        let ctx2 = ctx.clone();
+        let repaint: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx2.request_repaint());
+        let lab = Lab::new(
+            settings.preset,
+            settings.dark,
+            settings.speed,
+            settings.stop,
+            repaint,
+        );
+        let mut state = Self {
+            lab,
+            sections: panels::sections(),
+            open: 0,
+            paste_text: None,
+            screenshot_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            screenshot_outcome: Arc::new(Mutex::new(None)),
+        };
+        problems.extend(load_panels(&mut state.sections, &settings.panels));
+        if !problems.is_empty() {
+            state.lab.error(format!(
+                "Some saved settings could not be used and were reset: {}.",
+                problems.join("; ")
+            ));
+        }
+        if !state.open_section(&settings.open) {
+            state.open_section("test");
+        }
+        state
+    }
+
+    /// What to save for the next start.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            preset: self.lab.preset.clone(),
+            open: self.section().id().into(),
+            dark: self.lab.dark,
+            speed: self.lab.speed,
+            stop: self.lab.stop,
+            panels: save_panels(&self.sections),
+        }
+    }
+
+    /// The section shown.
+    pub fn section(&self) -> &dyn Panel {
+        self.sections[self.open].as_ref()
+    }
+
+    /// The section shown, to change.
+    pub fn section_mut(&mut self) -> &mut dyn Panel {
+        self.sections[self.open].as_mut()
+    }
+
+    /// Shows the section called `id`; false (and nothing changes) if there is none.
+    pub fn open_section(&mut self, id: &str) -> bool {
+        match self.sections.iter().position(|s| s.id() == id) {
+            Some(i) => {
+                self.open = i;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Shows tab `tab` of section `section`; false if either is unknown.
+    pub fn open_tab(&mut self, section: &str, tab: &str) -> bool {
+        self.open_section(section) && self.section_mut().tabs_mut().is_some_and(|t| t.select(tab))
+    }
+
+    /// The panel of type `P` at `path`: a section's id (`test`), or a section's and a tab's
+    /// (`gauge/live`).
+    pub fn panel<P: Panel>(&self, path: &str) -> Option<&P> {
+        find_panel(&self.sections, path)
+    }
+
+    /// The same, to change, with the lab beside it (for starting its analysis, say).
+    pub fn panel_mut<P: Panel>(&mut self, path: &str) -> Option<(&mut P, &mut Lab)> {
+        Some((find_panel_mut(&mut self.sections, path)?, &mut self.lab))
+    }
+
+    /// One frame of work that runs whether or not the window is drawn: trainer updates,
+    /// every panel's background work, screenshot outcomes.
+    pub fn logic(&mut self) {
+        self.lab.poll();
+        for s in &mut self.sections {
+            s.logic(&mut self.lab);
+        }
+        if let Some(outcome) = self.screenshot_outcome.lock().expect("lock").take() {
+            match outcome {
+                Ok(p) => self
+                    .lab
+                    .inform(format!("Screenshot saved to {}.", p.display())),
+                Err(e) => self.lab.error(format!("Screenshot failed: {e}")),
+            }
+        }
+    }
+
+    /// Draws the whole app into `ui` and handles its keyboard shortcuts.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::S)) {
+            self.request_screenshot(&ctx, None);
+        }
+        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
+        egui::Panel::left("nav")
+            .resizable(false)
+            .exact_size(270.0)
+            .show(ui, |ui| self.nav(ui));
+        let (lab, section) = (&mut self.lab, self.sections[self.open].as_mut());
+        if section.has_side() {
+            egui::Panel::right("settings")
+                .resizable(true)
+                .default_size(360.0)
+                .show(ui, |ui| section.side_ui(ui, lab));
+        }
+        egui::CentralPanel::default().show(ui, |ui| {
+            notice_row(ui, lab);
+            section.ui(ui, lab);
+        });
+        self.paste_window(ui);
+    }
+
+    /// Asks for a PNG of the next frame, saved into `path` (or a time-stamped file in
+    /// [`AppState::screenshot_dir`]); the outcome arrives as a notice.
+    pub fn request_screenshot(&self, ctx: &egui::Context, path: Option<PathBuf>) {
+        let path = path.unwrap_or_else(|| {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            self.screenshot_dir.join(format!("basis-lab-{secs}.png"))
+        });
+        let outcome = self.screenshot_outcome.clone();
+        let ctx2 = ctx.clone();
+        ctx.request_screenshot(move |img| {
+            // Encoding a full-window PNG takes a while: keep it off the UI thread.
+            std::thread::spawn(move || {
+                let r = save_png(&img, &path).map(|()| path.clone());
+                *outcome.lock().expect("lock") = Some(r);
+                ctx2.request_repaint();
+            });
+        });
+    }
+
+    fn no_file_chosen(&mut self) {
+        self.lab.inform(
+            "No file chosen. (If no dialog appeared, this desktop offers no file-dialog service; \
+             File → Copy preset and Paste preset… work without one.)",
+        );
+    }
+
+    fn menu_bar(&mut self, ui: &mut egui::Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open preset…").clicked() {
+                    ui.close();
+                    match rfd::FileDialog::new()
+                        .add_filter("RON preset", &["ron"])
+                        .pick_file()
+                    {
+                        Some(path) => {
+                            self.lab.load_preset_file(&path);
+                        }
+                        None => self.no_file_chosen(),
+                    }
+                }
+                if ui.button("Save preset…").clicked() {
+                    ui.close();
+                    match rfd::FileDialog::new()
+                        .add_filter("RON preset", &["ron"])
+                        .set_file_name(format!("{}.ron", self.lab.preset.name))
+                        .save_file()
+                    {
+                        Some(path) => {
+                            self.lab.save_preset_file(&path);
+                        }
+                        None => self.no_file_chosen(),
+                    }
+                }
+                ui.separator();
+                if ui.button("Copy preset").clicked() {
+                    ui.ctx().copy_text(self.lab.preset.to_ron());
+                    self.lab
+                        .inform("Preset copied to the clipboard as RON text.");
+                    ui.close();
+                }
+                if ui.button("Paste preset…").clicked() {
+                    self.paste_text = Some(String::new());
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Screenshot (Ctrl+S)").clicked() {
+                    ui.close();
+                    self.request_screenshot(ui.ctx(), None);
+                }
+            });
+            ui.menu_button("Presets", |ui| {
+                for (name, text) in BUNDLED {
+                    let desc = Preset::from_ron(text, name)
+                        .map(|p| p.description)
+                        .unwrap_or_default();
+                    if ui.button(*name).on_hover_text(desc).clicked() {
+                        self.lab
+                            .load_preset_text(text, &format!("the bundled preset `{name}`"));
+                        ui.close();
+                    }
+                }
+            });
+            ui.menu_button("View", |ui| {
+                if ui.checkbox(&mut self.lab.dark, "Dark theme").changed() {
+                    ui.close();
+                }
+            });
+            ui.separator();
+            ui.label(RichText::new("basis-lab").strong());
+            ui.label(RichText::new("does the optimizer leave fingerprints in the basis?").weak());
+        });
+    }
+
+    fn nav(&mut self, ui: &mut egui::Ui) {
+        ui.add_space(8.0);
+        ui.label(RichText::new("Sections").heading());
+        ui.add_space(6.0);
+        for (i, s) in self.sections.iter().enumerate() {
+            if s.separated() {
+                ui.add_space(6.0);
+                ui.separator();
+            }
+            if ui.selectable_label(self.open == i, s.title()).clicked() {
+                self.open = i;
+            }
+        }
+    }
+
+    fn paste_window(&mut self, ui: &mut egui::Ui) {
+        let Some(mut text) = self.paste_text.take() else {
+            return;
+        };
+        let mut open = true;
+        let mut load = false;
+        egui::Window::new("Paste preset")
+            .open(&mut open)
+            .default_width(520.0)
+            .show(ui.ctx(), |ui| {
+                ui.horizontal(|ui| {
+                    load = ui.button("Load").clicked();
+                    ui.label("Paste a preset's RON text below (Ctrl+V), then press Load.");
+                });
+                let label = ui.label("Preset text");
+                egui::ScrollArea::vertical()
+                    .max_height(420.0)
+                    .show(ui, |ui| {
+                        ui.add(
+                            egui::TextEdit::multiline(&mut text)
+                                .code_editor()
+                                .desired_rows(12)
+                                .desired_width(f32::INFINITY),
+                        )
+                        .labelled_by(label.id);
+                    });
+            });
+        if load {
+            if self.lab.load_preset_text(&text, "pasted text") {
+                return;
+            }
+        } else if !open {
+            return;
+        }
+        self.paste_text = Some(text);
+    }
+}
+
+/// `section/tab` split at the slash.
+fn split_path(path: &str) -> (&str, Option<&str>) {
+    match path.split_once('/') {
+        Some((s, t)) => (s, Some(t)),
+        None => (path, None),
+    }
+}
+
+/// The panel of type `P` at `path` among `sections`: a section's id (`test`), or a section's
+/// and a tab's (`gauge/live`).
+pub fn find_panel<'a, P: Panel>(sections: &'a [Box<dyn Panel>], path: &str) -> Option<&'a P> {
+    let (section, tab) = split_path(path);
+    let s = sections.iter().find(|s| s.id() == section)?;
+    let panel: &dyn Panel = match tab {
+        Some(t) => s.tabs()?.iter().find(|p| p.id() == t)?,
+        None => s.as_ref(),
+    };
+    (panel as &dyn std::any::Any).downcast_ref::<P>()
+}
+
+/// The same, to change.
+pub fn find_panel_mut<'a, P: Panel>(
+    sections: &'a mut [Box<dyn Panel>],
+    path: &str,
+) -> Option<&'a mut P> {
+    let (section, tab) = split_path(path);
+    let s = sections.iter_mut().find(|s| s.id() == section)?;
+    let panel: &mut dyn Panel = match tab {
+        Some(t) => s.tabs_mut()?.find_mut(t)?,
+        None => s.as_mut(),
+    };
+    (panel as &mut dyn std::any::Any).downcast_mut::<P>()
+}
+
+/// Restores every panel and tab of `sections` from `saved` (their settings by path, as
+/// [`save_panels`] wrote them), each checked by its [`Panel::load`]. Returns one line per
+/// problem, naming the panel's path: a value reset, a kept result dropped, or text that does
+/// not parse (that panel starts afresh).
+pub fn load_panels(
+    sections: &mut [Box<dyn Panel>],
+    saved: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    visit(sections, "", &mut |path, p| {
+        if let Some(text) = saved.get(path) {
+            match p.load(text) {
+                Ok(notes) => problems.extend(notes.into_iter().map(|n| format!("{path}: {n}"))),
+                Err(e) => problems.push(format!(
+                    "{path}: the saved settings do not parse (from an older version?) and start \
+                     afresh ({e})"
+                )),
+            }
+        }
+    });
+    problems
+}
+
+/// What every panel and tab of `sections` saves, by path (`test`, `test/eps`).
+pub fn save_panels(sections: &[Box<dyn Panel>]) -> BTreeMap<String, String> {
+    let mut saved = BTreeMap::new();
+    for s in sections {
+        save_into(s.as_ref(), "", &mut saved);
+    }
+    saved
+}
+
+/// Calls `f(path, panel)` for every panel and every tab, depth first, with paths like `test`
+/// and `test/eps`.
+fn visit(panels: &mut [Box<dyn Panel>], prefix: &str, f: &mut dyn FnMut(&str, &mut dyn Panel)) {
+    for p in panels {
+        let path = format!("{prefix}{}", p.id());
+        f(&path, p.as_mut());
+        if let Some(tabs) = p.tabs_mut() {
+            for t in tabs.iter_mut() {
+                let tab_path = format!("{path}/{}", t.id());
+                f(&tab_path, t.as_mut());
+            }
+        }
+    }
+}
+
+/// Adds what `p` and its tabs save to `out`, under their paths.
+fn save_into(p: &dyn Panel, prefix: &str, out: &mut BTreeMap<String, String>) {
+    let path = format!("{prefix}{}", p.id());
+    if let Some(text) = p.save() {
+        out.insert(path.clone(), text);
+    }
+    if let Some(tabs) = p.tabs() {
+        for t in tabs.iter() {
+            save_into(t, &format!("{path}/"), out);
+        }
+    }
+}
+
+/// The notice under the menu, with its dismiss button.
+fn notice_row(ui: &mut egui::Ui, lab: &mut Lab) {
+    let Some(n) = lab.notice.clone() else {
+        return;
+    };
+    ui.horizontal_top(|ui| {
+        if ui.small_button("dismiss").clicked() {
+            lab.notice = None;
+        }
+        ui.add(egui::Label::new(RichText::new(&n.text).color(lab.notice_color(n.error))).wrap());
+    });
+}
+
+/// Encodes `img` as PNG and writes it atomically to `path`.
+pub fn save_png(img: &egui::ColorImage, path: &Path) -> Result<(), String> {
+    let [w, h] = img.size;
+    let bytes: Vec<u8> = img.pixels.iter().flat_map(|c| c.to_array()).collect();
+    let buffer = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
+        .ok_or_else(|| "screenshot has an unexpected size".to_string())?;
+    let mut png = Vec::new();
+    buffer
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .map_err(|e| e.to_string())?;
+    write_atomic(path, &png).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,30 @@
+//! `basis-lab bench`: throughput of the hot loops.
+
+use anyhow::Result;
+use clap::Args;
+
+use basis_lab::bench;
+
+/// Time the hot loops (episode, paired step, attention step, seed sweep, sensing step, memory
+/// stream) and print steps/s, episodes/s and GFLOP/s against the operation counts documented in
+/// `basis_lab::bench`. About five seconds; `--long` for about a minute and n = 128.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Longer timings and sweeps, plus the n = 128 sensing steps.
+    #[arg(long)]
+    long: bool,
+}
+
+impl BenchArgs {
+    /// Prints one table row per measured figure as it comes.
+    pub fn run(self) -> Result<()> {
+        let opts = if self.long {
+            bench::BenchOptions::long()
+        } else {
+            bench::BenchOptions::quick()
+        };
+        println!("{}", bench::table_header());
+        bench::run_figures(opts, &mut |f| println!("{}", bench::table_row(f)));
+        Ok(())
+    }
+}

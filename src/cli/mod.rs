@@ -1,0 +1,141 @@
+//! The command line: without a subcommand it opens the desktop app; each subcommand's
+//! arguments and work live in one file, the flags several share in [`shared`].
+
+mod attention;
+mod bench;
+mod dk_sweep;
+mod eps_sweep;
+mod hsi;
+mod matched;
+mod merge;
+mod presets;
+mod run;
+mod shared;
+mod sweep;
+mod zoo;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use basis_lab::app::panels::{section_ids, tab_ids};
+use basis_lab::preset::Preset;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "basis-lab",
+    version,
+    about = "Does the optimizer leave fingerprints in the coordinate basis of what a model learns?",
+    long_about = "Without a subcommand, opens the desktop lab. With one, runs an experiment \
+                  headless and writes CSV/JSON results."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Open the app with this preset (a file or a bundled name) instead of the saved settings.
+    #[arg(long, global = false)]
+    preset: Option<String>,
+    /// Screenshot mode: run --run-steps steps at full speed, save a PNG of the window here,
+    /// and exit (for docs and tests).
+    #[arg(long, value_name = "PATH")]
+    screenshot: Option<PathBuf>,
+    /// Steps to run before the screenshot.
+    #[arg(long, default_value_t = 500, requires = "screenshot")]
+    run_steps: usize,
+    /// Use the dark theme (the View menu switches it too).
+    #[arg(long)]
+    dark: bool,
+    /// With --screenshot: stream the run at full speed for --frame-seconds instead of stopping at
+    /// --run-steps, then print frame-time percentiles and peak memory before the screenshot.
+    #[arg(long, requires = "screenshot")]
+    frame_stats: bool,
+    /// Seconds measured by --frame-stats.
+    #[arg(long, default_value_t = 30.0, requires = "frame_stats")]
+    frame_seconds: f64,
+    /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
+    #[arg(long, value_parser = parse_section)]
+    panel: Option<String>,
+    /// Open this tab of the section (of the controlled test without --panel): live, activations,
+    /// sweep, eps, matched or dk; in the gauge lab zoo, dial, tail or live. In screenshot mode
+    /// the tab's analysis runs first.
+    #[arg(long)]
+    tab: Option<String>,
+}
+
+fn parse_section(name: &str) -> Result<String, String> {
+    let names = section_ids();
+    if names.contains(&name) {
+        Ok(name.to_string())
+    } else {
+        Err(format!(
+            "unknown panel `{name}`; one of: {}",
+            names.join(", ")
+        ))
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Run(run::RunArgs),
+    Sweep(sweep::SweepArgs),
+    EpsSweep(eps_sweep::EpsSweepArgs),
+    DkSweep(dk_sweep::DkSweepArgs),
+    Matched(matched::MatchedArgs),
+    #[command(visible_alias = "dial", visible_alias = "tail")]
+    Zoo(zoo::ZooArgs),
+    Merge(merge::MergeArgs),
+    Hsi(hsi::HsiArgs),
+    Attention(attention::AttentionArgs),
+    Bench(bench::BenchArgs),
+    Presets(presets::PresetsArgs),
+}
+
+impl Cli {
+    /// Runs the subcommand, or opens the app.
+    pub fn run(self) -> Result<()> {
+        match self.command {
+            None => self.gui(),
+            Some(Command::Run(a)) => a.run(),
+            Some(Command::Sweep(a)) => a.run(),
+            Some(Command::EpsSweep(a)) => a.run(),
+            Some(Command::DkSweep(a)) => a.run(),
+            Some(Command::Matched(a)) => a.run(),
+            Some(Command::Zoo(a)) => a.run(),
+            Some(Command::Merge(a)) => a.run(),
+            Some(Command::Hsi(a)) => a.run(),
+            Some(Command::Attention(a)) => a.run(),
+            Some(Command::Bench(a)) => a.run(),
+            Some(Command::Presets(a)) => a.run(),
+        }
+    }
+
+    fn gui(self) -> Result<()> {
+        if self.frame_stats && !(self.frame_seconds.is_finite() && self.frame_seconds > 0.0) {
+            anyhow::bail!(
+                "--frame-seconds {} is out of range; allowed a positive number",
+                self.frame_seconds
+            );
+        }
+        if let Some(tab) = &self.tab {
+            let section = self.panel.as_deref().unwrap_or("test");
+            let tabs = tab_ids(section).unwrap_or_default();
+            if !tabs.contains(&tab.as_str()) {
+                anyhow::bail!(
+                    "unknown tab `{tab}` of section `{section}`; one of: {}",
+                    tabs.join(", ")
+                );
+            }
+        }
+        let preset = self.preset.as_deref().map(Preset::load).transpose()?;
+        basis_lab::app::run_gui(basis_lab::app::GuiOptions {
+            preset,
+            screenshot: self.screenshot,
+            run_steps: self.run_steps,
+            dark: self.dark.then_some(true),
+            section: self.panel,
+            tab: self.tab,
+            frame_seconds: self.frame_stats.then_some(self.frame_seconds),
+        })
+    }
+}

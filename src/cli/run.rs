@@ -1,0 +1,43 @@
+//! `basis-lab run`: one paired run written to a folder.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::shared::{Output, load_preset, wrote};
+use basis_lab::experiment::{RunOptions, report, run_to_dir};
+
+/// Train every arm of PRESET from W0 and from Q·W0; write metrics.csv, summary.json and
+/// trace.json into --out.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// A preset file, or a bundled preset name (see `basis-lab presets`).
+    preset: String,
+    #[command(flatten)]
+    output: Output,
+    /// Override the preset's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override the preset's step count.
+    #[arg(long)]
+    steps: Option<usize>,
+    /// Skip trace.json (every episode and matrix; large for long runs).
+    #[arg(long)]
+    no_trace: bool,
+}
+
+impl RunArgs {
+    /// Runs the preset and prints the summary table.
+    pub fn run(self) -> Result<()> {
+        let mut p = load_preset(&self.preset, self.steps)?;
+        p.seed = self.seed.unwrap_or(p.seed);
+        let bar = self.output.progress_bar(p.steps as u64, "steps");
+        let opts = RunOptions {
+            trace: !self.no_trace,
+        };
+        let summary = run_to_dir(&p, &self.output.out, opts, &|s| bar.set_position(s as u64))?;
+        bar.finish_and_clear();
+        print!("{}", report::summary_text(&summary));
+        wrote(&self.output.out);
+        Ok(())
+    }
+}

@@ -1,0 +1,156 @@
+//! What several commands share: the flattened flag groups (output folder, progress bar,
+//! threads, shard), the progress bar, the thread pool and the shard runner.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use basis_lab::experiment::SweepError;
+use basis_lab::preset::Preset;
+use basis_lab::shard::{Job, Shard};
+
+/// Where a command writes and whether it shows a progress bar.
+#[derive(Args, Debug)]
+pub struct Output {
+    /// Output folder (created if missing).
+    #[arg(long, short)]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl Output {
+    /// Creates the folder and checks it is writable before any work starts.
+    pub fn prepare(&self) -> Result<()> {
+        prepare_dir(&self.out)
+    }
+
+    /// A progress bar over `len` items called `unit`, hidden with `--quiet`.
+    pub fn progress_bar(&self, len: u64, unit: &str) -> ProgressBar {
+        if self.quiet {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new(len);
+        let template =
+            format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}} elapsed, eta {{eta}}");
+        bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
+        bar
+    }
+}
+
+/// How many threads a parallel command uses.
+#[derive(Args, Debug)]
+pub struct Parallel {
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+impl Parallel {
+    /// A rayon pool of `--threads` workers (default: one per core). Errors: a count outside
+    /// 1..=1024.
+    pub fn pool(&self) -> Result<rayon::ThreadPool> {
+        let mut pool = rayon::ThreadPoolBuilder::new();
+        if let Some(t) = self.threads {
+            if !(1..=1024).contains(&t) {
+                anyhow::bail!("--threads {t} is out of range; allowed 1..=1024");
+            }
+            pool = pool.num_threads(t);
+        }
+        Ok(pool.build()?)
+    }
+}
+
+/// The flags of the commands that can be split over processes: output folder, progress bar,
+/// threads and shard.
+#[derive(Args, Debug)]
+pub struct Shared {
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub parallel: Parallel,
+    /// Run only shard i of N (0-based; cells i, i+N, …) and write shard.ron for
+    /// `basis-lab merge`.
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<Shard>,
+}
+
+impl Shared {
+    /// Checks `job` as `merge` will, then runs it: with `--shard` that shard of its cells,
+    /// written to `shard.ron` (returns `None`); otherwise all of it through `work(progress,
+    /// cancel)` on the thread pool, with a progress bar over its cells called `unit`.
+    pub fn run<T: Send>(
+        &self,
+        job: &Job,
+        unit: &str,
+        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> Result<T, SweepError> + Send,
+    ) -> Result<Option<T>> {
+        job.validate()?;
+        if self.run_shard(job)? {
+            return Ok(None);
+        }
+        let pool = self.parallel.pool()?;
+        let bar = self.output.progress_bar(job.total_cells() as u64, unit);
+        let never = AtomicBool::new(false);
+        let result = pool.install(|| work(&|| bar.inc(1), &never))?;
+        bar.finish_and_clear();
+        Ok(Some(result))
+    }
+
+    /// With `--shard`, runs that shard of `job` and writes `shard.ron` (returns true: the
+    /// command is done); without, does nothing and returns false.
+    fn run_shard(&self, job: &Job) -> Result<bool> {
+        let Some(shard) = self.shard else {
+            return Ok(false);
+        };
+        let cells = shard.cells(job.total_cells()).len();
+        let bar = self.output.progress_bar(cells as u64, "cells");
+        let never = AtomicBool::new(false);
+        let output = self
+            .parallel
+            .pool()?
+            .install(|| basis_lab::shard::run_shard(job, shard, &|| bar.inc(1), &never))?;
+        bar.finish_and_clear();
+        let out = &self.output.out;
+        let file = out.join(basis_lab::shard::SHARD_FILE);
+        basis_lab::shard::write_shard(out, &output)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        println!(
+            "{} shard {}/{}: {cells} of {} cells in {:.1} s; wrote {}\ncombine every shard with: basis-lab merge DIR... --out DIR",
+            job.command(),
+            shard.index,
+            shard.count,
+            job.total_cells(),
+            output.seconds,
+            file.display()
+        );
+        Ok(true)
+    }
+}
+
+/// Creates `dir` and checks it is writable before any work starts.
+pub fn prepare_dir(dir: &Path) -> Result<()> {
+    basis_lab::experiment::output::ensure_writable_dir(dir).with_context(|| {
+        format!(
+            "cannot write to {} (nothing was run; choose another --out)",
+            dir.display()
+        )
+    })
+}
+
+/// Loads a preset (a file or a bundled name), applies `--steps` and validates it.
+pub fn load_preset(name: &str, steps: Option<usize>) -> Result<Preset> {
+    let mut p = Preset::load(name)?;
+    p.steps = steps.unwrap_or(p.steps);
+    p.validate()?;
+    Ok(p)
+}
+
+/// Prints "wrote DIR".
+pub fn wrote(dir: &Path) {
+    println!("wrote {}", dir.display());
+}

@@ -1,0 +1,50 @@
+//! `basis-lab sweep`: the seed sweep of a preset.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::shared::{Shared, load_preset, wrote};
+use basis_lab::experiment::{SweepResult, report, sweep_until};
+use basis_lab::shard::Job;
+
+/// Run PRESET over seeds seed … seed+N−1 in parallel; write sweep.csv and sweep.json.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// A preset file, or a bundled preset name.
+    preset: String,
+    /// Number of seeds.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    seeds: u64,
+    /// Override the preset's step count.
+    #[arg(long)]
+    steps: Option<usize>,
+    #[command(flatten)]
+    shared: Shared,
+}
+
+impl SweepArgs {
+    /// Runs the sweep (or one shard of it) and prints its table.
+    pub fn run(self) -> Result<()> {
+        let p = load_preset(&self.preset, self.steps)?;
+        self.shared.output.prepare()?;
+        let seeds = self.seeds as usize;
+        let job = Job::Sweep {
+            preset: p.clone(),
+            seeds,
+        };
+        let work =
+            |progress: &(dyn Fn() + Sync), cancel: &_| sweep_until(&p, seeds, progress, cancel);
+        match self.shared.run(&job, "seeds", work)? {
+            Some(result) => finish(&self.shared.output.out, &result),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes the sweep's files and prints its table (also for `merge`).
+pub fn finish(dir: &std::path::Path, result: &SweepResult) -> Result<()> {
+    report::write_sweep(dir, result)?;
+    print!("{}", report::sweep_text(result));
+    wrote(dir);
+    Ok(())
+}

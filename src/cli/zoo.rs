@@ -1,0 +1,66 @@
+//! `basis-lab zoo` (also `dial`, `tail`): the gauge lab's optimizer zoo.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::shared::Shared;
+use basis_lab::sensing::zoo::{RunResult, ZooPreset, run_zoo, write_report};
+use basis_lab::shard::Job;
+
+/// Gauge lab: run the optimizer zoo on factored matrix sensing (a zoo preset:
+/// presets/zoo-paper.ron, presets/dial.ron, presets/tail.ron); write zoo.csv, zoo.json and
+/// zoo.md. `dial` and `tail` are the same command.
+#[derive(Args, Debug)]
+pub struct ZooArgs {
+    /// A zoo preset file, or a bundled one: zoo-paper, dial, tail, muon-rates.
+    preset: PathBuf,
+    /// Override the number of seeds.
+    #[arg(long)]
+    seeds: Option<usize>,
+    /// Override the step budget.
+    #[arg(long)]
+    budget: Option<usize>,
+    #[command(flatten)]
+    shared: Shared,
+}
+
+impl ZooArgs {
+    /// Runs every cell of the preset (or one shard of them) and prints the table.
+    pub fn run(self) -> Result<()> {
+        let mut p = ZooPreset::load(&self.preset)?;
+        p.seeds = self.seeds.unwrap_or(p.seeds);
+        p.budget = self.budget.unwrap_or(p.budget);
+        p.validate()?;
+        self.shared.output.prepare()?;
+        let started = std::time::Instant::now();
+        let job = Job::Zoo { preset: p.clone() };
+        let work = |progress: &(dyn Fn() + Sync), cancel: &_| Ok(run_zoo(&p, progress, cancel));
+        match self.shared.run(&job, "runs", work)? {
+            Some(results) => {
+                let seconds = started.elapsed().as_secs_f64();
+                finish(&self.shared.output.out, &p, &results, seconds)
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes `zoo.csv`, `zoo.json` and `zoo.md` for `results` (in cell order) and prints the
+/// Markdown (also for `merge`).
+pub fn finish(
+    dir: &std::path::Path,
+    p: &ZooPreset,
+    results: &[RunResult],
+    seconds: f64,
+) -> Result<()> {
+    let md = write_report(dir, p, results, seconds)?;
+    print!("{md}");
+    println!(
+        "\n{} runs in {seconds:.1} s; wrote {}",
+        results.len(),
+        dir.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,469 @@
+//! The optimizer zoo on factored matrix sensing (docs/numerics.md, "The gauge lab"; the paper's
+//! Table 2), the anisotropy dial and the spectral tail: runs, the paper's learning-rate
+//! selection rule, and tables. A zoo rule is an entry of [`crate::optim::REGISTRY`] at its
+//! default hyperparameters; the registry also gives its rate grid and schedule.
+
+mod preset;
+mod report;
+
+pub use preset::{
+    BUNDLED_ZOO, MAX_CELLS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES, ZooPreset,
+    bundled_zoo,
+};
+pub use report::{
+    PAPER_DIAL, PAPER_TABLE2, PAPER_TAIL, PAPER_TAIL_RULES, RuleSummary, class_gap, csv_bytes,
+    fmt4, markdown, paper_table2, summarise, table2_rules, write_report,
+};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    SensingConfig, SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery,
+};
+use crate::optim::{Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule, lookup};
+
+/// A rule of the zoo: a registry entry at its default hyperparameters (the paper's: β1 0.9,
+/// β2 0.999, ε 1e-8; RMSProp α 0.99; Lion 0.9/0.99; Muon μ 0.9 with Newton–Schulz; Shampoo
+/// λ 1, roots every 20 steps), plus the value of its [`RuleInfo::zoo_arg`] if it has one
+/// (the dial's p). Only the learning rate and the schedule are chosen per run.
+///
+/// Zoo presets write it as the registry's `variant` (`Muon`, `ScalarAdam`, `Dial(0.5)`); the
+/// registry name (`scalar_adam`) is accepted too.
+#[derive(Clone, Copy)]
+pub struct Rule {
+    info: &'static RuleInfo,
+    arg: Option<f64>,
+}
+
+impl Rule {
+    /// The rule of registry entry `name` (a rule with a zoo argument takes its default value).
+    pub fn named(name: &str) -> Option<Rule> {
+        lookup(name).map(Rule::of)
+    }
+
+    /// The rule of registry entry `info`, its zoo argument (if any) at the default.
+    pub fn of(info: &'static RuleInfo) -> Rule {
+        let arg = info
+            .zoo_arg
+            .and_then(|h| OptimizerSpec::new(info.name, 1.0).value(h));
+        Rule { info, arg }
+    }
+
+    /// The same rule with its zoo argument set to `x` (ignored by a rule without one).
+    pub fn with_arg(self, x: f64) -> Rule {
+        Rule {
+            arg: self.info.zoo_arg.map(|_| x),
+            ..self
+        }
+    }
+
+    /// Every registered rule (each with its argument at the default).
+    pub fn all() -> Vec<Rule> {
+        REGISTRY.iter().copied().map(Rule::of).collect()
+    }
+
+    /// The registry entry.
+    pub fn info(self) -> &'static RuleInfo {
+        self.info
+    }
+
+    /// The zoo argument, for a rule that has one.
+    pub fn arg(self) -> Option<f64> {
+        self.arg
+    }
+
+    /// Name used in files and tables: the registry name, with the argument for a rule that has
+    /// one (`dial_p0.5`).
+    pub fn name(self) -> String {
+        match (self.info.zoo_arg, self.arg) {
+            (Some(h), Some(x)) => format!("{}_{}{x}", self.info.name, h.name()),
+            _ => self.info.name.to_string(),
+        }
+    }
+
+    /// The hyperparameters it runs with (`lr` is set per run).
+    pub fn spec(self) -> OptimizerSpec {
+        let mut s = OptimizerSpec::new(self.info.name, self.default_lr());
+        if let (Some(h), Some(x)) = (self.info.zoo_arg, self.arg)
+            && let Some(v) = s.value_mut(h)
+        {
+            *v = x;
+        }
+        s
+    }
+
+    /// Equivariant under (U, V) → (UQ, VQ) (the paper's classification).
+    pub fn equivariant(self) -> bool {
+        self.spec().equivariant()
+    }
+
+    /// The learning-rate grid at n = 40 (the registry's).
+    pub fn grid(self) -> &'static [f64] {
+        self.info.sensing.grid
+    }
+
+    /// The rate it runs at without a grid: for the paper's nine rules the rate the paper
+    /// selected (Table 2; the dial's anchor 1e-3), for the others ours (the registry's).
+    pub fn default_lr(self) -> f64 {
+        self.info.sensing.lr
+    }
+
+    /// The schedule the paper runs it with.
+    pub fn schedule(self) -> Schedule {
+        self.info.sensing.schedule
+    }
+
+    /// A zero-state optimizer for this rule.
+    pub fn build(self) -> Box<dyn Optimizer> {
+        self.spec().build()
+    }
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.info.name == other.info.name && self.arg == other.arg
+    }
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.arg {
+            Some(x) => write!(f, "{}({x:?})", self.info.variant),
+            None => f.write_str(self.info.variant),
+        }
+    }
+}
+
+impl Serialize for Rule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let index = REGISTRY
+            .iter()
+            .position(|i| i.name == self.info.name)
+            .unwrap_or(0) as u32;
+        match self.arg {
+            Some(x) => s.serialize_newtype_variant("Rule", index, self.info.variant, &x),
+            None => s.serialize_unit_variant("Rule", index, self.info.variant),
+        }
+    }
+}
+
+/// A variant name as the format spells it (RON writes it bare, JSON as a string).
+struct Ident(String);
+
+impl<'de> Deserialize<'de> for Ident {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Ident;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a rule name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Ident, E> {
+                Ok(Ident(v.to_string()))
+            }
+        }
+        d.deserialize_identifier(Visit)
+    }
+}
+
+/// Every spelling of a rule a zoo preset may use, for error messages.
+static VARIANTS: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| REGISTRY.iter().map(|i| i.variant).collect());
+
+impl<'de> Deserialize<'de> for Rule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Rule;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a rule of the optimizer registry")
+            }
+            fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Rule, A::Error> {
+                use serde::de::{Error, VariantAccess};
+                let (Ident(name), variant) = data.variant()?;
+                let info = REGISTRY
+                    .iter()
+                    .copied()
+                    .find(|i| i.variant == name || i.name == name)
+                    .ok_or_else(|| A::Error::unknown_variant(&name, &VARIANTS))?;
+                match info.zoo_arg {
+                    Some(_) => Ok(Rule::of(info).with_arg(variant.newtype_variant()?)),
+                    None => variant.unit_variant().map(|()| Rule::of(info)),
+                }
+            }
+        }
+        d.deserialize_enum("Rule", &VARIANTS, Visit)
+    }
+}
+
+/// One run of a zoo preset: which τ (an index into [`ZooPreset::tau_values`]), rule, schedule,
+/// peak rate and seed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cell {
+    /// Index of the spectral-tail amplitude.
+    pub tau: usize,
+    /// The rule.
+    pub rule: Rule,
+    /// Its schedule.
+    pub schedule: Schedule,
+    /// Peak learning rate.
+    pub lr: f64,
+    /// Problem seed.
+    pub seed: u64,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// The pre-update loss fell below 1e-7 at a check (every 200 steps).
+    Interpolated,
+    /// The budget ran out first.
+    Budget,
+    /// The loss became non-finite or exceeded 1e8.
+    Diverged,
+    /// Stopped by a cancel request.
+    Cancelled,
+}
+
+/// One (rule, rate, seed) run's final numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Rule name.
+    pub rule: String,
+    /// Equivariant class.
+    pub equivariant: bool,
+    /// Peak learning rate.
+    pub lr: f64,
+    /// Problem seed.
+    pub seed: u64,
+    /// Spectral-tail amplitude τ of the problem.
+    pub tau: f64,
+    /// Updates applied.
+    pub steps: usize,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The training loss of the final factors (the pre-update loss at which the run stopped).
+    pub train_loss: f64,
+    /// Recovery error of the final UVᵀ.
+    pub recovery: f64,
+    /// Effective rank of the final UVᵀ.
+    pub erank: f64,
+    /// Balancedness of the final factors.
+    pub balancedness: f64,
+    /// With twins: ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F between the run from (UQ, VQ) and the run from (U, V).
+    pub twin_drift: Option<f64>,
+}
+
+/// Pre-update loss is checked every this many steps (numerics §7).
+pub const CHECK_EVERY: usize = 200;
+/// Interpolation threshold on the pre-update loss (numerics §7).
+pub const INTERPOLATED: f64 = 1e-7;
+/// Divergence threshold (numerics §7).
+pub const DIVERGED: f64 = 1e8;
+
+/// The gauge twin of a run: factors started at (UQ, VQ) and their own optimizer.
+struct Twin {
+    params: [DMatrix<f64>; 2],
+    opt: Box<dyn Optimizer>,
+    q: DMatrix<f64>,
+}
+
+/// State of one factored run (and optionally its gauge twin) in progress.
+pub struct FactorRun<'a> {
+    problem: &'a SensingProblem,
+    rule: Rule,
+    schedule: Schedule,
+    lr: f64,
+    budget: usize,
+    /// The factors [U, V], each `n × n`.
+    pub params: [DMatrix<f64>; 2],
+    grads: [DMatrix<f64>; 2],
+    opt: Box<dyn Optimizer>,
+    twin: Option<Twin>,
+    ws: SensingWorkspace,
+    /// Steps taken.
+    pub t: usize,
+    /// Last pre-update loss.
+    pub loss: f64,
+}
+
+impl<'a> FactorRun<'a> {
+    /// Starts `rule` at peak rate `lr` on `problem` from the seed's initial factors, on the
+    /// rule's own schedule ([`FactorRun::with_schedule`] changes it); with `twins`, also from
+    /// (UQ, VQ) for the seed's Haar Q.
+    pub fn new(
+        problem: &'a SensingProblem,
+        rule: Rule,
+        lr: f64,
+        budget: usize,
+        seed: u64,
+        twins: bool,
+    ) -> Self {
+        let n = problem.cfg.n;
+        let (u, v) = problem.init(seed);
+        let twin = twins.then(|| {
+            let q = problem.gauge(seed);
+            Twin {
+                params: [&u * &q, &v * &q],
+                opt: rule.build(),
+                q,
+            }
+        });
+        Self {
+            problem,
+            rule,
+            schedule: rule.schedule(),
+            lr,
+            budget,
+            params: [u, v],
+            grads: [DMatrix::zeros(n, n), DMatrix::zeros(n, n)],
+            opt: rule.build(),
+            twin,
+            ws: SensingWorkspace::new(n),
+            t: 0,
+            loss: f64::NAN,
+        }
+    }
+
+    /// The same run on `schedule` (before its first step).
+    pub fn with_schedule(self, schedule: Schedule) -> Self {
+        Self { schedule, ..self }
+    }
+
+    /// Takes one step unless a stopping rule fires first; returns the outcome when it does.
+    pub fn step(&mut self) -> Option<Outcome> {
+        let [u, v] = &self.params;
+        self.loss = self
+            .problem
+            .loss_and_grad(u, v, &mut self.grads, &mut self.ws);
+        if !self.loss.is_finite() || self.loss > DIVERGED {
+            return Some(Outcome::Diverged);
+        }
+        // After `budget` updates the run is over whatever the loss; the interpolation check
+        // belongs to steps that would still update (numerics §7: every 200 steps of the loop).
+        if self.t >= self.budget {
+            return Some(Outcome::Budget);
+        }
+        if self.t.is_multiple_of(CHECK_EVERY) && self.loss < INTERPOLATED {
+            return Some(Outcome::Interpolated);
+        }
+        let lr = self.schedule.lr_at(self.lr, self.t, self.budget);
+        self.opt.step(&mut self.params, &self.grads, lr);
+        if let Some(twin) = &mut self.twin {
+            let [tu, tv] = &twin.params;
+            self.problem
+                .loss_and_grad(tu, tv, &mut self.grads, &mut self.ws);
+            twin.opt.step(&mut twin.params, &self.grads, lr);
+        }
+        self.t += 1;
+        None
+    }
+
+    /// Relative distance of the twin's product from this run's, `‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F`.
+    pub fn twin_drift(&self) -> Option<f64> {
+        let tw = &self.twin.as_ref()?.params;
+        let w = &self.params[0] * self.params[1].transpose();
+        let w2 = &tw[0] * tw[1].transpose();
+        Some((w2 - &w).norm() / w.norm())
+    }
+
+    /// Factor drift of the twin, `‖U′ − UQ‖F / ‖UQ‖F`: whether the twin's factors stay the
+    /// gauge-rotated factors (equivariant rules) and not only the same product.
+    pub fn factor_drift(&self) -> Option<f64> {
+        let twin = self.twin.as_ref()?;
+        let uq = &self.params[0] * &twin.q;
+        Some((&twin.params[0] - &uq).norm() / uq.norm())
+    }
+
+    /// Runs to a stopping rule (checking `cancel` every 200 steps) and summarises.
+    pub fn finish(mut self, seed: u64, cancel: &AtomicBool) -> RunResult {
+        let outcome = loop {
+            if self.t.is_multiple_of(CHECK_EVERY) && cancel.load(Ordering::Relaxed) {
+                break Outcome::Cancelled;
+            }
+            if let Some(o) = self.step() {
+                break o;
+            }
+        };
+        let [u, v] = &self.params;
+        let w = u * v.transpose();
+        RunResult {
+            rule: self.rule.name(),
+            equivariant: self.rule.equivariant(),
+            lr: self.lr,
+            seed,
+            tau: self.problem.cfg.tau,
+            steps: self.t,
+            outcome,
+            train_loss: self.loss,
+            recovery: recovery(u, v, &self.problem.target),
+            erank: effective_rank(&w),
+            balancedness: balancedness(u, v),
+            twin_drift: self.twin_drift(),
+        }
+    }
+}
+
+/// Runs every cell of `preset` in parallel (rayon), problems built once per seed; `progress()`
+/// after each run. Results come back in cell order whatever the thread count.
+pub fn run_zoo(
+    preset: &ZooPreset,
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Vec<RunResult> {
+    let all: Vec<usize> = (0..preset.cells().len()).collect();
+    run_zoo_cells(preset, &all, progress, cancel)
+}
+
+/// Runs the cells of `preset` whose indices into [`ZooPreset::cells`] are listed in `which`
+/// (in that order), building only the problem instances they need. Each run depends only on
+/// its cell, so a zoo split over processes and merged equals [`run_zoo`]. Panics on an index
+/// out of range.
+pub fn run_zoo_cells(
+    preset: &ZooPreset,
+    which: &[usize],
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Vec<RunResult> {
+    let taus = preset.tau_values();
+    let cells = preset.cells();
+    let chosen: Vec<Cell> = which.iter().map(|&i| cells[i]).collect();
+    let instance = |ti: usize, seed: u64| (ti, seed.wrapping_sub(preset.seed));
+    let mut instances: Vec<(usize, u64)> = chosen.iter().map(|c| instance(c.tau, c.seed)).collect();
+    instances.sort_unstable();
+    instances.dedup();
+    let problems: Vec<SensingProblem> = instances
+        .par_iter()
+        .map(|&(ti, s)| {
+            let cfg = SensingConfig {
+                tau: taus[ti],
+                ..preset.problem.clone()
+            };
+            SensingProblem::new(&cfg, preset.seed.wrapping_add(s))
+        })
+        .collect();
+    chosen
+        .par_iter()
+        .map(|c| {
+            let at = instances
+                .binary_search(&instance(c.tau, c.seed))
+                .expect("built above");
+            let r = FactorRun::new(
+                &problems[at],
+                c.rule,
+                c.lr,
+                preset.budget,
+                c.seed,
+                preset.twins,
+            )
+            .with_schedule(c.schedule)
+            .finish(c.seed, cancel);
+            progress();
+            r
+        })
+        .collect()
+}

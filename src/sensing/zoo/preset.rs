@@ -1,0 +1,403 @@
+//! Zoo presets: what runs (problem, rules, rates, seeds, τ values), how they load, and the
+//! limits that keep a preset within memory.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Cell, INTERPOLATED, Outcome, Rule, RunResult};
+use crate::preset::{PresetError, read_text};
+use crate::sensing::SensingConfig;
+use crate::validate::{FieldError, Range, check_int, check_real};
+
+/// Zoo presets shipped inside the binary, by name (the files in `presets/`).
+pub const BUNDLED_ZOO: &[(&str, &str)] = &[
+    ("zoo-paper", include_str!("../../../presets/zoo-paper.ron")),
+    ("dial", include_str!("../../../presets/dial.ron")),
+    ("tail", include_str!("../../../presets/tail.ron")),
+    (
+        "muon-rates",
+        include_str!("../../../presets/muon-rates.ron"),
+    ),
+];
+
+/// The bundled zoo preset `name`. Panics if it is missing or invalid (a test checks them all).
+pub fn bundled_zoo(name: &str) -> ZooPreset {
+    let (_, text) = BUNDLED_ZOO
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("bundled zoo preset");
+    ZooPreset::from_ron(text, name).expect("bundled zoo presets are valid")
+}
+
+/// What a zoo preset asks for (`presets/zoo-paper.ron`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ZooPreset {
+    /// Short name.
+    pub name: String,
+    /// What it reproduces.
+    pub description: String,
+    /// The sensing problem.
+    pub problem: SensingConfig,
+    /// Step budget per run, 1..=10⁶ (the paper: 2·10⁴ for the zoo, 3·10⁴ for the dial).
+    pub budget: usize,
+    /// First seed.
+    pub seed: u64,
+    /// Seeds per cell, 1..=1000, with at most [`MAX_CELLS`] runs and
+    /// [`MAX_OPERATOR_NUMBERS`] operator numbers in all.
+    pub seeds: usize,
+    /// The rules to run, 1..=[`MAX_RULES`].
+    pub rules: Vec<Rule>,
+    /// `true`: each rule's whole grid and the selection rule; `false`: the paper's rates only.
+    pub grid: bool,
+    /// Also train gauge twins and report their drift.
+    pub twins: bool,
+    /// Spectral-tail amplitudes to sweep (each in [0, 1), at most [`MAX_TAUS`]); empty runs
+    /// `problem.tau` only.
+    pub taus: Vec<f64>,
+    /// Peak rates at which every rule runs instead of the paper's rate or the grid (each in
+    /// (0, 1e6], at most 32); empty (the default) keeps those.
+    pub rates: Vec<f64>,
+}
+
+impl Default for ZooPreset {
+    fn default() -> Self {
+        Self {
+            name: "zoo".into(),
+            description: String::new(),
+            problem: SensingConfig::default(),
+            budget: 20_000,
+            seed: 0,
+            seeds: 3,
+            rules: super::table2_rules(),
+            grid: false,
+            twins: false,
+            taus: Vec::new(),
+            rates: Vec::new(),
+        }
+    }
+}
+
+/// Largest zoo preset file accepted, in bytes.
+pub const MAX_ZOO_BYTES: u64 = 1 << 20;
+/// Most rules in one zoo preset.
+pub const MAX_RULES: usize = 64;
+/// Most τ values in one zoo preset.
+pub const MAX_TAUS: usize = 32;
+/// Most runs (cells) in one zoo preset; a bigger study is several presets or `--shard`.
+pub const MAX_CELLS: usize = 100_000;
+/// Most numbers in all problem instances' measurement operators together (taus × seeds ×
+/// m·n²; the zoo builds them all before running): 2 GB of f64.
+pub const MAX_OPERATOR_NUMBERS: usize = 250_000_000;
+
+impl ZooPreset {
+    /// Loads a zoo preset file, or a bundled one by name ([`BUNDLED_ZOO`]) when no file of that
+    /// name exists. Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or non-UTF-8 files, and
+    /// everything [`ZooPreset::from_ron`] rejects.
+    pub fn load(path_or_name: &std::path::Path) -> Result<Self, PresetError> {
+        let shown = path_or_name.display().to_string();
+        // A folder that happens to share a bundled preset's name does not hide the preset.
+        if !path_or_name.is_file() {
+            if let Some((_, text)) = BUNDLED_ZOO.iter().find(|(n, _)| shown == *n) {
+                return Self::from_ron(text, &shown);
+            }
+            let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
+            return Err(PresetError::whole(
+                &shown,
+                format!(
+                    "no such file, and no bundled zoo preset of that name (bundled: {})",
+                    names.join(", ")
+                ),
+            ));
+        }
+        let text = read_text(path_or_name, &shown, MAX_ZOO_BYTES)?;
+        Self::from_ron(&text, &shown)
+    }
+
+    /// Parses and validates RON text (a leading byte-order mark is ignored); `file` names the
+    /// source in errors (with line:column for syntax and type errors, and for a field the text
+    /// writes). Errors also for text over [`MAX_ZOO_BYTES`].
+    pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
+        let text = crate::preset::without_bom(text);
+        if text.len() as u64 > MAX_ZOO_BYTES {
+            return Err(PresetError::whole(
+                file,
+                format!(
+                    "preset is {} bytes; at most {MAX_ZOO_BYTES} are accepted",
+                    text.len()
+                ),
+            ));
+        }
+        let p: ZooPreset = ron::Options::default()
+            .from_str(text)
+            .map_err(|e| PresetError::parse(&e, text, file))?;
+        p.validate()
+            .map_err(|e| PresetError::invalid(e, text, file))?;
+        Ok(p)
+    }
+
+    /// Checks every field. Errors name the field (`problem.n`, `taus`) and what is allowed.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        self.problem.validate().map_err(|e| e.within("problem"))?;
+        check_int("budget", self.budget, 1, 1_000_000)?;
+        check_int("seeds", self.seeds, 1, 1000)?;
+        if self.rules.is_empty() || self.rules.len() > MAX_RULES {
+            return Err(FieldError::new(
+                "rules",
+                format!("{} rules given; allowed 1..={MAX_RULES}", self.rules.len()),
+            ));
+        }
+        if self.taus.len() > MAX_TAUS {
+            return Err(FieldError::new(
+                "taus",
+                format!("{} values given; allowed 0..={MAX_TAUS}", self.taus.len()),
+            ));
+        }
+        for (field, text, max) in [
+            ("name", &self.name, 200),
+            ("description", &self.description, 4000),
+        ] {
+            let n = text.chars().count();
+            if n > max {
+                return Err(FieldError::new(
+                    field,
+                    format!("{n} characters; allowed at most {max}"),
+                ));
+            }
+        }
+        for &tau in &self.taus {
+            check_real("taus", tau, Range::below(0.0, 1.0))?;
+        }
+        for r in &self.rules {
+            if let (Some(h), Some(x)) = (r.info().zoo_arg, r.arg())
+                && let Some(range) = h.range()
+                && !range.contains(x)
+            {
+                return Err(FieldError::new(
+                    "rules",
+                    format!(
+                        "{} {} = {x} is out of range; allowed {range}",
+                        r.info().name,
+                        h.name()
+                    ),
+                ));
+            }
+        }
+        if self.rates.len() > 32 {
+            return Err(FieldError::new(
+                "rates",
+                format!("{} values given; allowed 0..=32", self.rates.len()),
+            ));
+        }
+        for &rate in &self.rates {
+            check_real("rates", rate, Range::above(0.0, 1e6))?;
+        }
+        let taus = self.tau_values().len();
+        let rates: usize = self
+            .rules
+            .iter()
+            .map(|r| match (self.rates.len(), self.grid) {
+                (0, true) => r.grid().len(),
+                (0, false) => 1,
+                (n, _) => n,
+            })
+            .sum();
+        let cells = taus * rates * self.seeds;
+        if cells > MAX_CELLS {
+            return Err(FieldError::new(
+                "seeds",
+                format!(
+                    "{taus} τ × {rates} (rule, rate) pairs × {} seeds = {cells} runs exceeds the \
+                     limit of {MAX_CELLS}; split the study into several presets",
+                    self.seeds
+                ),
+            ));
+        }
+        let operator = taus * self.seeds * self.problem.measurements() * self.problem.n.pow(2);
+        if operator > MAX_OPERATOR_NUMBERS {
+            return Err(FieldError::new(
+                "seeds",
+                format!(
+                    "{taus} τ × {} seeds problem instances hold {operator} numbers together, \
+                     over the memory limit of {MAX_OPERATOR_NUMBERS}; use fewer seeds or τ values \
+                     (at most {} seeds here)",
+                    self.seeds,
+                    (MAX_OPERATOR_NUMBERS
+                        / (taus * self.problem.measurements() * self.problem.n.pow(2)))
+                    .max(1)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The τ values run.
+    pub fn tau_values(&self) -> Vec<f64> {
+        if self.taus.is_empty() {
+            vec![self.problem.tau]
+        } else {
+            self.taus.clone()
+        }
+    }
+
+    /// Every cell this preset runs, in a fixed order (τ, then rule, then rate, then seed); each
+    /// rule on the schedule the registry gives it.
+    pub fn cells(&self) -> Vec<Cell> {
+        let mut out = Vec::new();
+        for ti in 0..self.tau_values().len() {
+            for &rule in &self.rules {
+                let lrs: Vec<f64> = if !self.rates.is_empty() {
+                    self.rates.clone()
+                } else if self.grid {
+                    rule.grid().to_vec()
+                } else {
+                    vec![rule.default_lr()]
+                };
+                for lr in lrs {
+                    for s in 0..self.seeds as u64 {
+                        out.push(Cell {
+                            tau: ti,
+                            rule,
+                            schedule: rule.schedule(),
+                            lr,
+                            seed: self.seed.wrapping_add(s),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks `run`, read back from disk (a shard, the app's saved sweeps), as the result of
+    /// `cell`: rule, class, rate, seed and τ equal the cell's bit for bit; at most `budget`
+    /// steps (exactly `budget` when the budget ran out); twin drift present exactly when the
+    /// preset trains twins; loss, recovery, effective rank (≤ n) and balancedness finite and
+    /// ≥ 0 for a finished run (a diverged or cancelled run may hold NaN or ±∞, never a negative
+    /// number); an interpolated run below [`INTERPOLATED`]. Errors name the cell and the field.
+    pub fn check_run(&self, cell: Cell, run: &RunResult) -> Result<(), String> {
+        let Cell {
+            tau: ti,
+            rule,
+            lr,
+            seed,
+            ..
+        } = cell;
+        let tau = self.tau_values().get(ti).copied().unwrap_or(f64::NAN);
+        let name = format!(
+            "{} at lr {lr}, seed {seed}{}",
+            rule.name(),
+            if self.taus.is_empty() {
+                String::new()
+            } else {
+                format!(", τ {tau}")
+            }
+        );
+        let wrong =
+            |field: &str, message: String| Err(format!("{name}: field `{field}`: {message}"));
+        let differs = |field: &str, got: String, want: String| {
+            wrong(
+                field,
+                format!("{got} differs from the preset's cell list, which has {want}"),
+            )
+        };
+        if run.rule != rule.name() {
+            return differs(
+                "rule",
+                format!("{:?}", run.rule),
+                format!("{:?}", rule.name()),
+            );
+        }
+        if run.equivariant != rule.equivariant() {
+            return differs(
+                "equivariant",
+                run.equivariant.to_string(),
+                rule.equivariant().to_string(),
+            );
+        }
+        if run.lr.to_bits() != lr.to_bits() {
+            return differs("lr", run.lr.to_string(), lr.to_string());
+        }
+        if run.seed != seed {
+            return differs("seed", run.seed.to_string(), seed.to_string());
+        }
+        if run.tau.to_bits() != tau.to_bits() {
+            return differs("tau", run.tau.to_string(), tau.to_string());
+        }
+        if run.steps > self.budget || (run.outcome == Outcome::Budget && run.steps != self.budget) {
+            return wrong(
+                "steps",
+                format!(
+                    "{} for a {:?} run with a budget of {}",
+                    run.steps, run.outcome, self.budget
+                ),
+            );
+        }
+        let finished = matches!(run.outcome, Outcome::Interpolated | Outcome::Budget);
+        let max_erank = self.problem.n as f64 * (1.0 + 1e-9);
+        for (field, x, max) in [
+            ("train_loss", run.train_loss, f64::INFINITY),
+            ("recovery", run.recovery, f64::INFINITY),
+            ("erank", run.erank, max_erank),
+            ("balancedness", run.balancedness, f64::INFINITY),
+        ] {
+            let bad = if finished {
+                !(x.is_finite() && (0.0..=max).contains(&x))
+            } else {
+                x < 0.0 || (x.is_finite() && x > max)
+            };
+            if bad {
+                return wrong(
+                    field,
+                    format!(
+                        "{x} is out of range for a {:?} run; allowed {}",
+                        run.outcome,
+                        if finished {
+                            format!("finite, in [0, {max}]")
+                        } else {
+                            format!("NaN, ±∞ or [0, {max}]")
+                        }
+                    ),
+                );
+            }
+        }
+        if run.outcome == Outcome::Interpolated && run.train_loss >= INTERPOLATED {
+            return wrong(
+                "train_loss",
+                format!(
+                    "{} for an interpolated run; interpolation means below {INTERPOLATED}",
+                    run.train_loss
+                ),
+            );
+        }
+        match run.twin_drift {
+            // A twin may diverge while its run does not: any value but a negative one.
+            Some(d) if self.twins && d < 0.0 => wrong("twin_drift", format!("{d} is negative")),
+            Some(_) if !self.twins => wrong(
+                "twin_drift",
+                "present, but the preset trains no twins".into(),
+            ),
+            None if self.twins => wrong("twin_drift", "missing; the preset trains twins".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks `runs`, read back from disk, as the complete result of this preset: one run per
+    /// cell of [`ZooPreset::cells`], in that order, each passing [`ZooPreset::check_run`], and
+    /// the preset itself valid. Errors name the cell and the field.
+    pub fn check_runs(&self, runs: &[RunResult]) -> Result<(), String> {
+        self.validate().map_err(|e| format!("the preset's {e}"))?;
+        let cells = self.cells();
+        if runs.len() != cells.len() {
+            return Err(format!(
+                "{} runs, but the preset has {} cells",
+                runs.len(),
+                cells.len()
+            ));
+        }
+        for (i, (&cell, run)) in cells.iter().zip(runs).enumerate() {
+            self.check_run(cell, run)
+                .map_err(|e| format!("cell {i}, {e}"))?;
+        }
+        Ok(())
+    }
+}
