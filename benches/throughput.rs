@@ -6,7 +6,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use basis_lab::bench::{
-    CompletionWorkload, EpisodeWorkload, NewtonSchulzWorkload, default_at_dk,
+    AttentionWorkload, CompletionWorkload, EpisodeWorkload, NewtonSchulzWorkload, default_at_dk,
     newton_schulz_multiply_adds, paired_run, paired_step_multiply_adds, sensing_multiply_adds,
     sensing_problem, sensing_run, stream_sum, sweep_seconds,
 };
@@ -102,6 +102,15 @@ fn completion(c: &mut Criterion) {
     g.finish();
 }
 
+fn attention(c: &mut Criterion) {
+    let mut g = c.benchmark_group("attention train step");
+    g.sample_size(20);
+    let mut w = AttentionWorkload::new();
+    g.throughput(Throughput::Elements(2 * w.multiply_adds()));
+    g.bench_function("883 sequences, fwd+bwd", |b| b.iter(|| black_box(w.run())));
+    g.finish();
+}
+
 criterion_group!(
     benches,
     episodes,
@@ -109,6 +118,7 @@ criterion_group!(
     sweeps,
     newton_schulz,
     completion,
-    sensing
+    sensing,
+    attention
 );
 criterion_main!(benches);

@@ -34,6 +34,15 @@
 //! 2000 × 48. The Gram form (`optim::NsForm`) does one Gram matrix, seventeen s × s products
 //! and one t × s × s product: **1.5·t·s² + 17·s³**, 8,792,064 at 2000 × 48.
 //!
+//! **Attention training step** ([`AttentionWorkload::multiply_adds`]), from
+//! `attention::model::train_step_multiply_adds`: the forward pass over n sequences of 3 tokens
+//! costs, per layer, `2d²·3n` (keys, values) `+ 2d²·c` (queries, `W_O`) `+ 2df·c` (MLP) `+ 2d·π·n`
+//! (attention scores and weighted values), with c = 3n query columns and π = 6 causal pairs, but
+//! c = n and π = 3 in the last layer (the loss reads the last position only), plus `p·d·n` for the
+//! logits; the backward pass is twice that, so a step is 3× the forward. At the paper's sizes
+//! (n 883, d 64, f 256, 2 layers, p 47) that is 191,745,216 for the forward pass and 575,235,648
+//! (1.15 GFLOP) per training step.
+//!
 //! # Memory bandwidth
 //!
 //! [`stream_sum`] sums an f64 buffer of the measurement operator's size (m·n² numbers) in eight
@@ -46,6 +55,7 @@ use std::time::{Duration, Instant};
 
 use nalgebra::DMatrix;
 
+use crate::attention::{self, AttentionPreset, Params};
 use crate::experiment::{PairedRun, scaled_to_dk, sweep};
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace};
 use crate::optim::{NsForm, NsScratch, Optimizer, newton_schulz_in};
@@ -241,6 +251,49 @@ pub fn paired_run(batch: usize) -> PairedRun {
     PairedRun::new(&p).expect("the default preset is valid")
 }
 
+/// One forward and backward pass of the attention model over its training set, at the sizes
+/// of the bundled `attention` preset (the paper's: 883 sequences, 2 layers, d 64, MLP 256).
+pub struct AttentionWorkload {
+    ws: attention::Workspace,
+    params: Params,
+    grads: Params,
+    train: attention::Batch,
+}
+
+impl AttentionWorkload {
+    /// The workload of the bundled `attention` preset, seed 0.
+    pub fn new() -> Self {
+        let p = AttentionPreset::load("attention").expect("the attention preset is bundled");
+        let arch = p.arch();
+        let train = attention::split(&p.task, p.seed).train;
+        let params = Params::init(arch, p.init, &mut stream(p.seed, Stream::AttentionInit));
+        Self {
+            ws: attention::Workspace::new(arch, train.n, true),
+            grads: Params::zeros(arch),
+            params,
+            train,
+        }
+    }
+
+    /// Runs the pass once; returns the loss.
+    pub fn run(&mut self) -> f64 {
+        let loss = self.ws.forward(&self.params, &self.train).loss;
+        self.ws.backward(&self.params, &self.train, &mut self.grads);
+        loss
+    }
+
+    /// Multiply-adds of one [`AttentionWorkload::run`] (documented in `attention::model`).
+    pub fn multiply_adds(&self) -> u64 {
+        attention::model::train_step_multiply_adds(&self.params.arch, self.train.n)
+    }
+}
+
+impl Default for AttentionWorkload {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Multiply-adds of the model work in one paired step of `run`: two twins per arm, each a batch
 /// of episodes plus the per-step work (optimizers and metrics not counted).
 pub fn paired_step_multiply_adds(run: &PairedRun) -> u64 {
@@ -402,6 +455,18 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
             note,
         });
     }
+    let mut w = AttentionWorkload::new();
+    let (secs, _) = time_per_call(opts.per_figure, || {
+        std::hint::black_box(w.run());
+    });
+    push(Figure {
+        name: "attention train step (883 seq, fwd+bwd)".into(),
+        unit: "steps/s",
+        per_second: 1.0 / secs,
+        seconds: secs,
+        gflops: gflops(w.multiply_adds(), secs),
+        note: "one model, one thread".into(),
+    });
     let sweep_steps = opts.sweep_steps;
     let one = sweep_seconds(16, sweep_steps, 1);
     let two = sweep_seconds(16, sweep_steps, 2);
@@ -580,6 +645,7 @@ mod tests {
             newton_schulz_multiply_adds(NsForm::Gram, 2000, 48),
             8_792_064
         );
+        assert_eq!(AttentionWorkload::new().multiply_adds(), 3 * 191_745_216);
     }
 
     #[test]

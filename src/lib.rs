@@ -1,8 +1,8 @@
 //! basis-lab: does the optimizer you train with leave fingerprints in the coordinate basis of
 //! what a model learns, when the model itself cannot see the basis?
 //!
-//! The numerics (`model`, `optim`, `metrics`, `experiment`, `sensing`, `preset`, `rng`) are
-//! headless and import nothing from the GUI; `app` renders state and sends commands.
+//! The numerics (`model`, `optim`, `metrics`, `experiment`, `sensing`, `attention`, `preset`,
+//! `rng`) are headless and import nothing from the GUI; `app` renders state and sends commands.
 //!
 //! Doc comments cite the numerics reference in the repository, `docs/numerics.md`, as
 //! "numerics §n": the model, every update rule, every metric, the twin protocol and the gauge
@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod attention;
 pub mod bench;
 pub mod experiment;
 pub mod explainer;

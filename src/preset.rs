@@ -381,7 +381,7 @@ impl Preset {
         }
         self.demos.validate().map_err(|e| e.within("demos"))?;
         for (i, arm) in self.arms.iter().enumerate() {
-            validate_arm(i, arm)?;
+            validate_spec(&format!("arms[{i}]"), arm)?;
             if self.arms[..i]
                 .iter()
                 .any(|a| a.arm_name() == arm.arm_name())
@@ -399,8 +399,10 @@ impl Preset {
     }
 }
 
-fn validate_arm(i: usize, arm: &OptimizerSpec) -> Result<(), FieldError> {
-    let field = |f: &str| format!("arms[{i}].{f}");
+/// Checks one optimizer spec (registry name, label, rate, hyperparameters); fields are named
+/// `{prefix}.lr` and so on. Errors name the field.
+pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), FieldError> {
+    let field = |f: &str| format!("{prefix}.{f}");
     if arm.info().is_none() {
         let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
         return Err(FieldError::new(

@@ -24,6 +24,14 @@ pub enum Stream {
     Noise = 6,
     /// Rotations of the memory and read baselines ([`crate::experiment::activations`]).
     Activation = 7,
+    /// The training/validation split of the attention task ([`crate::attention::data`]).
+    AttentionSplit = 8,
+    /// The attention model's initial weights.
+    AttentionInit = 9,
+    /// The per-head rotations A_h of the attention gauge twins.
+    AttentionRotation = 10,
+    /// The perturbation of the attention noise twins.
+    AttentionNoise = 11,
 }
 
 /// A ChaCha8 generator for `stream` of `seed`: the seed picks the key, the stream the ChaCha

@@ -126,3 +126,40 @@ fn a_completion_step_allocates_nothing_after_warm_up() {
         assert_eq!(during, 0, "{rule:?}: {during} allocations in 50 steps");
     }
 }
+
+#[test]
+fn an_attention_step_allocates_only_the_gemm_packing_buffers() {
+    use basis_lab::attention::{AttentionPreset, Params, Workspace, split};
+    use basis_lab::optim::OptimizerSpec;
+    let p = AttentionPreset::load("attention").unwrap();
+    let arch = p.arch();
+    let train = split(&p.task, 0).train;
+    let mut params = Params::init(arch, p.init, &mut basis_lab::rng::stream_id(0, 1));
+    let mut grads = Params::zeros(arch);
+    let mut ws = Workspace::new(arch, train.n, true);
+    for name in ["adam", "momentum", "scalar_adam", "muon"] {
+        let spec = OptimizerSpec::new(name, 1e-4);
+        let mut opt = (spec.info().unwrap().build)(&spec);
+        let mut step = |params: &mut Params| {
+            ws.forward(params, &train);
+            ws.backward(params, &train, &mut grads);
+            opt.step(&mut params.mats, &grads.mats, spec.lr);
+        };
+        for _ in 0..2 {
+            step(&mut params);
+        }
+        let before = allocations();
+        for _ in 0..3 {
+            step(&mut params);
+        }
+        let during = allocations() - before;
+        // matrixmultiply allocates one packing buffer per product (39 per step here); nothing
+        // else may, and the count pins `products_per_step` as documented.
+        assert_eq!(
+            during,
+            3 * ws.products_per_step(),
+            "{name}: allocations in 3 steps of {} products",
+            ws.products_per_step()
+        );
+    }
+}

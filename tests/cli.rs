@@ -95,9 +95,18 @@ fn a_bad_preset_fails_with_the_field_and_range() {
 fn presets_lists_the_bundled_files() {
     let out = bin().arg("presets").output().unwrap();
     let listed = String::from_utf8(out.stdout).unwrap();
-    for name in ["default", "classroom", "dk32", "full-argument"] {
+    for name in [
+        "default",
+        "classroom",
+        "dk32",
+        "full-argument",
+        "attention",
+        "attention-quick",
+    ] {
         assert!(listed.contains(name), "{listed}");
     }
+    let quick = ok(&["presets", "attention-quick"]);
+    assert!(quick.contains("steps: 200"), "{quick}");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
 use basis_lab::experiment::output::write_atomic;
 use basis_lab::optim::{OptimizerSpec, Polar, REGISTRY};
 use basis_lab::preset::{BUNDLED, ColumnNorms, MAX_PRESET_BYTES, Preset};
@@ -408,6 +409,35 @@ proptest! {
                 prop_assert!(e.starts_with("zoo-fuzz.ron"), "{}", e);
                 if e.contains("out of range") {
                     prop_assert!(e.contains("allowed") && e.contains("field `"), "{}", e);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(3_000))]
+
+    #[test]
+    fn damaged_attention_presets_never_panic_and_name_the_file(
+        text in damaged(select(
+            BUNDLED_ATTENTION.iter().map(|(_, t)| t.to_string()).collect::<Vec<_>>()
+        ).boxed())
+    ) {
+        let result = std::panic::catch_unwind(|| AttentionPreset::from_ron(&text, "att.ron"));
+        let Ok(result) = result else {
+            return Err(TestCaseError::fail(format!("panicked on {text:?}")));
+        };
+        match result {
+            Ok(p) => {
+                prop_assert!(p.validate().is_ok());
+                let back = AttentionPreset::from_ron(&p.to_ron(), "again");
+                prop_assert_eq!(back.as_ref(), Ok(&p));
+            }
+            Err(e) => {
+                prop_assert!(e.to_string().starts_with("att.ron"), "{}", e);
+                if e.message.contains("out of range") {
+                    prop_assert!(e.field.is_some() && e.message.contains("allowed"), "{}", e);
                 }
             }
         }

@@ -5,10 +5,10 @@ use clap::Args;
 
 use basis_lab::bench;
 
-/// Time the hot loops (episode, paired step, seed sweep, Newton–Schulz, sensing step, memory
-/// stream) and print steps/s, episodes/s and GFLOP/s against the operation counts documented
-/// in `basis_lab::bench`. About five seconds; `--long` for about two minutes and the size
-/// ladder n = 64, 96, 128.
+/// Time the hot loops (episode, paired step, attention step, seed sweep, Newton–Schulz, sensing
+/// step, memory stream) and print steps/s, episodes/s and GFLOP/s against the operation counts
+/// documented in `basis_lab::bench`. About five seconds; `--long` for about two minutes and the
+/// size ladder n = 64, 96, 128.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Longer timings and sweeps, plus the sensing steps at n = 64, 96 and 128.

@@ -1,6 +1,7 @@
 //! The command line: without a subcommand it opens the desktop app; each subcommand's
 //! arguments and work live in one file, the flags several share in [`shared`].
 
+mod attention;
 mod bench;
 mod dk_sweep;
 mod eps_sweep;
@@ -85,6 +86,7 @@ enum Command {
     Zoo(zoo::ZooArgs),
     Merge(merge::MergeArgs),
     Hsi(hsi::HsiArgs),
+    Attention(attention::AttentionArgs),
     Bench(bench::BenchArgs),
     Presets(presets::PresetsArgs),
 }
@@ -102,6 +104,7 @@ impl Cli {
             Some(Command::Zoo(a)) => a.run(),
             Some(Command::Merge(a)) => a.run(),
             Some(Command::Hsi(a)) => a.run(),
+            Some(Command::Attention(a)) => a.run(),
             Some(Command::Bench(a)) => a.run(),
             Some(Command::Presets(a)) => a.run(),
         }

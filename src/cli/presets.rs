@@ -3,9 +3,10 @@
 use anyhow::Result;
 use clap::Args;
 
+use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
 use basis_lab::preset::{BUNDLED, Preset};
 
-/// List the bundled presets, or print one as RON.
+/// List the bundled presets (the attention presets last), or print one as RON.
 #[derive(Args, Debug)]
 pub struct PresetsArgs {
     /// Print this preset's full RON text.
@@ -21,6 +22,13 @@ impl PresetsArgs {
                     let p = Preset::from_ron(text, name)?;
                     println!("{name:<14} {}", p.description);
                 }
+                for (name, text) in BUNDLED_ATTENTION {
+                    let p = AttentionPreset::from_ron(text, name)?;
+                    println!("{name:<14} {} (`basis-lab attention`)", p.description);
+                }
+            }
+            Some(n) if BUNDLED_ATTENTION.iter().any(|(b, _)| *b == n) => {
+                println!("{}", AttentionPreset::load(&n)?.to_ron());
             }
             Some(n) => {
                 print!("{}", Preset::load(&n)?.to_ron());

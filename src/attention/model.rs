@@ -1,0 +1,1247 @@
+//! The attention twins' transformer, in f64 with a hand-written exact gradient.
+//!
+//! # The model
+//!
+//! A decoder-only transformer over sequences of [`SEQ_LEN`] = 3 tokens (`[a, b, =]`), with `L`
+//! layers, `H` heads of width `d_h = d / H`, model width `d`, MLP width `f`, no biases:
+//!
+//! - embedding: `x_t = E[:, token_t] + P[:, t]` (`E` is d × vocab, `P` is d × 3);
+//! - each layer, pre-norm: `x ← x + W_O · attn(RMS(x) ⊙ g_attn)`, then
+//!   `x ← x + W_down · SiLU(W_up · (RMS(x) ⊙ g_mlp))`, with `RMS(x) = x / √(mean(x²) + ε)`
+//!   per position and learned gains `g`;
+//! - attention: per head h, `q = W_Q^h y`, `k = W_K^h y`, `v = W_V^h y` (`W_Q^h` is rows
+//!   `h·d_h .. (h+1)·d_h` of `W_Q`), causal softmax of `q_t·k_u / √d_h` over `u ≤ t`, output
+//!   `Σ_u p_tu v_u`, heads stacked back to d rows; no normalisation of q or k;
+//! - output: logits `W_U · (RMS(x_last) ⊙ g_final)` over the p classes at the last position only,
+//!   and the loss is the mean cross-entropy over the batch.
+//!
+//! `W_Q, W_K, W_V, W_O` are d × d, `W_up` f × d, `W_down` d × f, `W_U` p × d, gains d × 1.
+//!
+//! # Layout and the last-layer shortcut
+//!
+//! Activations are column-major matrices with one column per (position, sequence), position
+//! major: column `t·n + i` is position t of sequence i, so each position's columns are one
+//! contiguous block. The loss reads only the last position, and position t of the last layer's
+//! output depends on the earlier positions only through their keys and values. So the last layer
+//! computes keys and values for every column but queries, attention output, `W_O` and the MLP
+//! only for the last block: the same numbers as the full computation with about a third of that
+//! layer's work (a test compares against a per-sequence reference that computes everything).
+//!
+//! # Products and allocation
+//!
+//! Every product with a weight matrix goes through [`super::gemm`] (the `matrixmultiply`
+//! kernel); attention itself (3 positions) is written out. A [`Workspace`] holds every
+//! activation and gradient buffer for a fixed number of sequences, so a forward and backward
+//! pass allocates nothing of its own; the only allocations are the GEMM kernel's packing buffer,
+//! one per product ([`Workspace::products_per_step`]).
+//!
+//! # Multiply-add count
+//!
+//! [`forward_multiply_adds`]: per layer `2d²·3n` (K, V) `+ 2d²·c` (Q, O) `+ 2df·c` (MLP)
+//! `+ 2d·π·n` (scores and weighted values over π causal pairs per sequence), with `c = 3n`
+//! query columns and π = 6 pairs, but `c = n` and π = 3 in the last layer; then `p·d·n` for the
+//! logits. The backward pass does two products of each forward product's size (weight gradient
+//! and input gradient) and twice the attention work, so a training step is 3× the forward
+//! ([`train_step_multiply_adds`]). Norms, softmax, SiLU and the update are not counted.
+
+use std::ops::Range;
+
+use nalgebra::DMatrix;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
+use serde::{Deserialize, Serialize};
+
+use super::data::{Batch, SEQ_LEN, TaskConfig};
+use super::gemm::{Operand, gemm};
+
+/// The transformer's sizes as written in a preset (the task fixes vocabulary and classes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Transformer layers L, 1..=8. Default 2.
+    pub layers: usize,
+    /// Attention heads H per layer, 1..=64, dividing `d_model`. Default 4.
+    pub heads: usize,
+    /// Model width d, 1..=1024. Default 64 (head width 16).
+    pub d_model: usize,
+    /// MLP width f, 1..=4096. Default 256.
+    pub d_mlp: usize,
+    /// ε inside the RMS norm's square root, in [0, 1]. Default 1e-6.
+    pub norm_eps: f64,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            layers: 2,
+            heads: 4,
+            d_model: 64,
+            d_mlp: 256,
+            norm_eps: 1e-6,
+        }
+    }
+}
+
+/// How the initial weights are drawn (the paper does not state its initialisation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Init {
+    /// As PyTorch's defaults for its linear and embedding layers: every weight matrix uniform in
+    /// ±1/√fan_in (fan_in = its column count), embeddings N(0, 1), gains 1.
+    #[default]
+    FanIn,
+    /// Every weight matrix and embedding N(0, std²), gains 1 (std in (0, 100]).
+    Normal(f64),
+}
+
+/// The full architecture: the preset's sizes plus the task's vocabulary and classes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arch {
+    /// Input tokens: p residues and `=`.
+    pub vocab: usize,
+    /// Output classes: the p residues.
+    pub classes: usize,
+    /// Layers L.
+    pub layers: usize,
+    /// Heads H.
+    pub heads: usize,
+    /// Model width d.
+    pub d_model: usize,
+    /// MLP width f.
+    pub d_mlp: usize,
+    /// RMS-norm ε.
+    pub norm_eps: f64,
+}
+
+/// One parameter matrix of the model, named by role (layer index where there is one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// `W_Q` of a layer, d × d.
+    Query(usize),
+    /// `W_K` of a layer, d × d.
+    Key(usize),
+    /// `W_V` of a layer, d × d.
+    Value(usize),
+    /// `W_O` of a layer, d × d.
+    Output(usize),
+    /// `W_up` of a layer, f × d.
+    Up(usize),
+    /// `W_down` of a layer, d × f.
+    Down(usize),
+    /// Token embedding `E`, d × vocab.
+    TokenEmbedding,
+    /// Position embedding `P`, d × 3.
+    PositionEmbedding,
+    /// Unembedding `W_U`, classes × d.
+    Unembedding,
+    /// Gain of a layer's attention norm, d × 1.
+    AttnGain(usize),
+    /// Gain of a layer's MLP norm, d × 1.
+    MlpGain(usize),
+    /// Gain of the final norm, d × 1.
+    FinalGain,
+}
+
+/// Matrices per layer in the hidden group: W_Q, W_K, W_V, W_O, W_up, W_down.
+const PER_LAYER: usize = 6;
+
+impl Param {
+    /// The name used in traces: `layer0.w_q`, …, `tok_emb`, `pos_emb`, `w_u`, `layer0.g_attn`,
+    /// `layer0.g_mlp`, `g_final`.
+    pub fn name(self) -> String {
+        match self {
+            Param::Query(l) => format!("layer{l}.w_q"),
+            Param::Key(l) => format!("layer{l}.w_k"),
+            Param::Value(l) => format!("layer{l}.w_v"),
+            Param::Output(l) => format!("layer{l}.w_o"),
+            Param::Up(l) => format!("layer{l}.w_up"),
+            Param::Down(l) => format!("layer{l}.w_down"),
+            Param::TokenEmbedding => "tok_emb".into(),
+            Param::PositionEmbedding => "pos_emb".into(),
+            Param::Unembedding => "w_u".into(),
+            Param::AttnGain(l) => format!("layer{l}.g_attn"),
+            Param::MlpGain(l) => format!("layer{l}.g_mlp"),
+            Param::FinalGain => "g_final".into(),
+        }
+    }
+}
+
+impl Arch {
+    /// The architecture of `model` on `task`.
+    pub fn new(model: &ModelConfig, task: &TaskConfig) -> Self {
+        Self {
+            vocab: task.vocab(),
+            classes: task.modulus,
+            layers: model.layers,
+            heads: model.heads,
+            d_model: model.d_model,
+            d_mlp: model.d_mlp,
+            norm_eps: model.norm_eps,
+        }
+    }
+
+    /// Head width d_h = d / H.
+    pub fn head_dim(&self) -> usize {
+        self.d_model / self.heads
+    }
+
+    /// Every parameter in storage order: the hidden group (per layer W_Q, W_K, W_V, W_O, W_up,
+    /// W_down), then E, P, W_U, the gains per layer (attention, MLP) and the final gain.
+    pub fn params(&self) -> Vec<Param> {
+        let mut out = Vec::with_capacity(PER_LAYER * self.layers + 4 + 2 * self.layers);
+        for l in 0..self.layers {
+            out.extend([
+                Param::Query(l),
+                Param::Key(l),
+                Param::Value(l),
+                Param::Output(l),
+                Param::Up(l),
+                Param::Down(l),
+            ]);
+        }
+        out.extend([
+            Param::TokenEmbedding,
+            Param::PositionEmbedding,
+            Param::Unembedding,
+        ]);
+        for l in 0..self.layers {
+            out.extend([Param::AttnGain(l), Param::MlpGain(l)]);
+        }
+        out.push(Param::FinalGain);
+        out
+    }
+
+    /// Position of `p` in [`Arch::params`]. Panics on a layer index ≥ L.
+    pub fn index(&self, p: Param) -> usize {
+        let layer = |l: usize, k: usize| {
+            assert!(l < self.layers, "layer {l} of {}", self.layers);
+            PER_LAYER * l + k
+        };
+        let rest = PER_LAYER * self.layers;
+        match p {
+            Param::Query(l) => layer(l, 0),
+            Param::Key(l) => layer(l, 1),
+            Param::Value(l) => layer(l, 2),
+            Param::Output(l) => layer(l, 3),
+            Param::Up(l) => layer(l, 4),
+            Param::Down(l) => layer(l, 5),
+            Param::TokenEmbedding => rest,
+            Param::PositionEmbedding => rest + 1,
+            Param::Unembedding => rest + 2,
+            Param::AttnGain(l) => rest + 3 + 2 * l,
+            Param::MlpGain(l) => rest + 4 + 2 * l,
+            Param::FinalGain => rest + 3 + 2 * self.layers,
+        }
+    }
+
+    /// Rows × columns of `p`.
+    pub fn shape(&self, p: Param) -> (usize, usize) {
+        let (d, f) = (self.d_model, self.d_mlp);
+        match p {
+            Param::Query(_) | Param::Key(_) | Param::Value(_) | Param::Output(_) => (d, d),
+            Param::Up(_) => (f, d),
+            Param::Down(_) => (d, f),
+            Param::TokenEmbedding => (d, self.vocab),
+            Param::PositionEmbedding => (d, SEQ_LEN),
+            Param::Unembedding => (self.classes, d),
+            Param::AttnGain(_) | Param::MlpGain(_) | Param::FinalGain => (d, 1),
+        }
+    }
+
+    /// The hidden 2-D matrices (attention projections and MLP) as a range of [`Arch::params`];
+    /// the rest (embeddings, unembedding, gains) follows it.
+    pub fn hidden(&self) -> Range<usize> {
+        0..PER_LAYER * self.layers
+    }
+
+    /// Number of parameter matrices.
+    pub fn param_count(&self) -> usize {
+        PER_LAYER * self.layers + 4 + 2 * self.layers
+    }
+
+    /// Number of scalar parameters.
+    pub fn numbers(&self) -> usize {
+        self.params()
+            .into_iter()
+            .map(|p| {
+                let (r, c) = self.shape(p);
+                r * c
+            })
+            .sum()
+    }
+
+    /// Query columns of layer `l` for `n` sequences: all 3n, or n in the last layer.
+    fn query_cols(&self, l: usize, n: usize) -> usize {
+        if l + 1 == self.layers { n } else { SEQ_LEN * n }
+    }
+}
+
+/// The model's parameters (or their gradients): one matrix per [`Param`], in the order of
+/// [`Arch::params`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    /// The architecture the matrices belong to.
+    pub arch: Arch,
+    /// The matrices, in [`Arch::params`] order.
+    pub mats: Vec<DMatrix<f64>>,
+}
+
+impl Params {
+    /// All-zero matrices of the right shapes.
+    pub fn zeros(arch: Arch) -> Self {
+        let mats = arch
+            .params()
+            .into_iter()
+            .map(|p| {
+                let (r, c) = arch.shape(p);
+                DMatrix::zeros(r, c)
+            })
+            .collect();
+        Self { arch, mats }
+    }
+
+    /// Initial weights drawn by `init` from `rng`, matrix by matrix in [`Arch::params`] order,
+    /// entries in column-major order. Gains are 1 and draw nothing.
+    pub fn init(arch: Arch, init: Init, rng: &mut ChaCha8Rng) -> Self {
+        let mut out = Self::zeros(arch);
+        for (p, m) in arch.params().into_iter().zip(&mut out.mats) {
+            let embedding = matches!(p, Param::TokenEmbedding | Param::PositionEmbedding);
+            let gain = matches!(p, Param::AttnGain(_) | Param::MlpGain(_) | Param::FinalGain);
+            let bound = 1.0 / (arch.shape(p).1 as f64).sqrt();
+            for x in m.iter_mut() {
+                *x = match (init, gain, embedding) {
+                    (_, true, _) => 1.0,
+                    (Init::FanIn, _, true) => rng.sample::<f64, _>(StandardNormal),
+                    (Init::FanIn, _, false) => bound * (2.0 * rng.random::<f64>() - 1.0),
+                    (Init::Normal(std), _, _) => std * rng.sample::<f64, _>(StandardNormal),
+                };
+            }
+        }
+        out
+    }
+
+    /// The matrix of `p`.
+    pub fn get(&self, p: Param) -> &DMatrix<f64> {
+        &self.mats[self.arch.index(p)]
+    }
+
+    /// The matrix of `p`, mutably.
+    pub fn get_mut(&mut self, p: Param) -> &mut DMatrix<f64> {
+        let i = self.arch.index(p);
+        &mut self.mats[i]
+    }
+
+    fn slice(&self, p: Param) -> &[f64] {
+        self.get(p).as_slice()
+    }
+
+    fn operand(&self, p: Param) -> Operand<'_> {
+        let m = self.get(p);
+        Operand::new(m.as_slice(), m.nrows(), m.ncols())
+    }
+}
+
+/// Mean loss and accuracy of one pass over a batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Mean cross-entropy (nats).
+    pub loss: f64,
+    /// Fraction of sequences whose largest logit is the label (ties go to the lower class).
+    pub accuracy: f64,
+}
+
+/// The activations one layer keeps for its backward pass, for up to `cap` sequences (the first
+/// `3n·d` or `c·d` entries of each buffer are used for a batch of n).
+#[derive(Clone, Debug)]
+struct LayerBuffers {
+    /// Layer input x (d × 3n).
+    x_in: Vec<f64>,
+    /// x / rms(x) (d × 3n) and 1 / rms(x) per column (3n).
+    xhat1: Vec<f64>,
+    rinv1: Vec<f64>,
+    /// Attention input y = xhat1 ⊙ g_attn (d × 3n).
+    y1: Vec<f64>,
+    /// Queries (d × c), keys and values (d × 3n).
+    q: Vec<f64>,
+    k: Vec<f64>,
+    v: Vec<f64>,
+    /// Attention weights, [`SEQ_LEN`] slots per (query column, head).
+    probs: Vec<f64>,
+    /// Heads' outputs (d × c).
+    att: Vec<f64>,
+    /// Residual after attention (d × c), its normalised form, 1/rms, and the MLP input.
+    mid: Vec<f64>,
+    xhat2: Vec<f64>,
+    rinv2: Vec<f64>,
+    y2: Vec<f64>,
+    /// MLP pre-activation u, σ(u) and SiLU(u) = u·σ(u) (f × c each).
+    u: Vec<f64>,
+    sig: Vec<f64>,
+    s: Vec<f64>,
+}
+
+impl LayerBuffers {
+    fn new(d: usize, f: usize, heads: usize, all: usize, c: usize) -> Self {
+        Self {
+            x_in: vec![0.0; d * all],
+            xhat1: vec![0.0; d * all],
+            rinv1: vec![0.0; all],
+            y1: vec![0.0; d * all],
+            q: vec![0.0; d * c],
+            k: vec![0.0; d * all],
+            v: vec![0.0; d * all],
+            probs: vec![0.0; c * heads * SEQ_LEN],
+            att: vec![0.0; d * c],
+            mid: vec![0.0; d * c],
+            xhat2: vec![0.0; d * c],
+            rinv2: vec![0.0; c],
+            y2: vec![0.0; d * c],
+            u: vec![0.0; f * c],
+            sig: vec![0.0; f * c],
+            s: vec![0.0; f * c],
+        }
+    }
+
+    /// Numbers held by [`LayerBuffers::new`] with the same arguments.
+    fn numbers(d: usize, f: usize, heads: usize, all: usize, c: usize) -> usize {
+        (5 * d + 1) * all + (5 * d + 1 + heads * SEQ_LEN + 3 * f) * c
+    }
+}
+
+/// Gradient buffers of the backward pass (sized for the widest layer, 3n columns).
+#[derive(Clone, Debug)]
+struct Backward {
+    /// Gradient of the current layer's output, then of its input (swapped each layer).
+    d_out: Vec<f64>,
+    d_in: Vec<f64>,
+    d_y: Vec<f64>,
+    d_q: Vec<f64>,
+    d_k: Vec<f64>,
+    d_v: Vec<f64>,
+    d_att: Vec<f64>,
+    d_mid: Vec<f64>,
+    d_u: Vec<f64>,
+    d_logits: Vec<f64>,
+    d_z: Vec<f64>,
+}
+
+impl Backward {
+    fn new(d: usize, f: usize, classes: usize, n: usize) -> Self {
+        let all = SEQ_LEN * n;
+        Self {
+            d_out: vec![0.0; d * all],
+            d_in: vec![0.0; d * all],
+            d_y: vec![0.0; d * all],
+            d_q: vec![0.0; d * all],
+            d_k: vec![0.0; d * all],
+            d_v: vec![0.0; d * all],
+            d_att: vec![0.0; d * all],
+            d_mid: vec![0.0; d * all],
+            d_u: vec![0.0; f * all],
+            d_logits: vec![0.0; classes * n],
+            d_z: vec![0.0; d * n],
+        }
+    }
+
+    /// Numbers held by [`Backward::new`] with the same arguments.
+    fn numbers(d: usize, f: usize, classes: usize, n: usize) -> usize {
+        (8 * d + f) * SEQ_LEN * n + (classes + d) * n
+    }
+}
+
+/// Every buffer of a forward (and optionally backward) pass over up to `capacity` sequences.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    arch: Arch,
+    capacity: usize,
+    /// Sequences in the last forward pass.
+    n: usize,
+    layers: Vec<LayerBuffers>,
+    /// Output of the last layer at the last position (d × n), normalised, 1/rms, final input z.
+    x_last: Vec<f64>,
+    xhat_f: Vec<f64>,
+    rinv_f: Vec<f64>,
+    z: Vec<f64>,
+    /// Logits and their softmax (classes × n).
+    logits: Vec<f64>,
+    probs_out: Vec<f64>,
+    backward: Option<Backward>,
+}
+
+impl Workspace {
+    /// Buffers for batches of up to `capacity` sequences; with `backward`, also for the
+    /// gradient. Holds [`Workspace::numbers`] f64 values.
+    pub fn new(arch: Arch, capacity: usize, backward: bool) -> Self {
+        let (d, f, n) = (arch.d_model, arch.d_mlp, capacity);
+        let layers = (0..arch.layers)
+            .map(|l| LayerBuffers::new(d, f, arch.heads, SEQ_LEN * n, arch.query_cols(l, n)))
+            .collect();
+        Self {
+            arch,
+            capacity,
+            n: 0,
+            layers,
+            x_last: vec![0.0; d * n],
+            xhat_f: vec![0.0; d * n],
+            rinv_f: vec![0.0; n],
+            z: vec![0.0; d * n],
+            logits: vec![0.0; arch.classes * n],
+            probs_out: vec![0.0; arch.classes * n],
+            backward: backward.then(|| Backward::new(d, f, arch.classes, n)),
+        }
+    }
+
+    /// The f64 values a workspace of `capacity` sequences holds (for memory limits).
+    pub fn numbers(arch: &Arch, capacity: usize, backward: bool) -> usize {
+        let (d, f, n) = (arch.d_model, arch.d_mlp, capacity);
+        let layers: usize = (0..arch.layers)
+            .map(|l| LayerBuffers::numbers(d, f, arch.heads, SEQ_LEN * n, arch.query_cols(l, n)))
+            .sum();
+        let bw = if backward {
+            Backward::numbers(d, f, arch.classes, n)
+        } else {
+            0
+        };
+        layers + (3 * d + 1 + 2 * arch.classes) * n + bw
+    }
+
+    /// The logits of the last forward pass: classes × n, column-major (column i = sequence i).
+    pub fn logits(&self) -> &[f64] {
+        &self.logits[..self.arch.classes * self.n]
+    }
+
+    /// GEMM calls in one forward and backward pass: 6 per layer forward, 12 per layer backward,
+    /// 1 + 2 for the logits (each allocates the kernel's packing buffer once).
+    pub fn products_per_step(&self) -> usize {
+        18 * self.arch.layers + 3
+    }
+
+    /// Forward pass over `batch` with `params`: fills the logits and returns mean loss and
+    /// accuracy. Panics if the batch is larger than the capacity, empty, or the parameters'
+    /// architecture differs from the workspace's.
+    pub fn forward(&mut self, params: &Params, batch: &Batch) -> Stats {
+        assert!(
+            (1..=self.capacity).contains(&batch.n),
+            "batch of {} sequences, capacity {}",
+            batch.n,
+            self.capacity
+        );
+        assert_eq!(params.arch, self.arch, "architecture");
+        let (arch, n) = (self.arch, batch.n);
+        self.n = n;
+        let (d, c) = (arch.d_model, arch.classes);
+        {
+            let x = &mut self.layers[0].x_in;
+            let (e, p) = (
+                params.get(Param::TokenEmbedding),
+                params.get(Param::PositionEmbedding),
+            );
+            for (col, &tok) in batch.tokens.iter().enumerate() {
+                let t = col / n;
+                let out = &mut x[col * d..(col + 1) * d];
+                for ((o, &ei), &pi) in out
+                    .iter_mut()
+                    .zip(e.column(tok as usize).iter())
+                    .zip(p.column(t).iter())
+                {
+                    *o = ei + pi;
+                }
+            }
+        }
+        for l in 0..arch.layers {
+            let (head, tail) = self.layers.split_at_mut(l + 1);
+            let out = match tail.first_mut() {
+                Some(next) => &mut next.x_in[..d * SEQ_LEN * n],
+                None => &mut self.x_last[..d * n],
+            };
+            layer_forward(&arch, l, n, params, &mut head[l], out);
+        }
+        let z = &mut self.z[..d * n];
+        rms_forward(
+            &self.x_last[..d * n],
+            params.slice(Param::FinalGain),
+            arch.norm_eps,
+            &mut self.xhat_f[..d * n],
+            &mut self.rinv_f[..n],
+            z,
+        );
+        let logits = &mut self.logits[..c * n];
+        gemm(
+            logits,
+            params.operand(Param::Unembedding),
+            Operand::new(z, d, n),
+            0.0,
+        );
+        let (mut loss, mut correct) = (0.0, 0usize);
+        for (i, (l, p)) in logits
+            .chunks_exact(c)
+            .zip(self.probs_out.chunks_exact_mut(c))
+            .enumerate()
+        {
+            let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
+            for (j, &x) in l.iter().enumerate() {
+                if x > best {
+                    best = x;
+                    arg = j;
+                }
+            }
+            let mut sum = 0.0;
+            for (pj, &x) in p.iter_mut().zip(l) {
+                *pj = (x - best).exp();
+                sum += *pj;
+            }
+            for pj in p.iter_mut() {
+                *pj /= sum;
+            }
+            let y = batch.labels[i] as usize;
+            loss += best + sum.ln() - l[y];
+            correct += usize::from(arg == y);
+        }
+        Stats {
+            loss: loss / n as f64,
+            accuracy: correct as f64 / n as f64,
+        }
+    }
+
+    /// Gradient of the mean loss of the last [`Workspace::forward`] (same `params`, same
+    /// `batch`) with respect to every parameter, written into `grads` (every matrix overwritten).
+    /// Panics if the workspace was made without backward buffers or `batch` is not the one of
+    /// the last forward pass's size.
+    pub fn backward(&mut self, params: &Params, batch: &Batch, grads: &mut Params) {
+        assert_eq!(batch.n, self.n, "the batch of the last forward pass");
+        assert_eq!(grads.arch, self.arch, "architecture");
+        let (arch, n) = (self.arch, self.n);
+        let (d, c) = (arch.d_model, arch.classes);
+        let bw = self
+            .backward
+            .as_mut()
+            .expect("a workspace made with backward buffers");
+        let inv_n = 1.0 / n as f64;
+        let d_logits = &mut bw.d_logits[..c * n];
+        for (i, (g, p)) in d_logits
+            .chunks_exact_mut(c)
+            .zip(self.probs_out.chunks_exact(c))
+            .enumerate()
+        {
+            for (gj, &pj) in g.iter_mut().zip(p) {
+                *gj = pj * inv_n;
+            }
+            g[batch.labels[i] as usize] -= inv_n;
+        }
+        let d_logits = Operand::new(d_logits, c, n);
+        gemm(
+            grads.get_mut(Param::Unembedding).as_mut_slice(),
+            d_logits,
+            Operand::new(&self.z[..d * n], d, n).t(),
+            0.0,
+        );
+        let d_z = &mut bw.d_z[..d * n];
+        gemm(d_z, params.operand(Param::Unembedding).t(), d_logits, 0.0);
+        rms_backward(
+            d_z,
+            params.slice(Param::FinalGain),
+            &self.xhat_f[..d * n],
+            &self.rinv_f[..n],
+            grads.get_mut(Param::FinalGain).as_mut_slice(),
+            &mut bw.d_out[..d * n],
+        );
+        for l in (0..arch.layers).rev() {
+            layer_backward(&arch, l, n, params, &self.layers[l], bw, grads);
+            std::mem::swap(&mut bw.d_out, &mut bw.d_in);
+        }
+        let d_x0 = &bw.d_out[..d * SEQ_LEN * n];
+        let tok = grads.get_mut(Param::TokenEmbedding);
+        tok.fill(0.0);
+        for (&t, g) in batch.tokens.iter().zip(d_x0.chunks_exact(d)) {
+            for (o, &g) in tok.column_mut(t as usize).iter_mut().zip(g) {
+                *o += g;
+            }
+        }
+        let pos = grads.get_mut(Param::PositionEmbedding);
+        pos.fill(0.0);
+        for (col, g) in d_x0.chunks_exact(d).enumerate() {
+            for (o, &g) in pos.column_mut(col / n).iter_mut().zip(g) {
+                *o += g;
+            }
+        }
+    }
+}
+
+/// One layer's forward pass over n sequences; `out` (d × c) receives the layer output at the
+/// query columns.
+fn layer_forward(
+    arch: &Arch,
+    l: usize,
+    n: usize,
+    params: &Params,
+    b: &mut LayerBuffers,
+    out: &mut [f64],
+) {
+    let (d, f) = (arch.d_model, arch.d_mlp);
+    let all = SEQ_LEN * n;
+    let c = arch.query_cols(l, n);
+    let off = all - c;
+    let LayerBuffers {
+        x_in,
+        xhat1,
+        rinv1,
+        y1,
+        q,
+        k,
+        v,
+        probs,
+        att,
+        mid,
+        xhat2,
+        rinv2,
+        y2,
+        u,
+        sig,
+        s,
+    } = b;
+    let x_in = &x_in[..d * all];
+    let y1 = &mut y1[..d * all];
+    rms_forward(
+        x_in,
+        params.slice(Param::AttnGain(l)),
+        arch.norm_eps,
+        &mut xhat1[..d * all],
+        &mut rinv1[..all],
+        y1,
+    );
+    let (q, k, v) = (&mut q[..d * c], &mut k[..d * all], &mut v[..d * all]);
+    gemm(
+        k,
+        params.operand(Param::Key(l)),
+        Operand::new(y1, d, all),
+        0.0,
+    );
+    gemm(
+        v,
+        params.operand(Param::Value(l)),
+        Operand::new(y1, d, all),
+        0.0,
+    );
+    gemm(
+        q,
+        params.operand(Param::Query(l)),
+        Operand::new(&y1[off * d..], d, c),
+        0.0,
+    );
+    let att = &mut att[..d * c];
+    attention_forward(
+        arch,
+        n,
+        off,
+        q,
+        k,
+        v,
+        &mut probs[..c * arch.heads * SEQ_LEN],
+        att,
+    );
+    let mid = &mut mid[..d * c];
+    mid.copy_from_slice(&x_in[off * d..]);
+    gemm(
+        mid,
+        params.operand(Param::Output(l)),
+        Operand::new(att, d, c),
+        1.0,
+    );
+    let y2 = &mut y2[..d * c];
+    rms_forward(
+        mid,
+        params.slice(Param::MlpGain(l)),
+        arch.norm_eps,
+        &mut xhat2[..d * c],
+        &mut rinv2[..c],
+        y2,
+    );
+    let (u, sig, s) = (&mut u[..f * c], &mut sig[..f * c], &mut s[..f * c]);
+    gemm(u, params.operand(Param::Up(l)), Operand::new(y2, d, c), 0.0);
+    silu(u, sig, s);
+    out.copy_from_slice(mid);
+    gemm(
+        out,
+        params.operand(Param::Down(l)),
+        Operand::new(s, f, c),
+        1.0,
+    );
+}
+
+crate::linalg::avx2_dispatch! {
+    /// Causal attention for the query columns `off..3n` (queries `q`, d × c; keys and values
+    /// `k`, `v`, d × 3n): writes the weights into `probs` and the heads' outputs into `att`
+    /// (d × c). Compiled with AVX2 where the CPU has it.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_forward(
+        arch: &Arch,
+        n: usize,
+        off: usize,
+        q: &[f64],
+        k: &[f64],
+        v: &[f64],
+        probs: &mut [f64],
+        att: &mut [f64],
+    ) => attention_forward_impl
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn attention_forward_impl(
+    arch: &Arch,
+    n: usize,
+    off: usize,
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    probs: &mut [f64],
+    att: &mut [f64],
+) {
+    let (d, heads, dh) = (arch.d_model, arch.heads, arch.head_dim());
+    let scale = 1.0 / (dh as f64).sqrt();
+    for (j, ((att, probs), q)) in att
+        .chunks_exact_mut(d)
+        .zip(probs.chunks_exact_mut(heads * SEQ_LEN))
+        .zip(q.chunks_exact(d))
+        .enumerate()
+    {
+        let col = off + j;
+        let (t, i) = (col / n, col % n);
+        for h in 0..heads {
+            let hs = h * dh..(h + 1) * dh;
+            let p = &mut probs[h * SEQ_LEN..h * SEQ_LEN + t + 1];
+            let mut best = f64::NEG_INFINITY;
+            for (u, pu) in p.iter_mut().enumerate() {
+                let kc = (u * n + i) * d;
+                *pu = scale * dot(&q[hs.clone()], &k[kc + hs.start..kc + hs.end]);
+                best = best.max(*pu);
+            }
+            let mut sum = 0.0;
+            for pu in p.iter_mut() {
+                *pu = (*pu - best).exp();
+                sum += *pu;
+            }
+            let out = &mut att[hs.clone()];
+            out.fill(0.0);
+            for (u, pu) in p.iter_mut().enumerate() {
+                *pu /= sum;
+                let vc = (u * n + i) * d;
+                for (o, &vv) in out.iter_mut().zip(&v[vc + hs.start..vc + hs.end]) {
+                    *o += *pu * vv;
+                }
+            }
+        }
+    }
+}
+
+/// One layer's backward pass over n sequences: reads the gradient of its output at the query
+/// columns from `bw.d_out` (d × c), writes the layer's weight and gain gradients into `grads`
+/// and the gradient of its input into `bw.d_in` (d × 3n).
+fn layer_backward(
+    arch: &Arch,
+    l: usize,
+    n: usize,
+    params: &Params,
+    b: &LayerBuffers,
+    bw: &mut Backward,
+    grads: &mut Params,
+) {
+    let (d, f) = (arch.d_model, arch.d_mlp);
+    let all = SEQ_LEN * n;
+    let c = arch.query_cols(l, n);
+    let off = all - c;
+    let d_out = &bw.d_out[..d * c];
+    let d_u = &mut bw.d_u[..f * c];
+    gemm(
+        d_u,
+        params.operand(Param::Down(l)).t(),
+        Operand::new(d_out, d, c),
+        0.0,
+    );
+    gemm(
+        grads.get_mut(Param::Down(l)).as_mut_slice(),
+        Operand::new(d_out, d, c),
+        Operand::new(&b.s[..f * c], f, c).t(),
+        0.0,
+    );
+    silu_backward(d_u, &b.sig, &b.u);
+    gemm(
+        grads.get_mut(Param::Up(l)).as_mut_slice(),
+        Operand::new(d_u, f, c),
+        Operand::new(&b.y2[..d * c], d, c).t(),
+        0.0,
+    );
+    let d_y2 = &mut bw.d_y[..d * c];
+    gemm(
+        d_y2,
+        params.operand(Param::Up(l)).t(),
+        Operand::new(d_u, f, c),
+        0.0,
+    );
+    let d_mid = &mut bw.d_mid[..d * c];
+    rms_backward(
+        d_y2,
+        params.slice(Param::MlpGain(l)),
+        &b.xhat2[..d * c],
+        &b.rinv2[..c],
+        grads.get_mut(Param::MlpGain(l)).as_mut_slice(),
+        d_mid,
+    );
+    for (m, &g) in d_mid.iter_mut().zip(d_out) {
+        *m += g;
+    }
+    let att = Operand::new(&b.att[..d * c], d, c);
+    gemm(
+        grads.get_mut(Param::Output(l)).as_mut_slice(),
+        Operand::new(d_mid, d, c),
+        att.t(),
+        0.0,
+    );
+    let d_att = &mut bw.d_att[..d * c];
+    gemm(
+        d_att,
+        params.operand(Param::Output(l)).t(),
+        Operand::new(d_mid, d, c),
+        0.0,
+    );
+    let (d_q, d_k, d_v) = (
+        &mut bw.d_q[..d * c],
+        &mut bw.d_k[..d * all],
+        &mut bw.d_v[..d * all],
+    );
+    attention_backward(arch, n, off, b, d_att, d_q, d_k, d_v);
+    let (d_q, d_k, d_v) = (
+        Operand::new(d_q, d, c),
+        Operand::new(d_k, d, all),
+        Operand::new(d_v, d, all),
+    );
+    let y1 = Operand::new(&b.y1[..d * all], d, all);
+    gemm(
+        grads.get_mut(Param::Query(l)).as_mut_slice(),
+        d_q,
+        Operand::new(&b.y1[off * d..d * all], d, c).t(),
+        0.0,
+    );
+    gemm(
+        grads.get_mut(Param::Key(l)).as_mut_slice(),
+        d_k,
+        y1.t(),
+        0.0,
+    );
+    gemm(
+        grads.get_mut(Param::Value(l)).as_mut_slice(),
+        d_v,
+        y1.t(),
+        0.0,
+    );
+    let d_y1 = &mut bw.d_y[..d * all];
+    gemm(d_y1, params.operand(Param::Key(l)).t(), d_k, 0.0);
+    gemm(d_y1, params.operand(Param::Value(l)).t(), d_v, 1.0);
+    gemm(
+        &mut d_y1[off * d..],
+        params.operand(Param::Query(l)).t(),
+        d_q,
+        1.0,
+    );
+    let d_in = &mut bw.d_in[..d * all];
+    rms_backward(
+        d_y1,
+        params.slice(Param::AttnGain(l)),
+        &b.xhat1[..d * all],
+        &b.rinv1[..all],
+        grads.get_mut(Param::AttnGain(l)).as_mut_slice(),
+        d_in,
+    );
+    for (g, &m) in d_in[off * d..].iter_mut().zip(&bw.d_mid[..d * c]) {
+        *g += m;
+    }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// Backward through the causal attention of the query columns `off..3n`: `d_att` (d × c)
+    /// in, `d_q` (d × c), `d_k` and `d_v` (d × 3n) overwritten. Compiled with AVX2 where the
+    /// CPU has it.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_backward(
+        arch: &Arch,
+        n: usize,
+        off: usize,
+        b: &LayerBuffers,
+        d_att: &[f64],
+        d_q: &mut [f64],
+        d_k: &mut [f64],
+        d_v: &mut [f64],
+    ) => attention_backward_impl
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn attention_backward_impl(
+    arch: &Arch,
+    n: usize,
+    off: usize,
+    b: &LayerBuffers,
+    d_att: &[f64],
+    d_q: &mut [f64],
+    d_k: &mut [f64],
+    d_v: &mut [f64],
+) {
+    let (d, heads, dh) = (arch.d_model, arch.heads, arch.head_dim());
+    let scale = 1.0 / (dh as f64).sqrt();
+    d_k.fill(0.0);
+    d_v.fill(0.0);
+    for (j, ((dq, da), (probs, q))) in d_q
+        .chunks_exact_mut(d)
+        .zip(d_att.chunks_exact(d))
+        .zip(
+            b.probs
+                .chunks_exact(heads * SEQ_LEN)
+                .zip(b.q.chunks_exact(d)),
+        )
+        .enumerate()
+    {
+        let col = off + j;
+        let (t, i) = (col / n, col % n);
+        dq.fill(0.0);
+        for h in 0..heads {
+            let hs = h * dh..(h + 1) * dh;
+            let p = &probs[h * SEQ_LEN..h * SEQ_LEN + t + 1];
+            let mut dp = [0.0; SEQ_LEN];
+            let mut mean = 0.0;
+            for (u, &pu) in p.iter().enumerate() {
+                let vc = (u * n + i) * d;
+                dp[u] = dot(&da[hs.clone()], &b.v[vc + hs.start..vc + hs.end]);
+                mean += pu * dp[u];
+                for (g, &a) in d_v[vc + hs.start..vc + hs.end]
+                    .iter_mut()
+                    .zip(&da[hs.clone()])
+                {
+                    *g += pu * a;
+                }
+            }
+            for (u, &pu) in p.iter().enumerate() {
+                let ds = scale * pu * (dp[u] - mean);
+                let kc = (u * n + i) * d;
+                for (g, &k) in dq[hs.clone()]
+                    .iter_mut()
+                    .zip(&b.k[kc + hs.start..kc + hs.end])
+                {
+                    *g += ds * k;
+                }
+                for (g, &qv) in d_k[kc + hs.start..kc + hs.end]
+                    .iter_mut()
+                    .zip(&q[hs.clone()])
+                {
+                    *g += ds * qv;
+                }
+            }
+        }
+    }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// Per column of `x` (d rows): `xhat = x / rms`, `rinv = 1/rms` with
+    /// `rms = √(mean(x²) + ε)`, `y = g ⊙ xhat`. Compiled with AVX2 where the CPU has it.
+    fn rms_forward(
+        x: &[f64],
+        g: &[f64],
+        eps: f64,
+        xhat: &mut [f64],
+        rinv: &mut [f64],
+        y: &mut [f64],
+    ) => rms_forward_impl
+}
+
+#[inline(always)]
+fn rms_forward_impl(
+    x: &[f64],
+    g: &[f64],
+    eps: f64,
+    xhat: &mut [f64],
+    rinv: &mut [f64],
+    y: &mut [f64],
+) {
+    let d = g.len();
+    for (((x, xh), r), y) in x
+        .chunks_exact(d)
+        .zip(xhat.chunks_exact_mut(d))
+        .zip(rinv.iter_mut())
+        .zip(y.chunks_exact_mut(d))
+    {
+        let ms = x.iter().map(|v| v * v).sum::<f64>() / d as f64;
+        *r = 1.0 / (ms + eps).sqrt();
+        for (((xh, yv), &xv), &gv) in xh.iter_mut().zip(y.iter_mut()).zip(x).zip(g) {
+            *xh = xv * *r;
+            *yv = gv * *xh;
+        }
+    }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// Backward of [`rms_forward`]: from `d_y` (gradient of y), writes the gain gradient
+    /// `d_g = Σ_cols d_y ⊙ xhat` and `d_x = (d_ŷ − xhat·mean(d_ŷ ⊙ xhat)) · rinv` with
+    /// `d_ŷ = d_y ⊙ g`, column by column. Compiled with AVX2 where the CPU has it.
+    fn rms_backward(
+        d_y: &[f64],
+        g: &[f64],
+        xhat: &[f64],
+        rinv: &[f64],
+        d_g: &mut [f64],
+        d_x: &mut [f64],
+    ) => rms_backward_impl
+}
+
+#[inline(always)]
+fn rms_backward_impl(
+    d_y: &[f64],
+    g: &[f64],
+    xhat: &[f64],
+    rinv: &[f64],
+    d_g: &mut [f64],
+    d_x: &mut [f64],
+) {
+    let d = g.len();
+    d_g.fill(0.0);
+    for (((dy, xh), &r), dx) in d_y
+        .chunks_exact(d)
+        .zip(xhat.chunks_exact(d))
+        .zip(rinv)
+        .zip(d_x.chunks_exact_mut(d))
+    {
+        let mut mean = 0.0;
+        for (((dg, &dyv), &xv), &gv) in d_g.iter_mut().zip(dy).zip(xh).zip(g) {
+            *dg += dyv * xv;
+            mean += dyv * gv * xv;
+        }
+        mean /= d as f64;
+        for (((o, &dyv), &xv), &gv) in dx.iter_mut().zip(dy).zip(xh).zip(g) {
+            *o = (dyv * gv - xv * mean) * r;
+        }
+    }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// `sig = σ(u) = 1/(1 + e^−u)` and `s = u·σ(u)` entrywise (equal lengths), compiled with AVX2
+    /// where the CPU has it: with [`exp_branch_free`] the loop runs four entries at a time.
+    fn silu(u: &[f64], sig: &mut [f64], s: &mut [f64]) => silu_impl
+}
+
+#[inline(always)]
+fn silu_impl(u: &[f64], sig: &mut [f64], s: &mut [f64]) {
+    for ((&x, sg), o) in u.iter().zip(sig.iter_mut()).zip(s.iter_mut()) {
+        *sg = 1.0 / (1.0 + exp_branch_free(-x));
+        *o = x * *sg;
+    }
+}
+
+crate::linalg::avx2_dispatch! {
+    /// `g ← g · SiLU′(u)` entrywise with `SiLU′(u) = σ(u)·(1 + u·(1 − σ(u)))` from the stored
+    /// `sig = σ(u)`. Compiled with AVX2 where the CPU has it.
+    fn silu_backward(g: &mut [f64], sig: &[f64], u: &[f64]) => silu_backward_impl
+}
+
+#[inline(always)]
+fn silu_backward_impl(g: &mut [f64], sig: &[f64], u: &[f64]) {
+    for ((g, &sg), &u) in g.iter_mut().zip(sig).zip(u) {
+        *g *= sg * (1.0 + u * (1.0 - sg));
+    }
+}
+
+/// `e^x` within about 2 ulp for |x| ≤ 708 (the argument is clamped to that range; NaN stays
+/// NaN), without branches or calls so that loops over it vectorise. Cody–Waite reduction
+/// `x = k·ln 2 + r` with |r| ≤ ½ln 2 (k found by the 1.5·2⁵² rounding trick, whose bits also
+/// hold k), the degree-12 Taylor polynomial of `e^r` (truncation below 2e-16), times `2^k` built
+/// from its exponent bits. The SiLU's sigmoid spends most of the MLP's non-product time in `exp`;
+/// libm's is a call per entry.
+#[inline(always)]
+fn exp_branch_free(x: f64) -> f64 {
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    let x = x.clamp(-708.0, 708.0);
+    let t = x * std::f64::consts::LOG2_E + ROUND;
+    let k = t - ROUND;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut p = 1.0 / 479_001_600.0;
+    for n in (1..12).rev() {
+        p = p * r + 1.0 / FACTORIALS[n];
+    }
+    p = p * r + 1.0;
+    // t's low mantissa bits are k + 2⁵¹; adding the bias and shifting leaves (k + 1023) << 52.
+    p * f64::from_bits(t.to_bits().wrapping_add(1023) << 52)
+}
+
+/// n! for n = 0..=11.
+const FACTORIALS: [f64; 12] = [
+    1.0,
+    1.0,
+    2.0,
+    6.0,
+    24.0,
+    120.0,
+    720.0,
+    5040.0,
+    40_320.0,
+    362_880.0,
+    3_628_800.0,
+    39_916_800.0,
+];
+
+#[inline(always)]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Multiply-adds of one forward pass over `n` sequences (see the module docs).
+pub fn forward_multiply_adds(arch: &Arch, n: usize) -> u64 {
+    let (d, f, n64) = (arch.d_model as u64, arch.d_mlp as u64, n as u64);
+    let all = SEQ_LEN as u64 * n64;
+    let mut total = arch.classes as u64 * d * n64;
+    for l in 0..arch.layers {
+        let c = arch.query_cols(l, n) as u64;
+        let pairs = if c == n64 {
+            SEQ_LEN as u64
+        } else {
+            (SEQ_LEN * (SEQ_LEN + 1) / 2) as u64
+        };
+        total += 2 * d * d * all + 2 * d * d * c + 2 * d * f * c + 2 * d * pairs * n64;
+    }
+    total
+}
+
+/// Multiply-adds of one training step (forward and backward) over `n` sequences: 3× the forward.
+pub fn train_step_multiply_adds(arch: &Arch, n: usize) -> u64 {
+    3 * forward_multiply_adds(arch, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_branch_free_exp_is_within_a_few_ulp_of_libm() {
+        let mut worst: f64 = 0.0;
+        for i in -70_000..=70_000 {
+            let x = i as f64 * 0.01 + 0.003;
+            let (ours, libm) = (exp_branch_free(x), x.exp());
+            worst = worst.max(((ours - libm) / libm).abs());
+        }
+        assert!(worst < 5e-16, "largest relative error {worst:e}");
+        assert_eq!(exp_branch_free(0.0), 1.0);
+        assert!(exp_branch_free(f64::NAN).is_nan());
+        assert!(exp_branch_free(-1e6) > 0.0 && exp_branch_free(-1e6) < 1e-300);
+        assert!(exp_branch_free(1e6).is_finite());
+    }
+
+    #[test]
+    fn silu_matches_its_definition() {
+        let u: Vec<f64> = (-50..50).map(|i| i as f64 * 0.37).collect();
+        let (mut sig, mut s) = (vec![0.0; u.len()], vec![0.0; u.len()]);
+        silu(&u, &mut sig, &mut s);
+        for ((&x, &g), &o) in u.iter().zip(&sig).zip(&s) {
+            let want = 1.0 / (1.0 + (-x).exp());
+            assert!((g - want).abs() <= 4e-16 * want, "{x}");
+            assert!((o - x * g).abs() == 0.0);
+        }
+    }
+}
