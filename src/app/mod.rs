@@ -32,6 +32,9 @@ use screenshot::ShotPlan;
 pub struct GuiOptions {
     /// Start with this preset instead of the saved settings.
     pub preset: Option<Preset>,
+    /// Start from these settings instead of the saved ones (also in screenshot mode, which
+    /// otherwise starts from the defaults); checked like saved settings.
+    pub settings: Option<Settings>,
     /// Screenshot mode: run `run_steps` steps, save a PNG here and exit.
     pub screenshot: Option<PathBuf>,
     /// Steps to run before the screenshot.
@@ -83,7 +86,9 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
         "basis-lab",
         options,
         Box::new(move |cc| {
-            let mut settings = if shot_mode {
+            let mut settings = if let Some(s) = opts.settings.clone() {
+                s
+            } else if shot_mode {
                 Settings::default()
             } else {
                 cc.storage

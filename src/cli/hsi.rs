@@ -104,10 +104,16 @@ impl HsiArgs {
             let scene = Scene::read(&self.scene, self.var.as_deref())?;
             out.prepare()?;
             let report = pool.install(|| {
-                run_grid(&scene, &cfg, &plan, &|p| match p {
-                    GridProgress::Planned(n) => bar.inc_length(n),
-                    GridProgress::Steps(n) => bar.inc(n),
-                })
+                run_grid(
+                    &scene,
+                    &cfg,
+                    &plan,
+                    &|p| match p {
+                        GridProgress::Planned(n) => bar.inc_length(n),
+                        GridProgress::Steps(n) => bar.inc(n),
+                    },
+                    &std::sync::atomic::AtomicBool::new(false),
+                )
             })?;
             bar.finish_and_clear();
             print!("{}", report::write_grid(&out.out, &report)?);

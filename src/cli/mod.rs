@@ -16,7 +16,7 @@ mod zoo;
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use basis_lab::app::panels::{section_ids, tab_ids};
@@ -36,6 +36,10 @@ pub struct Cli {
     /// Open the app with this preset (a file or a bundled name) instead of the saved settings.
     #[arg(long, global = false)]
     preset: Option<String>,
+    /// Open the app from the settings in this file (an `app.ron` as the app saves it) instead
+    /// of the saved ones; with --screenshot, photograph that state.
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
     /// Screenshot mode: run --run-steps steps at full speed, save a PNG of the window here,
     /// and exit (for docs and tests).
     #[arg(long, value_name = "PATH")]
@@ -57,7 +61,7 @@ pub struct Cli {
     #[arg(long, value_parser = parse_section)]
     panel: Option<String>,
     /// Open this tab of the section (of the controlled test without --panel): live, activations,
-    /// sweep, eps, matched or dk; in the gauge lab zoo, dial, tail or live. In screenshot mode
+    /// sweep, eps, matched or dk; in the gauge lab zoo, dial, tail, hsi or live. In screenshot mode
     /// the tab's analysis runs first.
     #[arg(long)]
     tab: Option<String>,
@@ -128,8 +132,21 @@ impl Cli {
             }
         }
         let preset = self.preset.as_deref().map(Preset::load).transpose()?;
+        let settings = match &self.settings {
+            None => None,
+            Some(file) => {
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("--settings {}", file.display()))?;
+                let parsed = basis_lab::app::saved::parse_app_ron(&text)
+                    .map_err(|e| anyhow::anyhow!("--settings {}: {e}", file.display()))?;
+                Some(parsed.with_context(|| {
+                    format!("--settings {}: the file holds no settings", file.display())
+                })?)
+            }
+        };
         basis_lab::app::run_gui(basis_lab::app::GuiOptions {
             preset,
+            settings,
             screenshot: self.screenshot,
             run_steps: self.run_steps,
             dark: self.dark.then_some(true),

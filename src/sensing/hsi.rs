@@ -19,6 +19,7 @@ use super::zoo::{DIVERGED, Outcome, Rule};
 use crate::linalg::mul_into;
 use crate::optim::Optimizer;
 use crate::rng::gaussian_matrix;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Training-loss levels at which the metrics are read (numerics §7), from shallow to deep.
 pub const LEVELS: [f64; 6] = [3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5];
@@ -40,6 +41,9 @@ pub enum HsiError {
     /// The scene file could not be read.
     #[error(transparent)]
     Mat(#[from] crate::matv5::MatError),
+    /// A cancel request stopped the work.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// Settings of one completion problem (numerics §7). Defaults: the paper's width 48, init 1e-2,
@@ -402,6 +406,18 @@ pub struct HsiRun {
 /// `progress(n)` reports n more steps done, every 200 steps and once at the end, adding up to
 /// `cfg.steps` in all.
 pub fn run(problem: &HsiProblem, rule: Rule, lr: f64, progress: &(dyn Fn(u64) + Sync)) -> HsiRun {
+    run_until(problem, rule, lr, progress, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops within 200 steps of `cancel` being raised, with outcome `Cancelled` (its
+/// last point measured where it stopped).
+pub fn run_until(
+    problem: &HsiProblem,
+    rule: Rule,
+    lr: f64,
+    progress: &(dyn Fn(u64) + Sync),
+    cancel: &AtomicBool,
+) -> HsiRun {
     let budget = problem.cfg.steps;
     let (u, v) = problem.init();
     let (p, b, k) = (u.nrows(), v.nrows(), u.ncols());
@@ -440,6 +456,9 @@ pub fn run(problem: &HsiProblem, rule: Rule, lr: f64, progress: &(dyn Fn(u64) + 
         if t % 200 == 0 {
             progress(200);
             reported += 200;
+            if cancel.load(Ordering::Relaxed) {
+                break Outcome::Cancelled;
+            }
         }
     };
     progress(budget as u64 - reported.min(budget as u64));

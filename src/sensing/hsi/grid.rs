@@ -11,9 +11,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{HsiConfig, HsiError, HsiProblem, HsiRule, HsiRun, HsiSetup, LEVELS, Scene};
-use super::{PAPER_GD_CPU_GRID, rule_by_name, run};
+use super::{PAPER_GD_CPU_GRID, rule_by_name, run_until};
 use crate::metrics::mean_sd;
 use crate::sensing::zoo::{Outcome, Rule};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The paper's selection seeds: every rate of every grid runs on each.
 pub const PAPER_SELECTION_SEEDS: [u64; 2] = [42, 123];
@@ -505,6 +506,78 @@ impl GridReport {
     }
 }
 
+impl GridReport {
+    /// Checks a report read back from disk (the app keeps the last one): a valid plan and, for
+    /// every summary, a rule of [`super::RULES`] in the plan, a finite positive rate, one entry
+    /// per level of [`LEVELS`] in order and a last one, counts within the seeds run, and every
+    /// statistic over 1 ..= seeds values with a finite mean and sd ≥ 0 (steps, RMSE and rank are
+    /// never negative). Errors name the summary and the field.
+    pub fn check(&self) -> Result<(), String> {
+        self.plan
+            .validate()
+            .map_err(|e| format!("the plan's {e}"))?;
+        for (i, s) in self.summaries.iter().enumerate() {
+            let at = |field: &str, message: String| {
+                Err(format!(
+                    "summary {i} ({}): field `{field}`: {message}",
+                    s.rule
+                ))
+            };
+            if !self.plan.rules.contains(&s.rule) {
+                return at("rule", "not a rule of the plan".into());
+            }
+            if !(s.lr.is_finite() && s.lr > 0.0) {
+                return at("lr", format!("{} is not a positive rate", s.lr));
+            }
+            let seeds = s.seeds.len();
+            if seeds == 0 || s.diverged > seeds {
+                return at("seeds", format!("{seeds} seeds, {} diverged", s.diverged));
+            }
+            if s.levels.len() != LEVELS.len() {
+                return at(
+                    "levels",
+                    format!(
+                        "{} entries; one per level ({}) expected",
+                        s.levels.len(),
+                        LEVELS.len()
+                    ),
+                );
+            }
+            let wanted = LEVELS.iter().map(|&l| Some(l)).chain([None]);
+            for (k, (l, want)) in s.levels.iter().chain([&s.last]).zip(wanted).enumerate() {
+                if l.level.map(f64::to_bits) != want.map(f64::to_bits) {
+                    return at(&format!("levels[{k}].level"), format!("{:?}", l.level));
+                }
+                if l.reached > seeds {
+                    return at(
+                        &format!("levels[{k}].reached"),
+                        format!("{} of {seeds} seeds", l.reached),
+                    );
+                }
+                for (name, stat) in [
+                    ("step", l.step),
+                    ("test_rmse", l.test_rmse),
+                    ("erank", l.erank),
+                ] {
+                    let Some(st) = stat else { continue };
+                    let ok = (1..=seeds).contains(&st.n)
+                        && st.mean.is_finite()
+                        && st.mean >= 0.0
+                        && st.sd.is_finite()
+                        && st.sd >= 0.0;
+                    if !ok {
+                        return at(
+                            &format!("levels[{k}].{name}"),
+                            format!("n {}, mean {}, sd {}", st.n, st.mean, st.sd),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Progress of [`run_grid`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GridProgress {
@@ -518,12 +591,14 @@ pub enum GridProgress {
 /// Runs `plan` on `scene` with `cfg`'s density, sizes and budget (its seed is ignored): the
 /// selection runs on every selection seed, [`picks`] from their training losses, then every
 /// picked rate on the report seeds; runs go in parallel (rayon, each run single-threaded, so
-/// nothing depends on the thread count). Errors: the plan, `cfg`, or the scene.
+/// nothing depends on the thread count). Errors: the plan, `cfg`, the scene, or
+/// [`HsiError::Cancelled`] once `cancel` is raised.
 pub fn run_grid(
     scene: &Scene,
     cfg: &HsiConfig,
     plan: &GridPlan,
     progress: &(dyn Fn(GridProgress) + Sync),
+    cancel: &AtomicBool,
 ) -> Result<GridReport, HsiError> {
     plan.validate()?;
     cfg.validate()?;
@@ -537,16 +612,18 @@ pub fn run_grid(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(run_prepared(plan, prepared, progress))
+    run_prepared(plan, prepared, progress, cancel).ok_or(HsiError::Cancelled)
 }
 
 /// [`run_grid`] on problems already set up: one per seed of [`GridPlan::seeds`], in that order,
-/// all with the same budget. Panics if the plan is invalid or the count differs.
+/// all with the same budget. `None` when `cancel` was raised. Panics if the plan is invalid or
+/// the count differs.
 pub fn run_prepared(
     plan: &GridPlan,
     prepared: Vec<(HsiSetup, HsiProblem)>,
     progress: &(dyn Fn(GridProgress) + Sync),
-) -> GridReport {
+    cancel: &AtomicBool,
+) -> Option<GridReport> {
     use rayon::prelude::*;
     plan.validate().expect("a valid plan");
     assert_eq!(prepared.len(), plan.seeds().len(), "one problem per seed");
@@ -571,8 +648,11 @@ pub fn run_prepared(
         .collect();
     let mut runs: Vec<HsiRun> = jobs
         .par_iter()
-        .map(|&(rule, lr, p)| run(p, rule, lr, &done))
+        .map(|&(rule, lr, p)| run_until(p, rule, lr, &done, cancel))
         .collect();
+    if cancel.load(Ordering::Relaxed) {
+        return None;
+    }
     let traces: Vec<TrainTrace> = runs.iter().map(TrainTrace::of).collect();
     let picks = picks(plan, &traces);
     let picked: Vec<(Rule, f64)> = plan
@@ -606,9 +686,12 @@ pub fn run_prepared(
         .collect();
     runs.extend(
         jobs.par_iter()
-            .map(|&(rule, lr, p)| run(p, rule, lr, &done))
+            .map(|&(rule, lr, p)| run_until(p, rule, lr, &done, cancel))
             .collect::<Vec<_>>(),
     );
+    if cancel.load(Ordering::Relaxed) {
+        return None;
+    }
     let mut report = GridReport {
         plan: plan.clone(),
         setups,
@@ -630,7 +713,7 @@ pub fn run_prepared(
         })
         .collect();
     report.seconds = started.elapsed().as_secs_f64();
-    report
+    Some(report)
 }
 
 #[cfg(test)]
@@ -829,8 +912,9 @@ mod tests {
                 (setup.clone(), again)
             })
             .collect();
-        let before = run_prepared(&plan, prepared, &|_| {});
-        let after = run_prepared(&plan, permuted, &|_| {});
+        let never = AtomicBool::new(false);
+        let before = run_prepared(&plan, prepared, &|_| {}, &never).unwrap();
+        let after = run_prepared(&plan, permuted, &|_| {}, &never).unwrap();
         assert_eq!(before.picks, after.picks);
         assert!(before.picks.iter().all(|p| p.lr.is_some()));
         let traces = |r: &GridReport| r.runs.iter().map(TrainTrace::of).collect::<Vec<_>>();
@@ -863,14 +947,20 @@ mod tests {
         };
         let planned = std::sync::atomic::AtomicU64::new(0);
         let done = std::sync::atomic::AtomicU64::new(0);
-        let report = run_grid(&scene, &cfg, &plan, &|p| match p {
-            GridProgress::Planned(n) => {
-                planned.fetch_add(n, Ordering::Relaxed);
-            }
-            GridProgress::Steps(n) => {
-                done.fetch_add(n, Ordering::Relaxed);
-            }
-        })
+        let report = run_grid(
+            &scene,
+            &cfg,
+            &plan,
+            &|p| match p {
+                GridProgress::Planned(n) => {
+                    planned.fetch_add(n, Ordering::Relaxed);
+                }
+                GridProgress::Steps(n) => {
+                    done.fetch_add(n, Ordering::Relaxed);
+                }
+            },
+            &AtomicBool::new(false),
+        )
         .unwrap();
         let steps = cfg.steps as u64;
         let picked: Vec<(String, f64)> = report

@@ -595,7 +595,14 @@ mod tests {
             report_seeds: vec![3, 4],
             ..GridPlan::paper(vec!["gd".into(), "muon".into()])
         };
-        run_grid(&tiny_scene(), &cfg, &plan, &|_| {}).unwrap()
+        run_grid(
+            &tiny_scene(),
+            &cfg,
+            &plan,
+            &|_| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap()
     }
 
     fn records(bytes: &[u8]) -> (Vec<String>, Vec<Vec<String>>) {

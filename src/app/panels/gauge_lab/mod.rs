@@ -3,10 +3,12 @@
 //! here plus one line in [`GaugeLab::default`].
 
 mod dial;
+mod hsi;
 mod live;
 mod tail;
 mod zoo;
 
+pub use hsi::{HsiInputs, HsiTab};
 pub use live::{LiveJob, LiveRuns, LiveSample, LiveUpdate};
 
 use eframe::egui::{self, Color32, RichText};
@@ -40,6 +42,7 @@ impl Default for GaugeLab {
                 Box::new(zoo::tab()),
                 Box::new(dial::tab()),
                 Box::new(tail::tab()),
+                Box::new(HsiTab::default()),
                 Box::new(LiveRuns::default()),
             ]),
         }

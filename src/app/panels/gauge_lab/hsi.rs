@@ -1,0 +1,565 @@
+//! The hyperspectral tab: the paper's Table 5 protocol (`basis-lab hsi --grid`) on a scene the
+//! user picks, run in the background, and its Figure 5 view: held-out RMSE and effective rank
+//! of UVᵀ against the training loss at the six levels, mean ± 1 sd over the seeds, beside the
+//! paper's values.
+
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{FilledArea, GridMark, Line, LineStyle, Plot, Points, VLine};
+use serde::{Deserialize, Serialize};
+
+use super::rule_color;
+use crate::app::analysis::{Analysis, Stop};
+use crate::app::lab::Lab;
+use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::saved::check_count;
+use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row, plot_header};
+use crate::app::widgets::status::progress_row;
+use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
+use crate::sensing::hsi::report::{paper_entry, paper_rows, summary_csv_bytes};
+use crate::sensing::hsi::{HsiConfig, HsiError, LEVELS, RULES, Scene};
+
+/// The range of the step budget per run.
+const STEPS: std::ops::RangeInclusive<usize> = 100..=100_000;
+
+/// What a run of the tab reads: the scene, its variable, and the protocol.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HsiInputs {
+    /// Path of the MAT-file.
+    pub scene: String,
+    /// Its variable (empty: the file's only 3-D numeric array).
+    pub var: String,
+    /// Fraction of the entries observed.
+    pub density: f64,
+    /// Step budget per run.
+    pub steps: usize,
+    /// Rules, grids and seeds.
+    pub plan: GridPlan,
+}
+
+/// The hyperspectral tab: its settings and its last grid run.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct HsiTab {
+    /// The inputs of the next run.
+    pub inputs: HsiInputs,
+    /// The last run (with its runs' loss curves dropped: the view reads the summaries).
+    pub analysis: Analysis<HsiInputs, GridReport>,
+}
+
+impl Default for HsiTab {
+    fn default() -> Self {
+        Self {
+            inputs: HsiInputs {
+                scene: String::new(),
+                var: String::new(),
+                density: 0.15,
+                steps: HsiConfig::default().steps,
+                plan: GridPlan::paper(RULES.iter().map(|r| r.name.to_string()).collect()),
+            },
+            analysis: Analysis::default(),
+        }
+    }
+}
+
+impl HsiInputs {
+    /// The completion settings these inputs run with (the plan sets the seeds).
+    fn cfg(&self) -> HsiConfig {
+        HsiConfig {
+            density: self.density,
+            steps: self.steps,
+            ..HsiConfig::default()
+        }
+    }
+
+    /// Checks what a run needs: a scene path, a valid plan and completion settings.
+    fn validate(&self) -> Result<(), String> {
+        if self.scene.trim().is_empty() {
+            return Err("choose a scene file (a MATLAB v5 .mat file) first".into());
+        }
+        self.plan.validate().map_err(|e| e.to_string())?;
+        self.cfg().validate().map_err(|e| e.to_string())
+    }
+
+    /// Steps a run takes if every rule picks one rate (the progress bar's length).
+    fn planned_steps(&self) -> usize {
+        let selection = self.plan.selection_rates().len() * self.plan.selection_seeds.len();
+        let report = self.plan.rules.len() * self.plan.report_seeds.len();
+        (selection + report) * self.steps
+    }
+}
+
+/// Comma-separated seeds, or why not.
+fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().map_err(|_| format!("`{t}` is not a seed")))
+        .collect()
+}
+
+/// Seeds as the fields show them.
+fn seeds_text(seeds: &[u64]) -> String {
+    seeds
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Panel for HsiTab {
+    fn id(&self) -> &'static str {
+        "hsi"
+    }
+
+    fn title(&self) -> &'static str {
+        "Hyperspectral"
+    }
+
+    fn logic(&mut self, lab: &mut Lab) {
+        self.analysis.poll("Hyperspectral run", lab);
+    }
+
+    /// Starts the grid run, unless one is running; settings a run cannot use become an error
+    /// notice instead.
+    fn start(&mut self, lab: &mut Lab) {
+        if self.analysis.is_running() {
+            return;
+        }
+        if let Err(e) = self.inputs.validate() {
+            return lab.error(format!("Hyperspectral: {e}"));
+        }
+        let inputs = self.inputs.clone();
+        let total = inputs.planned_steps();
+        let run = inputs.clone();
+        self.analysis.start(
+            "basis-lab hsi",
+            inputs,
+            total,
+            lab.repaint_handle(),
+            move |progress, cancel: &AtomicBool| {
+                let var = Some(run.var.trim()).filter(|v| !v.is_empty());
+                let scene = Scene::read(std::path::Path::new(run.scene.trim()), var)
+                    .map_err(|e| Stop::Failed(e.to_string()))?;
+                let steps = |n: u64| (0..n).for_each(|_| progress());
+                let mut report = run_grid(
+                    &scene,
+                    &run.cfg(),
+                    &run.plan,
+                    &|p| {
+                        if let GridProgress::Steps(n) = p {
+                            steps(n);
+                        }
+                    },
+                    cancel,
+                )
+                .map_err(|e| match e {
+                    HsiError::Cancelled => Stop::Cancelled,
+                    e => Stop::Failed(e.to_string()),
+                })?;
+                // Every step's loss is kept in memory for the selection only; the view and the
+                // saved settings need the summaries.
+                for r in &mut report.runs {
+                    r.losses = Vec::new();
+                }
+                Ok(report)
+            },
+        );
+    }
+
+    fn busy(&self, _lab: &Lab) -> bool {
+        self.analysis.is_running()
+    }
+
+    fn save(&self) -> Option<String> {
+        to_ron(self)
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: HsiTab = from_ron(ron)?;
+        let mut notes = Vec::new();
+        let defaults = HsiTab::default().inputs;
+        check_count(
+            &mut notes,
+            "steps",
+            &mut s.inputs.steps,
+            STEPS,
+            defaults.steps,
+        );
+        if !(s.inputs.density.is_finite() && s.inputs.density > 0.0 && s.inputs.density < 1.0) {
+            notes.push(format!(
+                "`density` {} is outside (0, 1); reset to {}",
+                s.inputs.density, defaults.density
+            ));
+            s.inputs.density = defaults.density;
+        }
+        if let Err(e) = s.inputs.plan.validate() {
+            notes.push(format!("the plan ({e}) was reset to the paper's"));
+            s.inputs.plan = defaults.plan;
+        }
+        notes.extend(
+            s.analysis
+                .check_saved("hyperspectral run", |f| f.result.check().map(|()| f)),
+        );
+        *self = s;
+        Ok(notes)
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        ui.label(
+            "Completion of a hyperspectral scene, as in the paper's Table 5: every rate of each \
+             rule's grid on the selection seeds, one rate per rule picked from their training \
+             losses alone, that rate again on the report seeds. The plots follow each rule along \
+             its fit: held-out error and effective rank where the training loss first drops \
+             below each of six levels (deeper to the right), mean ± 1 sd over the seeds.",
+        );
+        let mut start = false;
+        let mut export = false;
+        self.settings_ui(ui, lab, &mut start, &mut export);
+        if start {
+            self.start(lab);
+        }
+        let Some(last) = &self.analysis.last else {
+            ui.label(RichText::new("No results yet: choose a scene and press Run.").weak());
+            return;
+        };
+        let (inputs, report) = (&last.inputs, &last.result);
+        if export {
+            export_table(lab, "hsi_summary.csv", "The run is still here", || {
+                summary_csv_bytes(report)
+            });
+        }
+        ui.label(
+            RichText::new(format!(
+                "Last run: {} (density {}, {} steps per run, seeds {} for the selection and {} \
+                 for the report; {:.0} s).",
+                inputs.scene,
+                inputs.density,
+                inputs.steps,
+                seeds_text(&inputs.plan.selection_seeds),
+                seeds_text(&inputs.plan.report_seeds),
+                report.seconds
+            ))
+            .weak(),
+        );
+        let paper = report
+            .setups
+            .first()
+            .and_then(|s| paper_rows(s).first().copied());
+        let picked: Vec<&RateSummary> = report
+            .summaries
+            .iter()
+            .filter(|s| s.picked_by.iter().any(|p| p.starts_with("paper")))
+            .collect();
+        let shown = if picked.is_empty() {
+            report.summaries.iter().collect()
+        } else {
+            picked
+        };
+        let mut items: Vec<(Color32, String, Swatch)> = shown
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (
+                    color(&s.rule, i),
+                    format!("{} (lr {})", s.rule, s.lr),
+                    Swatch::Thick,
+                )
+            })
+            .collect();
+        if paper.is_some() {
+            items.push((
+                Color32::GRAY,
+                "the paper at ≤ 1e-5 (◆, ± sd)".into(),
+                Swatch::Dashed,
+            ));
+        }
+        legend_row(ui, &items);
+        let w = ((ui.available_width() - 16.0) / 2.0).max(240.0);
+        ui.horizontal_top(|ui| {
+            for (title, y_label, rmse) in [
+                ("held-out RMSE along the fit", "held-out RMSE (×1e-2)", true),
+                (
+                    "effective rank of UVᵀ along the fit",
+                    "effective rank",
+                    false,
+                ),
+            ] {
+                ui.vertical(|ui| {
+                    ui.set_width(w);
+                    plot_header(ui, title, None);
+                    path_plot(ui, title, y_label, w, &shown, paper, rmse, lab.hover);
+                });
+            }
+        });
+        table(ui, &shown, paper);
+    }
+}
+
+impl HsiTab {
+    fn settings_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lab: &mut Lab,
+        start: &mut bool,
+        export: &mut bool,
+    ) {
+        let inputs = &mut self.inputs;
+        ui.horizontal(|ui| {
+            let l = ui.label("scene");
+            ui.add(
+                egui::TextEdit::singleline(&mut inputs.scene)
+                    .hint_text("path to a .mat file")
+                    .desired_width(360.0),
+            )
+            .labelled_by(l.id);
+            if ui.button("Choose…").clicked() {
+                match rfd::FileDialog::new()
+                    .add_filter("MATLAB v5 file", &["mat"])
+                    .pick_file()
+                {
+                    Some(p) => inputs.scene = p.display().to_string(),
+                    None => lab.inform(
+                        "No file chosen. (Without a file-dialog service, type the path into the \
+                         field.)",
+                    ),
+                }
+            }
+            let l = ui.label("variable");
+            ui.add(
+                egui::TextEdit::singleline(&mut inputs.var)
+                    .hint_text("the only 3-D array")
+                    .desired_width(160.0),
+            )
+            .labelled_by(l.id);
+        });
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label("density");
+            ui.add(
+                egui::DragValue::new(&mut inputs.density)
+                    .range(0.01..=0.99)
+                    .speed(0.01)
+                    .max_decimals(3),
+            )
+            .labelled_by(l.id);
+            let l = ui.label("steps per run");
+            ui.add(
+                egui::DragValue::new(&mut inputs.steps)
+                    .range(STEPS)
+                    .update_while_editing(false),
+            )
+            .labelled_by(l.id);
+            egui::ComboBox::from_label("grids")
+                .selected_text(match inputs.plan.grids {
+                    Grids::Paper => "the paper's",
+                    Grids::Own => "the project's",
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut inputs.plan.grids, Grids::Paper, "the paper's");
+                    ui.selectable_value(&mut inputs.plan.grids, Grids::Own, "the project's");
+                });
+            for (label, seeds) in [
+                ("selection seeds", &mut inputs.plan.selection_seeds),
+                ("report seeds", &mut inputs.plan.report_seeds),
+            ] {
+                let l = ui.label(label);
+                let mut text = seeds_text(seeds);
+                let r = ui
+                    .add(egui::TextEdit::singleline(&mut text).desired_width(90.0))
+                    .labelled_by(l.id);
+                if r.changed() {
+                    match parse_seeds(&text) {
+                        Ok(s) => *seeds = s,
+                        Err(e) => lab.error(format!("Hyperspectral {label}: {e}")),
+                    }
+                }
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            ui.label("rules");
+            for r in RULES {
+                let mut on = inputs.plan.rules.iter().any(|n| n == r.name);
+                if ui.checkbox(&mut on, r.name).changed() {
+                    if on {
+                        inputs.plan.rules.push(r.name.into());
+                    } else {
+                        inputs.plan.rules.retain(|n| n != r.name);
+                    }
+                    // Report order follows the registry's, whatever the clicking order.
+                    let order = |n: &String| RULES.iter().position(|r| r.name == n);
+                    inputs.plan.rules.sort_by_key(order);
+                }
+            }
+            let runs = if inputs.plan.validate().is_ok() {
+                inputs.plan.selection_rates().len() * inputs.plan.selection_seeds.len()
+                    + inputs.plan.rules.len() * inputs.plan.report_seeds.len()
+            } else {
+                0
+            };
+            ui.label(RichText::new(format!("about {runs} runs")).weak());
+            *start = progress_row(ui, self.analysis.job(), "steps", "Run", true);
+            if self.analysis.last.is_some() {
+                *export = export_button(ui, "Save the picked rates' paths (hsi_summary.csv)");
+            }
+        });
+    }
+}
+
+/// The colour of the rule `name`, the `i`-th shown.
+fn color(name: &str, i: usize) -> Color32 {
+    crate::sensing::zoo::Rule::named(name).map_or(Color32::GRAY, |r| rule_color(r, i))
+}
+
+/// x of a training-loss level: −log10, so deeper levels lie to the right.
+fn level_x(level: f64) -> f64 {
+    -level.log10()
+}
+
+/// One of the two path plots: `rmse` picks held-out RMSE (×1e-2) over effective rank.
+#[allow(clippy::too_many_arguments)]
+fn path_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    y_label: &str,
+    w: f32,
+    shown: &[&RateSummary],
+    paper: Option<&crate::sensing::hsi::PaperRow>,
+    rmse: bool,
+    hover: bool,
+) {
+    let scale = if rmse { 100.0 } else { 1.0 };
+    Plot::new(id)
+        .width(w)
+        .height(340.0)
+        .x_axis_label("training loss (log scale, deeper to the right)")
+        .y_axis_label(y_label)
+        .x_axis_formatter(|mark: GridMark, _| {
+            let v = mark.value;
+            if (v - v.round()).abs() < 1e-9 {
+                format!("1e-{}", v.round() as i64)
+            } else {
+                String::new()
+            }
+        })
+        .include_x(level_x(LEVELS[0]) - 0.1)
+        .include_x(level_x(LEVELS[LEVELS.len() - 1]) + 0.1)
+        .include_y(0.0)
+        .show_x(hover)
+        .show_y(hover)
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            for &l in &LEVELS {
+                plot.vline(
+                    VLine::new(format!("level {l:e}"), level_x(l))
+                        .color(Color32::from_gray(170))
+                        .style(LineStyle::dotted_dense())
+                        .width(0.8),
+                );
+            }
+            for (i, s) in shown.iter().enumerate() {
+                let col = color(&s.rule, i);
+                let pts: Vec<(f64, f64, f64)> = s
+                    .levels
+                    .iter()
+                    .filter_map(|l| {
+                        let stat = if rmse { l.test_rmse } else { l.erank }?;
+                        let x = level_x(l.level?);
+                        let ok = x.is_finite() && stat.mean.is_finite() && stat.sd.is_finite();
+                        ok.then_some((x, stat.mean * scale, stat.sd * scale))
+                    })
+                    .collect();
+                if pts.len() >= 2 {
+                    let x: Vec<f64> = pts.iter().map(|p| p.0).collect();
+                    let lo: Vec<f64> = pts.iter().map(|p| p.1 - p.2).collect();
+                    let hi: Vec<f64> = pts.iter().map(|p| p.1 + p.2).collect();
+                    plot.add(
+                        FilledArea::new(format!("{} ± sd", s.rule), &x, &lo, &hi)
+                            .fill_color(col.gamma_multiply(0.18)),
+                    );
+                }
+                let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
+                plot.add(
+                    Points::new(s.rule.clone(), line.clone())
+                        .color(col)
+                        .radius(3.5),
+                );
+                plot.line(Line::new(s.rule.clone(), line).color(col).width(2.5));
+                let deepest = level_x(LEVELS[LEVELS.len() - 1]);
+                let entry = paper.and_then(|row| {
+                    if rmse {
+                        paper_entry(row, &s.rule)
+                    } else {
+                        (s.rule == "muon").then_some([row.muon_rank, 0.0])
+                    }
+                });
+                if let Some([m, sd]) = entry {
+                    let x = deepest + 0.06 * (i as f64 + 1.0);
+                    plot.add(
+                        Points::new(format!("{} (paper)", s.rule), vec![[x, m]])
+                            .color(col)
+                            .shape(egui_plot::MarkerShape::Diamond)
+                            .radius(6.0),
+                    );
+                    if sd > 0.0 {
+                        plot.line(
+                            Line::new(
+                                format!("{} (paper) ± sd", s.rule),
+                                vec![[x, m - sd], [x, m + sd]],
+                            )
+                            .color(col)
+                            .width(1.5),
+                        );
+                    }
+                }
+            }
+        });
+}
+
+/// The Table 5 view: each shown rule at ≤ 1e-5 beside the paper.
+fn table(ui: &mut egui::Ui, shown: &[&RateSummary], paper: Option<&crate::sensing::hsi::PaperRow>) {
+    let fmt = |s: Option<crate::sensing::hsi::grid::Stat>, scale: f64, digits: usize| {
+        s.map_or("—".to_string(), |s| {
+            format!("{:.digits$} ± {:.digits$}", s.mean * scale, s.sd * scale)
+        })
+    };
+    ui.add_space(6.0);
+    ui.label(RichText::new("At training loss ≤ 1e-5 (Table 5: RMSE ×1e-2)").strong());
+    egui::Grid::new("hsi table")
+        .striped(true)
+        .num_columns(8)
+        .show(ui, |ui| {
+            for h in [
+                "rule",
+                "rate",
+                "picked by",
+                "seeds at ≤ 1e-5",
+                "RMSE ours",
+                "RMSE paper",
+                "rank ours",
+                "rank paper",
+            ] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for s in shown {
+                let d = s.deepest();
+                ui.label(&s.rule);
+                ui.label(format!("{}", s.lr));
+                ui.label(s.picked_by.join(", "));
+                ui.label(format!("{} of {}", d.reached, s.seeds.len()));
+                ui.label(fmt(d.test_rmse, 100.0, 3));
+                let row = paper;
+                ui.label(
+                    row.and_then(|r| paper_entry(r, &s.rule))
+                        .map_or("—".into(), |[m, sd]| format!("{m:.3} ± {sd:.3}")),
+                );
+                ui.label(fmt(d.erank, 1.0, 1));
+                ui.label(match row {
+                    Some(r) if s.rule == "muon" => format!("{}", r.muon_rank),
+                    _ => "—".into(),
+                });
+                ui.end_row();
+            }
+        });
+}
