@@ -243,3 +243,27 @@ fn the_app_refuses_an_unknown_section_or_tab_and_lists_the_known_ones() {
     let err = fails(&["--panel", "gauge", "--tab", "eps"]);
     assert!(err.contains("zoo, dial, tail, live"), "{err}");
 }
+
+/// `--settings` reads a file the user may have edited: one that is missing, not settings, or
+/// holds none fails before any window opens, naming the file.
+#[test]
+fn the_app_refuses_a_settings_file_it_cannot_read_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.ron");
+    let e = fails(&["--settings", s(&missing)]);
+    assert!(
+        e.contains(&format!("--settings {}", missing.display())),
+        "{e}"
+    );
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(&bad, "{\"app\": \"(dark: 5)\"}").unwrap();
+    let e = fails(&["--settings", s(&bad)]);
+    assert!(
+        e.contains(&format!("--settings {}: the settings:", bad.display())),
+        "{e}"
+    );
+    let empty = dir.path().join("empty.ron");
+    std::fs::write(&empty, "{}").unwrap();
+    let e = fails(&["--settings", s(&empty)]);
+    assert!(e.contains("the file holds no settings"), "{e}");
+}
