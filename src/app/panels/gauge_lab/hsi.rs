@@ -261,10 +261,15 @@ impl Panel for HsiTab {
             .iter()
             .enumerate()
             .map(|(i, s)| {
+                let swatch = if repeat(&shown, i) {
+                    Swatch::Dashed
+                } else {
+                    Swatch::Thick
+                };
                 (
                     color(&s.rule, i),
                     format!("{} (lr {})", s.rule, s.lr),
-                    Swatch::Thick,
+                    swatch,
                 )
             })
             .collect();
@@ -411,6 +416,12 @@ fn color(name: &str, i: usize) -> Color32 {
     crate::sensing::zoo::Rule::named(name).map_or(Color32::GRAY, |r| rule_color(r, i))
 }
 
+/// Whether the `i`-th shown summary repeats an earlier one's rule (GD's two grids may pick two
+/// rates): drawn dashed so the two stay apart.
+fn repeat(shown: &[&RateSummary], i: usize) -> bool {
+    shown[..i].iter().any(|s| s.rule == shown[i].rule)
+}
+
 /// x of a training-loss level: −log10, so deeper levels lie to the right.
 fn level_x(level: f64) -> f64 {
     -level.log10()
@@ -484,7 +495,17 @@ fn path_plot(
                         .color(col)
                         .radius(3.5),
                 );
-                plot.line(Line::new(s.rule.clone(), line).color(col).width(2.5));
+                let style = if repeat(shown, i) {
+                    LineStyle::dashed_loose()
+                } else {
+                    LineStyle::Solid
+                };
+                plot.line(
+                    Line::new(s.rule.clone(), line)
+                        .color(col)
+                        .width(2.5)
+                        .style(style),
+                );
                 let deepest = level_x(LEVELS[LEVELS.len() - 1]);
                 let entry = paper.and_then(|row| {
                     if rmse {
