@@ -241,7 +241,7 @@ fn the_app_refuses_an_unknown_section_or_tab_and_lists_the_known_ones() {
         "{err}"
     );
     let err = fails(&["--panel", "gauge", "--tab", "eps"]);
-    assert!(err.contains("zoo, dial, tail, live"), "{err}");
+    assert!(err.contains("zoo, dial, tail, hsi, live"), "{err}");
 }
 
 /// `--settings` reads a file the user may have edited: one that is missing, not settings, or

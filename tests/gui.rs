@@ -958,7 +958,7 @@ fn every_section_and_tab_has_a_distinct_id() {
     );
     assert_eq!(
         basis_lab::app::panels::tab_ids("gauge").unwrap(),
-        ["zoo", "dial", "tail", "live"]
+        ["zoo", "dial", "tail", "hsi", "live"]
     );
 }
 
