@@ -137,11 +137,13 @@ fn train(
                 Cmd::Step(n) => (until, pending) = (None, pending.saturating_add(n)),
             }
             if until.is_some_and(|u| calls > u) || run.finished() {
-                until = None;
-                pending = 0;
+                (until, pending) = (None, 0);
+            }
+            // Every command is answered, so the UI learns when a Pause took effect.
+            if calls > 0 {
                 send(Msg::Progress {
-                    step: calls.saturating_sub(1),
-                    running: false,
+                    step: calls - 1,
+                    running: until.is_some() || pending > 0,
                 });
             }
             continue;

@@ -159,7 +159,11 @@ impl AttentionTwins {
             return;
         }
         self.job(lab).send(cmd);
-        self.view.running = !matches!(cmd, Cmd::Pause);
+        // Play shows as running at once; a Pause shows once the run answers (it finishes the
+        // step in progress first).
+        if !matches!(cmd, Cmd::Pause) {
+            self.view.running = true;
+        }
     }
 
     fn play_pause(&mut self, lab: &Lab) {
