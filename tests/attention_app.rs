@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use basis_lab::app::panel::Panel;
-use basis_lab::app::panels::attention::{AttentionTwins, Curves, Source};
+use basis_lab::app::panels::attention::{
+    AttentionJob, AttentionTwins, Curves, Msg, RunView, Source,
+};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::attention::{AttentionPreset, TwinKind};
 use basis_lab::preset::Preset;
@@ -279,4 +281,43 @@ fn saved_settings_come_back_and_bad_ones_are_reset_with_a_note() {
     assert!(notes[0].contains("steps"), "{notes:?}");
     assert_eq!(c.preset().name, "attention-quick");
     assert!(c.load("(seed: \"x\")").is_err(), "text that does not parse");
+}
+
+#[test]
+fn a_run_that_cannot_start_is_reported_and_the_section_keeps_working() {
+    // The job checks its preset itself; a failure (as a panic would) arrives as a message.
+    let mut p = tiny();
+    p.steps = 1_000_000;
+    let job = AttentionJob::spawn(p, 0, std::sync::Arc::new(|| {}));
+    let mut view = RunView::new(&tiny());
+    for _ in 0..3000 {
+        job.drain().into_iter().for_each(|m| view.apply(m));
+        if view.failed.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let why = view.failed.clone().expect("the failure is reported");
+    assert!(why.contains("steps"), "{why}");
+    assert!(!view.running);
+    assert!(
+        job.is_finished() || {
+            std::thread::sleep(Duration::from_millis(200));
+            job.is_finished()
+        }
+    );
+    // In the app: the banner shows and Reset starts a good run again.
+    let mut h = harness(tiny());
+    open(&mut h);
+    {
+        let a = h.state_mut().as_mut().unwrap();
+        let (s, _) = a.panel_mut::<AttentionTwins>("attention").unwrap();
+        s.view.apply(Msg::Failed("the run panicked: test".into()));
+    }
+    h.run_steps(2);
+    h.get_by_label_contains("The attention run stopped: the run panicked: test");
+    h.get_by_label("⟲ Reset").click();
+    wait_for(&mut h, "a fresh step 0", |s| {
+        s.view.step == Some(0) && s.view.failed.is_none()
+    });
 }

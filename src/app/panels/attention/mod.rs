@@ -258,10 +258,7 @@ impl AttentionTwins {
     fn header(&mut self, ui: &mut egui::Ui, lab: &Lab) {
         ui.horizontal_wrapped(|ui| {
             ui.heading("Attention twins");
-            ui.label(
-                RichText::new("a small transformer trained twice: in each head's own basis and in a rotated one")
-                    .weak(),
-            );
+            ui.label(RichText::new("one transformer, trained in two bases").weak());
         });
         let mut about = self.about_open;
         if ui

@@ -321,7 +321,7 @@ fn distance_cell(
     w: f32,
     h: f32,
 ) -> bool {
-    let title = "Relative logit distance between each twin and its base model";
+    let title = "Twin vs base model: logit distance";
     plot_cell(ui, w, h, title, |ui, w, h| {
         log_plot("attention distance", "relative logit distance")
             .width(w)
@@ -356,13 +356,18 @@ fn curves_cell(
     h: f32,
 ) -> bool {
     let title = match settings.curves {
-        Curves::Accuracy => "Accuracy of each base model: training (solid), validation (dashed)",
-        Curves::Loss => "Loss of each base model: training (solid), validation (dashed)",
+        Curves::Accuracy => "Base models' accuracy",
+        Curves::Loss => "Base models' loss",
     };
     plot_cell(ui, w, h, title, |ui, w, h| {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut settings.curves, Curves::Accuracy, "accuracy");
             ui.selectable_value(&mut settings.curves, Curves::Loss, "loss");
+            ui.label(
+                RichText::new("training solid, validation dashed")
+                    .small()
+                    .weak(),
+            );
         });
         let h = h - 26.0;
         let plot = match settings.curves {
@@ -436,7 +441,7 @@ fn heatmap_cell(
     w: f32,
     h: f32,
 ) -> bool {
-    let title = "Query–key form difference per layer and head, latest step";
+    let title = "Query–key form difference per head";
     plot_cell(ui, w, h, title, |ui, w, h| {
         ui.horizontal_wrapped(|ui| {
             let l = ui.label("rule");
@@ -544,13 +549,14 @@ fn heatmap_cell(
 }
 
 fn table_cell(ui: &mut egui::Ui, preset: &AttentionPreset, view: &RunView, w: f32, h: f32) -> bool {
-    let title = "Logit distance at the paper's checkpoints: ours (paper's)";
+    let title = "Logit distance at the paper's checkpoints";
     plot_cell(ui, w, h, title, |ui, w, h| {
         egui::ScrollArea::both()
             .id_salt("attention table")
             .max_width(w)
             .max_height(h)
             .show(ui, |ui| {
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
                 egui::Grid::new("attention checkpoints")
                     .striped(true)
                     .num_columns(2 + view.checkpoints.len())
@@ -570,19 +576,27 @@ fn table_cell(ui: &mut egui::Ui, preset: &AttentionPreset, view: &RunView, w: f3
                             ui.label(kind.label());
                             for &s in &view.checkpoints {
                                 let ours = view.at(run, twin, s).map(|r| r.logit_distance);
-                                let cell = match paper_value(preset, run, kind, s) {
-                                    Some(p) => format!("{} ({})", sci(ours), sci(Some(p))),
-                                    None => sci(ours),
-                                };
-                                ui.label(RichText::new(cell).monospace());
+                                ui.vertical(|ui| {
+                                    ui.label(RichText::new(sci(ours)).monospace());
+                                    if let Some(p) = paper_value(preset, run, kind, s) {
+                                        ui.label(
+                                            RichText::new(format!("({})", sci(Some(p))))
+                                                .monospace()
+                                                .small()
+                                                .weak(),
+                                        );
+                                    }
+                                });
                             }
                             ui.end_row();
                         }
                     });
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
+                ui.set_max_width(w);
                 ui.label(
                     RichText::new(
-                        "In brackets the paper's value (float32 CPU, floor near 2e-7) where rule, \
-                         rate, model and step match; — not reached yet.",
+                        "Ours in f64; below in brackets the paper's value (float32 CPU, floor \
+                         near 2e-7) where rule, rate, model and step match; — not reached yet.",
                     )
                     .small()
                     .weak(),
