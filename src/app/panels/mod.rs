@@ -1,6 +1,7 @@
 //! Every view of the app. A section is one file or folder here plus one line in [`sections`];
 //! a tab is one file in its section's folder plus one line in that section's list.
 
+pub mod attention;
 pub mod controlled_test;
 pub mod explainer;
 pub mod gauge_lab;
@@ -18,6 +19,7 @@ pub fn sections() -> Vec<Box<dyn Panel>> {
         Box::new(explainer::Chapter::reading()),
         Box::new(explainer::Chapter::blind_spots()),
         Box::new(gauge_lab::GaugeLab::default()),
+        Box::new(attention::AttentionTwins::default()),
     ]
 }
 

@@ -1,0 +1,467 @@
+//! Attention twins: one seed of an attention preset (`src/attention`) trained live on its own
+//! thread — every rule's base transformer beside its twins — with the twins' logit distance,
+//! the training curves, the per-head query–key differences and the paper's checkpoints.
+
+mod job;
+mod view;
+
+pub use job::{AttentionJob, Cmd, Msg};
+pub use view::{Curves, RunView};
+
+use eframe::egui::{self, Color32, RichText};
+use serde::{Deserialize, Serialize};
+
+use crate::app::lab::Lab;
+use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, TwinKind};
+
+/// Where the section's preset comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// A preset of [`BUNDLED_ATTENTION`], by name.
+    Bundled(String),
+    /// A preset opened from a file or pasted, kept whole.
+    Custom(AttentionPreset),
+}
+
+impl Source {
+    /// The preset, or why it cannot be used (unknown bundled name, a field out of range).
+    pub fn preset(&self) -> Result<AttentionPreset, String> {
+        match self {
+            Source::Bundled(name) => {
+                let (_, text) = BUNDLED_ATTENTION
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .ok_or_else(|| format!("no bundled attention preset is called `{name}`"))?;
+                AttentionPreset::from_ron(text, &format!("presets/{name}.ron"))
+                    .map_err(|e| e.to_string())
+            }
+            Source::Custom(p) => p.validate().map(|()| p.clone()).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// The section's saved settings: the preset, the seed and the plot choices.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The preset run.
+    pub source: Source,
+    /// The seed run (the preset's own seed when it is chosen).
+    pub seed: u64,
+    /// What the training-curve plot shows.
+    pub curves: Curves,
+    /// The run (by name) whose query–key differences the heatmap shows.
+    pub heat_run: String,
+    /// The twin kind the heatmap compares with its base model.
+    pub heat_twin: TwinKind,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            source: Source::Bundled("attention-quick".into()),
+            seed: 0,
+            curves: Curves::Accuracy,
+            heat_run: "adam".into(),
+            heat_twin: TwinKind::Gauge,
+        }
+    }
+}
+
+/// The "Attention twins" section.
+pub struct AttentionTwins {
+    /// What is saved.
+    pub settings: Settings,
+    preset: AttentionPreset,
+    job: Option<AttentionJob>,
+    /// What the run has reported.
+    pub view: RunView,
+    /// Where a Play of screenshot mode pauses (for [`Panel::busy`]).
+    until: Option<usize>,
+    /// Text of the paste window, when open.
+    pub paste_text: Option<String>,
+    about_open: bool,
+}
+
+impl Default for AttentionTwins {
+    fn default() -> Self {
+        let settings = Settings::default();
+        let preset = settings.source.preset().expect("bundled preset is valid");
+        Self {
+            view: RunView::new(&preset),
+            settings,
+            preset,
+            job: None,
+            until: None,
+            paste_text: None,
+            about_open: false,
+        }
+    }
+}
+
+impl AttentionTwins {
+    /// The preset as run (the chosen one with the chosen seed).
+    pub fn preset(&self) -> &AttentionPreset {
+        &self.preset
+    }
+
+    /// Switches to `source` at its own seed and starts afresh at step 0; a preset that does not
+    /// validate changes nothing and returns why.
+    pub fn set_source(&mut self, source: Source) -> Result<(), String> {
+        let preset = source.preset()?;
+        self.settings.seed = preset.seed;
+        self.settings.source = source;
+        self.rebuild(preset);
+        Ok(())
+    }
+
+    /// Runs seed `seed` of the current preset from step 0 (nothing if that seed overflows).
+    pub fn set_seed(&mut self, seed: u64) -> Result<(), String> {
+        let mut p = self.preset.clone();
+        p.seed = seed;
+        p.validate().map_err(|e| e.to_string())?;
+        self.settings.seed = seed;
+        self.rebuild(p);
+        Ok(())
+    }
+
+    /// Drops the run and its results; the next frame starts the new one at step 0.
+    fn rebuild(&mut self, preset: AttentionPreset) {
+        self.job = None;
+        self.until = None;
+        self.view = RunView::new(&preset);
+        if !preset
+            .runs
+            .iter()
+            .any(|r| r.name() == self.settings.heat_run)
+        {
+            self.settings.heat_run = preset.runs[0].name().to_string();
+        }
+        self.preset = preset;
+    }
+
+    /// Back to step 0 with the same preset and seed.
+    pub fn reset(&mut self) {
+        self.rebuild(self.preset.clone());
+    }
+
+    /// The running job, started (measuring step 0) if there is none.
+    fn job(&mut self, lab: &Lab) -> &AttentionJob {
+        let (preset, seed) = (&self.preset, self.preset.seed);
+        self.job
+            .get_or_insert_with(|| AttentionJob::spawn(preset.clone(), seed, lab.repaint_handle()))
+    }
+
+    /// Sends a transport command, starting the run if needed.
+    pub fn command(&mut self, cmd: Cmd, lab: &Lab) {
+        if self.view.failed.is_some() {
+            return;
+        }
+        self.job(lab).send(cmd);
+        // Play shows as running at once; a Pause shows once the run answers (it finishes the
+        // step in progress first).
+        if !matches!(cmd, Cmd::Pause) {
+            self.view.running = true;
+        }
+    }
+
+    fn play_pause(&mut self, lab: &Lab) {
+        if self.view.running {
+            self.command(Cmd::Pause, lab);
+        } else {
+            self.command(Cmd::Play { until: None }, lab);
+        }
+    }
+}
+
+impl Panel for AttentionTwins {
+    fn id(&self) -> &'static str {
+        "attention"
+    }
+
+    fn title(&self) -> &'static str {
+        "Attention twins"
+    }
+
+    fn logic(&mut self, _lab: &mut Lab) {
+        if let Some(job) = &self.job {
+            for m in job.drain() {
+                self.view.apply(m);
+            }
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        self.job(lab);
+        egui::ScrollArea::vertical()
+            .id_salt("attention scroll")
+            .show(ui, |ui| {
+                self.header(ui, lab);
+                self.transport(ui, lab);
+                ui.separator();
+                view::plots(ui, lab, &self.preset, &mut self.view, &mut self.settings);
+            });
+        self.paste_window(ui, lab);
+    }
+
+    /// Plays to `lab.stop.at_step` (screenshot mode's step count) or to the end.
+    fn start(&mut self, lab: &mut Lab) {
+        let until = lab.stop.at_step.map(|s| s.min(self.preset.steps));
+        self.until = Some(until.unwrap_or(self.preset.steps));
+        self.command(Cmd::Play { until }, lab);
+    }
+
+    fn busy(&self, _lab: &Lab) -> bool {
+        self.view.failed.is_none()
+            && (self.view.step.is_none() || self.until.is_some_and(|u| self.view.step < Some(u)))
+    }
+
+    fn save(&self) -> Option<String> {
+        to_ron(&self.settings)
+    }
+
+    fn load(&mut self, ron: &str) -> Result<Vec<String>, String> {
+        let mut s: Settings = from_ron(ron)?;
+        let mut notes = Vec::new();
+        let mut preset = match s.source.preset() {
+            Ok(p) => p,
+            Err(e) => {
+                notes.push(format!(
+                    "the attention preset ({e}) was replaced by attention-quick"
+                ));
+                s.source = Settings::default().source;
+                s.seed = 0;
+                s.source.preset().expect("bundled preset is valid")
+            }
+        };
+        preset.seed = s.seed;
+        if let Err(e) = preset.validate() {
+            notes.push(format!("`seed` {} ({e}); reset", s.seed));
+            preset.seed = s.source.preset().expect("checked above").seed;
+            s.seed = preset.seed;
+        }
+        if !preset.runs.iter().any(|r| r.name() == s.heat_run) {
+            notes.push(format!(
+                "`heat_run` `{}` is not a run of the preset; the first run is shown",
+                s.heat_run
+            ));
+            s.heat_run = preset.runs[0].name().to_string();
+        }
+        self.settings = s;
+        self.rebuild(preset);
+        Ok(notes)
+    }
+}
+
+impl AttentionTwins {
+    fn header(&mut self, ui: &mut egui::Ui, lab: &Lab) {
+        ui.horizontal_wrapped(|ui| {
+            ui.heading("Attention twins");
+            ui.label(RichText::new("one transformer, trained in two bases").weak());
+        });
+        let mut about = self.about_open;
+        if ui
+            .selectable_label(about, "What am I looking at?")
+            .on_hover_text("The twins, and how to read the plots")
+            .clicked()
+        {
+            about = !about;
+        }
+        egui::Window::new("Attention twins: what am I looking at?")
+            .open(&mut about)
+            .default_width(640.0)
+            .vscroll(true)
+            .show(ui.ctx(), |ui| {
+                for paragraph in view::ABOUT {
+                    ui.label(*paragraph);
+                    ui.add_space(4.0);
+                }
+            });
+        self.about_open = about;
+        ui.label(view::SUMMARY);
+        if let Some(why) = &self.view.failed {
+            egui::Frame::new()
+                .fill(Color32::from_rgb(150, 20, 20))
+                .inner_margin(8.0)
+                .corner_radius(4.0)
+                .show(ui, |ui| {
+                    ui.label(
+                        RichText::new(format!(
+                            "The attention run stopped: {why}. Reset starts it again."
+                        ))
+                        .color(Color32::WHITE)
+                        .strong(),
+                    );
+                });
+        }
+        for line in self.view.divergence_lines(&self.preset) {
+            ui.label(RichText::new(line).color(lab.notice_color(true)));
+        }
+    }
+
+    fn transport(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        let mut choice: Option<Source> = None;
+        let mut seed = self.settings.seed;
+        let mut open_file = false;
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label("preset");
+            let current = match &self.settings.source {
+                Source::Bundled(n) => n.clone(),
+                Source::Custom(p) => format!("{} (custom)", p.name),
+            };
+            egui::ComboBox::from_id_salt("attention preset")
+                .selected_text(current)
+                .show_ui(ui, |ui| {
+                    for (name, _) in BUNDLED_ATTENTION {
+                        if ui.selectable_label(false, *name).clicked() {
+                            choice = Some(Source::Bundled((*name).into()));
+                        }
+                    }
+                })
+                .response
+                .labelled_by(l.id);
+            open_file = ui
+                .button("Open file…")
+                .on_hover_text("An attention preset (.ron), as `basis-lab attention FILE` reads")
+                .clicked();
+            if ui
+                .button("Paste…")
+                .on_hover_text("Paste an attention preset's RON text")
+                .clicked()
+            {
+                self.paste_text.get_or_insert_with(String::new);
+            }
+            let l = ui.label("seed");
+            ui.add(egui::DragValue::new(&mut seed).update_while_editing(false))
+                .labelled_by(l.id);
+            ui.label(
+                RichText::new(format!(
+                    "{} models of {} parameters, {} steps",
+                    self.preset.models_per_seed(),
+                    self.preset.arch().numbers(),
+                    self.preset.steps
+                ))
+                .weak(),
+            );
+        });
+        if open_file {
+            match rfd::FileDialog::new()
+                .add_filter("RON preset", &["ron"])
+                .pick_file()
+            {
+                Some(path) => match AttentionPreset::load(&path.to_string_lossy()) {
+                    Ok(p) => choice = Some(Source::Custom(p)),
+                    Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
+                },
+                None => lab.inform("No file chosen."),
+            }
+        }
+        if let Some(source) = choice {
+            if let Err(e) = self.set_source(source) {
+                lab.error(format!("Attention preset not loaded: {e}"));
+            }
+        } else if seed != self.settings.seed
+            && let Err(e) = self.set_seed(seed)
+        {
+            lab.error(format!("Seed not applied: {e}"));
+        }
+        ui.horizontal_wrapped(|ui| {
+            let play = if self.view.running {
+                "❚❚ Pause"
+            } else {
+                "▶ Play"
+            };
+            let finished = self.view.step == Some(self.preset.steps);
+            if ui
+                .add_enabled(
+                    !finished || self.view.running,
+                    egui::Button::new(RichText::new(play).strong()),
+                )
+                .clicked()
+            {
+                self.play_pause(lab);
+            }
+            if ui
+                .add_enabled(!finished, egui::Button::new("Step"))
+                .on_hover_text("One training step of every model")
+                .clicked()
+            {
+                self.command(Cmd::Step(1), lab);
+            }
+            if ui
+                .button("⟲ Reset")
+                .on_hover_text("Back to step 0 with the same preset and seed")
+                .clicked()
+            {
+                self.reset();
+            }
+            let done = self.view.step.map_or(0, |s| s + 1);
+            ui.add(
+                egui::ProgressBar::new(done as f32 / (self.preset.steps + 1) as f32)
+                    .desired_width(200.0),
+            );
+            let step = self.view.step.map_or("starting".into(), |s| {
+                format!("step {s} / {}", self.preset.steps)
+            });
+            ui.label(RichText::new(step).monospace().strong());
+            let state = if self.view.failed.is_some() {
+                "stopped"
+            } else if self.view.running {
+                "running"
+            } else if finished {
+                "finished"
+            } else {
+                "paused"
+            };
+            ui.label(RichText::new(state).weak());
+        });
+    }
+
+    fn paste_window(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        let Some(mut text) = self.paste_text.take() else {
+            return;
+        };
+        let mut open = true;
+        let mut load = false;
+        egui::Window::new("Paste attention preset")
+            .open(&mut open)
+            .default_width(520.0)
+            .show(ui.ctx(), |ui| {
+                ui.horizontal(|ui| {
+                    load = ui.button("Load attention preset").clicked();
+                    ui.label("Paste an attention preset's RON text below, then load it.");
+                });
+                let label = ui.label("Attention preset text");
+                egui::ScrollArea::vertical()
+                    .max_height(420.0)
+                    .show(ui, |ui| {
+                        ui.add(
+                            egui::TextEdit::multiline(&mut text)
+                                .code_editor()
+                                .desired_rows(12)
+                                .desired_width(f32::INFINITY),
+                        )
+                        .labelled_by(label.id);
+                    });
+            });
+        if load {
+            match AttentionPreset::from_ron(&text, "pasted text") {
+                Ok(p) => {
+                    let name = p.name.clone();
+                    match self.set_source(Source::Custom(p)) {
+                        Ok(()) => {
+                            lab.inform(format!("Loaded the attention preset `{name}`."));
+                            return;
+                        }
+                        Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
+                    }
+                }
+                Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
+            }
+        } else if !open {
+            return;
+        }
+        self.paste_text = Some(text);
+    }
+}
