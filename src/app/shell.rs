@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::lab::{Lab, default_preset};
 use super::panel::Panel;
 use super::panels;
+use super::widgets::reflow;
 use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset};
 use crate::worker::StopRule;
@@ -59,6 +60,16 @@ pub struct AppState {
     pub paste_text: Option<String>,
     /// Where Ctrl+S screenshots go.
     pub screenshot_dir: PathBuf,
+    /// By how many points the last frame's central content was wider than the central area
+    /// (which scrolls only vertically, so anything wider is cut off); the layout tests check it
+    /// stays 0.
+    pub central_overflow: f32,
+    /// The view (section index, open tab) drawn last frame: a new view starts scrolled to
+    /// its top.
+    shown: Option<(usize, Option<&'static str>)>,
+    /// Whether the side column's drawer is open (on windows too narrow to pin it, see
+    /// [`reflow::SIDE_FOLD`]).
+    pub drawer_open: bool,
     screenshot_outcome: Arc<Mutex<Option<Result<PathBuf, String>>>>,
 }
 
@@ -84,6 +95,9 @@ impl AppState {
             sections: panels::sections(),
             open: 0,
             paste_text: None,
+            drawer_open: false,
+            central_overflow: 0.0,
+            shown: None,
             screenshot_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             screenshot_outcome: Arc::new(Mutex::new(None)),
         };
@@ -166,28 +180,58 @@ impl AppState {
         }
     }
 
-    /// Draws the whole app into `ui` and handles its keyboard shortcuts.
+    /// Draws the whole app into `ui` and handles its keyboard shortcuts. The section list and
+    /// the side column fold by the width the window gives (see [`reflow`]); the central area
+    /// scrolls only vertically, its panels reflowing to its width.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::S)) {
             self.request_screenshot(&ctx, None);
         }
-        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
-        egui::Panel::left("nav")
-            .resizable(false)
-            .exact_size(270.0)
-            .show(ui, |ui| self.nav(ui));
+        let width = ui.available_width();
+        let nav_folded = width < reflow::NAV_FOLD;
+        let side_pinned = width >= reflow::SIDE_FOLD;
+        let has_side = self.section().has_side();
+        if has_side
+            && !side_pinned
+            && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::F9))
+        {
+            self.drawer_open = !self.drawer_open;
+        }
+        egui::Panel::top("menu").show(ui, |ui| {
+            self.menu_bar(ui, nav_folded, has_side && !side_pinned)
+        });
+        if !nav_folded {
+            egui::Panel::left("nav")
+                .resizable(false)
+                .exact_size(230.0)
+                .show(ui, |ui| self.nav(ui, false));
+        }
+        let view = (self.open, self.section().tabs().map(|t| t.open().id()));
+        let new_view = self.shown != Some(view);
+        self.shown = Some(view);
         let (lab, section) = (&mut self.lab, self.sections[self.open].as_mut());
-        if section.has_side() {
+        if has_side && (side_pinned || self.drawer_open) {
             egui::Panel::right("settings")
                 .resizable(true)
-                .default_size(360.0)
+                .default_size(340.0)
+                .size_range(280.0..=480.0)
                 .show(ui, |ui| section.side_ui(ui, lab));
         }
-        egui::CentralPanel::default().show(ui, |ui| {
-            notice_row(ui, lab);
-            section.ui(ui, lab);
+        let central = egui::CentralPanel::default().show(ui, |ui| {
+            let mut area = egui::ScrollArea::vertical()
+                .id_salt("central")
+                .auto_shrink([false, false]);
+            if new_view {
+                area = area.vertical_scroll_offset(0.0);
+            }
+            area.show(ui, |ui| {
+                notice_row(ui, lab);
+                section.ui(ui, lab);
+            })
         });
+        let area = central.inner;
+        self.central_overflow = (area.content_size.x - area.inner_rect.width()).max(0.0);
         self.paste_window(ui);
     }
 
@@ -219,8 +263,15 @@ impl AppState {
         );
     }
 
-    fn menu_bar(&mut self, ui: &mut egui::Ui) {
+    /// The menu bar; with `nav_folded` it starts with the section list as a menu, with
+    /// `drawer` it has the side column's drawer button.
+    fn menu_bar(&mut self, ui: &mut egui::Ui, nav_folded: bool, drawer: bool) {
         egui::MenuBar::new().ui(ui, |ui| {
+            if nav_folded {
+                ui.menu_button(format!("☰ {}", self.section().title()), |ui| {
+                    self.nav(ui, true);
+                });
+            }
             ui.menu_button("File", |ui| {
                 if ui.button("Open preset…").clicked() {
                     ui.close();
@@ -281,16 +332,38 @@ impl AppState {
                     ui.close();
                 }
             });
-            ui.separator();
-            ui.label(RichText::new("basis-lab").strong());
-            ui.label(RichText::new("does the optimizer leave fingerprints in the basis?").weak());
+            if drawer {
+                ui.separator();
+                let label = if self.drawer_open {
+                    "⚙ Hide settings"
+                } else {
+                    "⚙ Settings"
+                };
+                if ui
+                    .selectable_label(self.drawer_open, label)
+                    .on_hover_text("F9: open or close the settings column")
+                    .clicked()
+                {
+                    self.drawer_open = !self.drawer_open;
+                }
+            }
+            if !nav_folded {
+                ui.separator();
+                ui.label(RichText::new("basis-lab").strong());
+                ui.label(
+                    RichText::new("does the optimizer leave fingerprints in the basis?").weak(),
+                );
+            }
         });
     }
 
-    fn nav(&mut self, ui: &mut egui::Ui) {
-        ui.add_space(8.0);
-        ui.label(RichText::new("Sections").heading());
-        ui.add_space(6.0);
+    /// The section list; `in_menu` when drawn inside the folded menu.
+    fn nav(&mut self, ui: &mut egui::Ui, in_menu: bool) {
+        if !in_menu {
+            ui.add_space(8.0);
+            ui.label(RichText::new("Sections").heading());
+            ui.add_space(6.0);
+        }
         for (i, s) in self.sections.iter().enumerate() {
             if s.separated() {
                 ui.add_space(6.0);
@@ -298,6 +371,9 @@ impl AppState {
             }
             if ui.selectable_label(self.open == i, s.title()).clicked() {
                 self.open = i;
+                if in_menu {
+                    ui.close();
+                }
             }
         }
     }
