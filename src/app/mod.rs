@@ -117,6 +117,10 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
                 state.lab.error(text + &more.unwrap_or_default());
             }
             state.lab.hover = shot.is_none();
+            state.fullscreen_allowed = !shot_mode;
+            if opts.present {
+                state.set_presenting(&cc.egui_ctx, true);
+            }
             // A tab without a section is one of the controlled test's.
             let section =
                 (opts.section.clone()).or_else(|| opts.tab.as_ref().map(|_| "test".to_string()));

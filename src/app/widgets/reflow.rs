@@ -28,8 +28,35 @@ pub fn columns(width: f32, min_w: f32, max: usize) -> usize {
     fit.clamp(1, max.max(1))
 }
 
+/// Whether the app is in presentation mode (set by the shell each frame): plots offer to fill
+/// the screen and lines are drawn thicker.
+pub fn presenting(ctx: &egui::Context) -> bool {
+    ctx.data(|d| d.get_temp::<bool>(egui::Id::unique(PRESENTING)))
+        .unwrap_or(false)
+}
+
+/// Sets [`presenting`].
+pub fn set_presenting(ctx: &egui::Context, on: bool) {
+    ctx.data_mut(|d| d.insert_temp(egui::Id::unique(PRESENTING), on));
+}
+
+const PRESENTING: &str = "basis-lab presenting";
+
+/// A plot line's width: `w` on a desk, twice that in presentation mode (on top of its larger
+/// zoom), so lines read from the back of a room.
+pub fn line_width(ctx: &egui::Context, w: f32) -> f32 {
+    if presenting(ctx) {
+        w * 2.0 / PRESENT_ZOOM
+    } else {
+        w
+    }
+}
+
+/// How much presentation mode enlarges the whole UI (type, controls, plot frames).
+pub const PRESENT_ZOOM: f32 = 1.4;
+
 /// The geometry of a grid of `n` cells in the width the `ui` has: columns, cell width and
-/// the number of rows.
+/// the number of rows; in presentation mode one chosen cell may fill the area alone.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cells {
     /// Cells per row.
@@ -38,15 +65,36 @@ pub struct Cells {
     pub rows: usize,
     /// Width of one cell (points).
     pub w: f32,
+    /// The cell filling the area alone (presentation mode), if one was chosen.
+    pub alone: Option<usize>,
+    id: egui::Id,
 }
 
 impl Cells {
-    /// `n` cells of at least `min_w` (at most `max_cols` per row) in `ui`'s available width.
-    pub fn fit(ui: &egui::Ui, n: usize, min_w: f32, max_cols: usize) -> Self {
-        Self::in_width(ui.available_width(), n, min_w, max_cols)
+    /// `n` cells of at least `min_w` (at most `max_cols` per row) in `ui`'s available width,
+    /// for the grid called `id`.
+    pub fn fit(ui: &egui::Ui, id: &str, n: usize, min_w: f32, max_cols: usize) -> Self {
+        let id = egui::Id::unique(("reflow grid", id));
+        let alone = presenting(ui.ctx())
+            .then(|| ui.data(|d| d.get_temp::<usize>(id)))
+            .flatten()
+            .filter(|&i| i < n);
+        let width = ui.available_width();
+        let mut cells = Self::in_width(width, n, min_w, max_cols);
+        cells.id = id;
+        if alone.is_some() {
+            cells = Self {
+                cols: 1,
+                rows: 1,
+                w: width.floor(),
+                alone,
+                id,
+            };
+        }
+        cells
     }
 
-    /// The same for a given `width`.
+    /// The same for a given `width`, with no cell alone.
     pub fn in_width(width: f32, n: usize, min_w: f32, max_cols: usize) -> Self {
         let cols = columns(width, min_w, max_cols.min(n.max(1)));
         let w = ((width - GAP * (cols - 1) as f32) / cols as f32).floor();
@@ -54,34 +102,59 @@ impl Cells {
             cols,
             rows: n.max(1).div_ceil(cols),
             w,
+            alone: None,
+            id: egui::Id::NULL,
         }
     }
 
     /// Height of one cell: the `avail` height less `reserved`, shared by the rows when they fit
     /// on screen, clamped to [`PLOT_MIN_H`] and `max`. One column scrolls, so there each cell
-    /// gets at least a readable height rather than a share of the window.
+    /// gets at least a readable height rather than a share of the window; a cell alone gets
+    /// all the height there is.
     pub fn height(&self, avail: f32, reserved: f32, max: f32) -> f32 {
+        if self.alone.is_some() {
+            return (avail - 40.0).max(PLOT_MIN_H);
+        }
         let rows = if self.cols == 1 { 1 } else { self.rows };
         ((avail - reserved) / rows as f32).clamp(PLOT_MIN_H, max.max(PLOT_MIN_H))
     }
 }
 
 /// Draws `n` cells in rows of `cells.cols`: `cell(ui, i)` draws cell `i` in a column
-/// `cells.w` wide.
-pub fn grid(
-    ui: &mut egui::Ui,
-    id: &str,
-    n: usize,
-    cells: Cells,
-    mut cell: impl FnMut(&mut egui::Ui, usize),
-) {
-    egui::Grid::new(id)
+/// `cells.w` wide. In presentation mode each cell has a button to fill the area alone (and
+/// the lone cell one to bring the others back).
+pub fn grid(ui: &mut egui::Ui, n: usize, cells: Cells, mut cell: impl FnMut(&mut egui::Ui, usize)) {
+    let presenting = presenting(ui.ctx());
+    let toggle = |ui: &mut egui::Ui, i: usize| {
+        if !presenting {
+            return;
+        }
+        let (label, next) = match cells.alone {
+            Some(_) => ("All plots", None),
+            None => ("Fill the screen", Some(i)),
+        };
+        if ui.small_button(label).clicked() {
+            ui.data_mut(|d| match next {
+                Some(i) => {
+                    d.insert_temp(cells.id, i);
+                }
+                None => d.remove::<usize>(cells.id),
+            });
+        }
+    };
+    if let Some(i) = cells.alone {
+        toggle(ui, i);
+        cell(ui, i);
+        return;
+    }
+    egui::Grid::new(cells.id)
         .num_columns(cells.cols)
         .spacing([GAP, 6.0])
         .show(ui, |ui| {
             for i in 0..n {
                 ui.vertical(|ui| {
                     ui.set_width(cells.w);
+                    toggle(ui, i);
                     cell(ui, i);
                 });
                 if (i + 1) % cells.cols == 0 {
@@ -196,6 +269,7 @@ mod tests {
     #[test]
     fn cells_fill_the_width_and_one_column_gets_a_readable_height() {
         let c = Cells::in_width(1000.0, 4, PLOT_MIN_W, 2);
+        assert_eq!(c.alone, None);
         assert_eq!((c.cols, c.rows), (2, 2));
         assert_eq!(c.w, 494.0);
         assert_eq!(c.height(700.0, 100.0, 500.0), 300.0);

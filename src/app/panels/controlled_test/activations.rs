@@ -102,10 +102,10 @@ impl Activations {
                 "mean excess kurtosis",
             ),
         ];
-        let cells = Cells::fit(ui, 3, 320.0, 3);
+        let cells = Cells::fit(ui, "activation plots", 3, 320.0, 3);
         let (w, h) = (cells.w, cells.height(ui.available_height(), 120.0, 640.0));
         let hover = lab.hover;
-        reflow::grid(ui, "activation plots", 3, cells, |ui, k| {
+        reflow::grid(ui, 3, cells, |ui, k| {
             let (title, y_label) = titles[k];
             plot_header(ui, title, None);
             linear_plot(title, y_label)

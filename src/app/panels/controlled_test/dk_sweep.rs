@@ -147,7 +147,7 @@ impl Panel for DkSweep {
             let ran = &p.sweep.preset;
             stale_note(ui, lab, format!("preset “{}”, seed {}", ran.name, ran.seed));
         }
-        let cells = Cells::fit(ui, 2, PLOT_MIN_W, 2);
+        let cells = Cells::fit(ui, "dk plots", 2, PLOT_MIN_W, 2);
         let view = SweepView {
             axis: XAxis::Dk,
             sweeps: points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect(),
@@ -171,7 +171,7 @@ impl Panel for DkSweep {
             .collect();
         sweep_legend(ui, &view.arms(&EXCESS), "");
         let metrics = [&EXCESS, &ORIENTATION];
-        reflow::grid(ui, "dk plots", 2, cells, |ui, i| {
+        reflow::grid(ui, 2, cells, |ui, i| {
             view.plot(ui, metrics[i], (i == 0).then_some(&band[..]));
         });
         ui.add_space(4.0);

@@ -150,7 +150,7 @@ impl Panel for EpsSweep {
         if points.iter().any(|p| p.eps <= 0.0) {
             ui.label(RichText::new("ε = 0 has no place on a log axis; its numbers are in the CSV of `basis-lab eps-sweep`.").weak());
         }
-        let cells = Cells::fit(ui, 4, PLOT_MIN_W, 2);
+        let cells = Cells::fit(ui, "eps plots", 4, PLOT_MIN_W, 2);
         let view = SweepView {
             axis: XAxis::Eps,
             sweeps: points.iter().map(|p| (p.eps, &p.sweep)).collect(),
@@ -175,7 +175,7 @@ impl Panel for EpsSweep {
             "thick: Adam arms (read ε); dashed: references",
         );
         let metrics = [&EXCESS, &ORIENTATION, &GRAM, &ACCURACY];
-        reflow::grid(ui, "eps plots", 4, cells, |ui, i| {
+        reflow::grid(ui, 4, cells, |ui, i| {
             view.plot(ui, metrics[i], (i == 0).then_some(&band[..]));
         });
     }

@@ -96,12 +96,12 @@ impl Panel for Live {
         };
         let hover = lab.hover;
         let table_h = 48.0 + 25.0 * lab.history.arms.len() as f32;
-        let cells = Cells::fit(ui, 4, PLOT_MIN_W, 2);
+        let cells = Cells::fit(ui, "plots", 4, PLOT_MIN_W, 2);
         let plot_h = cells.height(ui.available_height(), table_h + 60.0, 560.0);
         let col_w = cells.w;
         let mut export = None;
         let (s, maps) = (&mut self.settings, &mut self.heatmaps);
-        reflow::grid(ui, "plots", 4, cells, |ui, i| match i {
+        reflow::grid(ui, 4, cells, |ui, i| match i {
             0 => {
                 if plot_cell(
                     ui,
@@ -170,6 +170,7 @@ impl Panel for Live {
 }
 
 fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let ctx = ui.ctx().clone();
     let floor = LOG_FLOOR.log10();
     let mut items = arm_legend(arms, " twins");
     if arms.iter().any(|a| !a.noise_div.is_empty()) {
@@ -202,6 +203,7 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
                 let c = optimizer_color(&a.label.optimizer, i);
                 let label = arm_name(a);
                 plot.line(line(
+                    &ctx,
                     format!("{label} twins"),
                     &mut a.orientation_div,
                     c,
@@ -209,8 +211,14 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
                 ));
                 if !a.noise_div.is_empty() {
                     plot.line(
-                        line(format!("{label} noise twin"), &mut a.noise_div, c, 1.5)
-                            .style(LineStyle::dashed_loose()),
+                        line(
+                            &ctx,
+                            format!("{label} noise twin"),
+                            &mut a.noise_div,
+                            c,
+                            1.5,
+                        )
+                        .style(LineStyle::dashed_loose()),
                     );
                 }
                 if let ArmStatus::Diverged { step, .. } = a.status {
@@ -225,6 +233,7 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
 }
 
 fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32) {
+    let ctx = ui.ctx().clone();
     let hover = lab.hover;
     let dark = lab.dark;
     let arms = &mut lab.history.arms;
@@ -263,8 +272,14 @@ fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui,
                 let c = optimizer_color(&a.label.optimizer, i);
                 let name = arm_name(a);
                 let [base, rot] = &mut a.axis_concentration;
-                plot.line(line(format!("{name} from Q·W0"), rot, faded(c, 150), 1.0));
-                plot.line(line(format!("{name} from W0"), base, c, 2.5));
+                plot.line(line(
+                    &ctx,
+                    format!("{name} from Q·W0"),
+                    rot,
+                    faded(c, 150),
+                    1.0,
+                ));
+                plot.line(line(&ctx, format!("{name} from W0"), base, c, 2.5));
             }
             plot.hline(
                 HLine::new("3/(d_k+2)", isotropic_axis_concentration(d_k))
@@ -275,6 +290,7 @@ fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui,
 }
 
 fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let ctx = ui.ctx().clone();
     let mut items = arm_legend(arms, "");
     items.push((Color32::GRAY, "mean ‖w‖ over keys".into(), Swatch::Thick));
     items.push((
@@ -293,9 +309,15 @@ fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover:
             for (i, a) in arms.iter_mut().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
                 let name = arm_name(a);
-                plot.line(line(format!("{name} mean"), &mut a.column_norm[0], c, 2.5));
+                plot.line(line(
+                    &ctx,
+                    format!("{name} mean"),
+                    &mut a.column_norm[0],
+                    c,
+                    2.5,
+                ));
                 plot.line(
-                    line(format!("{name} sd"), &mut a.column_norm_sd, c, 1.2)
+                    line(&ctx, format!("{name} sd"), &mut a.column_norm_sd, c, 1.2)
                         .style(LineStyle::dashed_loose()),
                 );
             }
@@ -303,6 +325,7 @@ fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover:
 }
 
 fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let ctx = ui.ctx().clone();
     let mut items = arm_legend(arms, "");
     items.push((Color32::GRAY, "held-out".into(), Swatch::Dot));
     items.push((
@@ -333,12 +356,14 @@ fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: 
                         .filled(true),
                 );
                 plot.line(line(
+                    &ctx,
                     format!("{name} training (average)"),
                     &mut a.loss_average,
                     faded(c, 170),
                     1.2,
                 ));
                 plot.line(line(
+                    &ctx,
                     format!("{name} held-out"),
                     &mut a.heldout_loss[0],
                     c,

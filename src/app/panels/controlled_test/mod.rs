@@ -347,11 +347,18 @@ fn arm_name(a: &ArmHistory) -> String {
     }
 }
 
-/// A line of a decimated series, borrowed (no copy per frame).
-fn line<'a>(name: String, series: &'a mut MinMaxSeries, color: Color32, width: f32) -> Line<'a> {
+/// A line of a decimated series, borrowed (no copy per frame), `width` thick (thicker when
+/// presenting, see [`reflow::line_width`]).
+fn line<'a>(
+    ctx: &egui::Context,
+    name: String,
+    series: &'a mut MinMaxSeries,
+    color: Color32,
+    width: f32,
+) -> Line<'a> {
     Line::new(name, PlotPoints::Borrowed(series.points()))
         .color(color)
-        .width(width)
+        .width(reflow::line_width(ctx, width))
 }
 
 /// `x` as `1.23e-4`, or a dash when not finite.

@@ -233,7 +233,7 @@ impl Panel for LiveRuns {
             .map(|(i, (r, _))| (rule_color(*r, i), r.name(), Swatch::Thick))
             .collect();
         legend_row(ui, &items);
-        let cells = Cells::fit(ui, 4, PLOT_MIN_W, 2);
+        let cells = Cells::fit(ui, "live grid", 4, PLOT_MIN_W, 2);
         let (w, h) = (cells.w, cells.height(ui.available_height(), 60.0, 420.0));
         let series = &mut self.series;
         let panels = [
@@ -244,7 +244,7 @@ impl Panel for LiveRuns {
                 "recovery (log scale)",
             ),
         ];
-        reflow::grid(ui, "live grid", 4, cells, |ui, pick| match pick {
+        reflow::grid(ui, 4, cells, |ui, pick| match pick {
             0 | 1 => {
                 let (title, id, y_label) = panels[pick];
                 ui.vertical(|ui| {
