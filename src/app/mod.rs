@@ -50,6 +50,12 @@ pub struct GuiOptions {
     /// run at full speed for this many seconds, then print frame-time percentiles, the steps
     /// reached and the peak resident memory before the screenshot.
     pub frame_seconds: Option<f64>,
+    /// Screenshot mode: the window's size in points (default 1920 × 1200).
+    pub size: Option<[f32; 2]>,
+    /// Screenshot mode: pixels per point (default 1).
+    pub scale: Option<f32>,
+    /// Start in presentation mode.
+    pub present: bool,
 }
 
 /// Opens the main window and blocks until it is closed. In screenshot mode, returns an error if
@@ -58,8 +64,10 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
     let shot_mode = opts.screenshot.is_some();
     let store = shot_mode
         .then(|| std::env::temp_dir().join(format!("basis-lab-shot-{}.ron", std::process::id())));
+    let scale = opts.scale.unwrap_or(1.0);
     let size = if shot_mode {
-        [1920.0, 1200.0]
+        let [w, h] = opts.size.unwrap_or([1920.0, 1200.0]);
+        [w * scale, h * scale]
     } else {
         [1680.0, 1050.0]
     };
@@ -68,7 +76,7 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             .with_title("basis-lab")
             .with_app_id("basis-lab")
             .with_inner_size(size)
-            .with_min_inner_size([900.0, 600.0]),
+            .with_min_inner_size([640.0, 480.0]),
         persist_window: !shot_mode,
         persistence_path: store.clone(),
         ..Default::default()
@@ -86,6 +94,9 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
         "basis-lab",
         options,
         Box::new(move |cc| {
+            if shot_mode {
+                cc.egui_ctx.set_zoom_factor(scale);
+            }
             let mut settings = if let Some(s) = opts.settings.clone() {
                 s
             } else if shot_mode {
@@ -111,6 +122,10 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
                 state.lab.error(text + &more.unwrap_or_default());
             }
             state.lab.hover = shot.is_none();
+            state.fullscreen_allowed = !shot_mode;
+            if opts.present {
+                state.set_presenting(&cc.egui_ctx, true);
+            }
             // A tab without a section is one of the controlled test's.
             let section =
                 (opts.section.clone()).or_else(|| opts.tab.as_ref().map(|_| "test".to_string()));

@@ -132,9 +132,9 @@ impl Tabs {
             .map(|t| t.as_mut())
     }
 
-    /// The tab bar: one selectable label per tab.
+    /// The tab bar: one selectable label per tab, wrapping onto a second line when narrow.
     pub fn bar(&mut self, ui: &mut egui::Ui) {
-        ui.horizontal(|ui| {
+        super::widgets::reflow::controls_row(ui, |ui| {
             for (i, t) in self.list.iter().enumerate() {
                 if ui.selectable_label(self.open == i, t.title()).clicked() {
                     self.open = i;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::lab::{Lab, default_preset};
 use super::panel::Panel;
 use super::panels;
+use super::widgets::reflow;
 use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset};
 use crate::worker::StopRule;
@@ -59,6 +60,24 @@ pub struct AppState {
     pub paste_text: Option<String>,
     /// Where Ctrl+S screenshots go.
     pub screenshot_dir: PathBuf,
+    /// By how many points the last frame's central content was wider than the central area
+    /// (which scrolls only vertically, so anything wider is cut off); the layout tests check it
+    /// stays 0.
+    pub central_overflow: f32,
+    /// The view (section index, open tab) drawn last frame: a new view starts scrolled to
+    /// its top.
+    shown: Option<(usize, Option<&'static str>)>,
+    /// Presentation mode: full screen, no side panels, everything larger (see
+    /// [`AppState::set_presenting`]).
+    pub presenting: bool,
+    /// The zoom factor before presentation mode, restored when it ends.
+    zoom_before: f32,
+    /// Whether presentation mode may switch the window to full screen (not in screenshot mode,
+    /// which photographs a window of a given size).
+    pub fullscreen_allowed: bool,
+    /// Whether the side column's drawer is open (on windows too narrow to pin it, see
+    /// [`reflow::SIDE_FOLD`]).
+    pub drawer_open: bool,
     screenshot_outcome: Arc<Mutex<Option<Result<PathBuf, String>>>>,
 }
 
@@ -84,6 +103,12 @@ impl AppState {
             sections: panels::sections(),
             open: 0,
             paste_text: None,
+            drawer_open: false,
+            presenting: false,
+            zoom_before: 1.0,
+            fullscreen_allowed: true,
+            central_overflow: 0.0,
+            shown: None,
             screenshot_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             screenshot_outcome: Arc::new(Mutex::new(None)),
         };
@@ -166,29 +191,177 @@ impl AppState {
         }
     }
 
-    /// Draws the whole app into `ui` and handles its keyboard shortcuts.
+    /// Draws the whole app into `ui` and handles its keyboard shortcuts. The section list and
+    /// the side column fold by the width the window gives (see [`reflow`]); the central area
+    /// scrolls only vertically, its panels reflowing to its width.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::S)) {
             self.request_screenshot(&ctx, None);
         }
-        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
-        egui::Panel::left("nav")
-            .resizable(false)
-            .exact_size(270.0)
-            .show(ui, |ui| self.nav(ui));
+        self.presentation_keys(&ctx);
+        reflow::set_presenting(&ctx, self.presenting);
+        if self.presenting {
+            egui::Panel::top("present bar").show(ui, |ui| self.presentation_bar(ui));
+            self.central(ui, false);
+            return;
+        }
+        let width = ui.available_width();
+        let nav_folded = width < reflow::NAV_FOLD;
+        let side_pinned = width >= reflow::SIDE_FOLD;
+        let has_side = self.section().has_side();
+        if has_side
+            && !side_pinned
+            && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::F9))
+        {
+            self.drawer_open = !self.drawer_open;
+        }
+        egui::Panel::top("menu").show(ui, |ui| {
+            self.menu_bar(ui, nav_folded, has_side && !side_pinned)
+        });
+        if !nav_folded {
+            egui::Panel::left("nav")
+                .resizable(false)
+                .exact_size(230.0)
+                .show(ui, |ui| self.nav(ui, false));
+        }
+        self.central(ui, has_side && (side_pinned || self.drawer_open));
+        self.paste_window(ui);
+    }
+
+    /// The open section in the central area (which scrolls only vertically and starts a new
+    /// view at its top), with its side column when `side`.
+    fn central(&mut self, ui: &mut egui::Ui, side: bool) {
+        let view = (self.open, self.section().tabs().map(|t| t.open().id()));
+        let new_view = self.shown != Some(view);
+        self.shown = Some(view);
         let (lab, section) = (&mut self.lab, self.sections[self.open].as_mut());
-        if section.has_side() {
+        if side {
             egui::Panel::right("settings")
                 .resizable(true)
-                .default_size(360.0)
+                .default_size(340.0)
+                .size_range(280.0..=480.0)
                 .show(ui, |ui| section.side_ui(ui, lab));
         }
-        egui::CentralPanel::default().show(ui, |ui| {
-            notice_row(ui, lab);
-            section.ui(ui, lab);
+        let central = egui::CentralPanel::default().show(ui, |ui| {
+            let mut area = egui::ScrollArea::vertical()
+                .id_salt("central")
+                .auto_shrink([false, false]);
+            if new_view {
+                area = area.vertical_scroll_offset(0.0);
+            }
+            area.show(ui, |ui| {
+                notice_row(ui, lab);
+                section.ui(ui, lab);
+            })
         });
-        self.paste_window(ui);
+        let area = central.inner;
+        self.central_overflow = (area.content_size.x - area.inner_rect.width()).max(0.0);
+    }
+
+    /// Enters or leaves presentation mode: full screen (where allowed), side panels hidden, the
+    /// whole UI enlarged by [`reflow::PRESENT_ZOOM`] and plot lines drawn twice as thick.
+    pub fn set_presenting(&mut self, ctx: &egui::Context, on: bool) {
+        if on == self.presenting {
+            return;
+        }
+        self.presenting = on;
+        if on {
+            self.zoom_before = ctx.zoom_factor();
+            ctx.set_zoom_factor(self.zoom_before * reflow::PRESENT_ZOOM);
+        } else {
+            ctx.set_zoom_factor(self.zoom_before);
+        }
+        if self.fullscreen_allowed {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
+        }
+        reflow::set_presenting(ctx, on);
+    }
+
+    /// Every view in navigation order: each section, or each tab of a section that has them,
+    /// as (section index, tab id).
+    pub fn views(&self) -> Vec<(usize, Option<&'static str>)> {
+        let mut out = Vec::new();
+        for (i, s) in self.sections.iter().enumerate() {
+            match s.tabs() {
+                Some(tabs) => out.extend(tabs.iter().map(|t| (i, Some(t.id())))),
+                None => out.push((i, None)),
+            }
+        }
+        out
+    }
+
+    /// Moves `by` views forward (negative: back) in [`AppState::views`], stopping at the ends.
+    pub fn step_view(&mut self, by: isize) {
+        let views = self.views();
+        let here = (self.open, self.section().tabs().map(|t| t.open().id()));
+        let i = views.iter().position(|v| *v == here).unwrap_or(0);
+        let j = (i as isize + by).clamp(0, views.len() as isize - 1) as usize;
+        let (section, tab) = views[j];
+        self.open = section;
+        if let (Some(tab), Some(tabs)) = (tab, self.section_mut().tabs_mut()) {
+            tabs.select(tab);
+        }
+    }
+
+    /// Presentation mode's keys: F11 toggles it, Esc leaves it, Page Up/Down and the arrow
+    /// keys step through the views (unless a widget has the keyboard).
+    fn presentation_keys(&mut self, ctx: &egui::Context) {
+        if ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::F11)) {
+            self.set_presenting(ctx, !self.presenting);
+        }
+        if !self.presenting || ctx.memory(|m| m.focused().is_some()) {
+            return;
+        }
+        let any_popup = egui::Popup::is_any_open(ctx);
+        let (esc, back, forward) = ctx.input_mut(|i| {
+            let mut key = |k| i.consume_key(egui::Modifiers::NONE, k);
+            (
+                !any_popup && key(egui::Key::Escape),
+                key(egui::Key::PageUp) | key(egui::Key::ArrowLeft) | key(egui::Key::ArrowUp),
+                key(egui::Key::PageDown) | key(egui::Key::ArrowRight) | key(egui::Key::ArrowDown),
+            )
+        });
+        if esc {
+            self.set_presenting(ctx, false);
+        }
+        if back {
+            self.step_view(-1);
+        }
+        if forward {
+            self.step_view(1);
+        }
+    }
+
+    /// The slim bar of presentation mode: where we are, the arrows, and the way out.
+    fn presentation_bar(&mut self, ui: &mut egui::Ui) {
+        reflow::controls_row(ui, |ui| {
+            if ui
+                .button("Previous")
+                .on_hover_text("Page Up / ←: previous")
+                .clicked()
+            {
+                self.step_view(-1);
+            }
+            if ui
+                .button("Next")
+                .on_hover_text("Page Down / →: next")
+                .clicked()
+            {
+                self.step_view(1);
+            }
+            let s = self.section();
+            let tab = s.tabs().map(|t| t.open().title());
+            let here = match tab {
+                Some(t) => format!("{} · {t}", s.title()),
+                None => s.title().to_string(),
+            };
+            ui.label(RichText::new(here).strong());
+            if ui.button("Leave presentation (Esc)").clicked() {
+                let ctx = ui.ctx().clone();
+                self.set_presenting(&ctx, false);
+            }
+        });
     }
 
     /// Asks for a PNG of the next frame, saved into `path` (or a time-stamped file in
@@ -219,8 +392,15 @@ impl AppState {
         );
     }
 
-    fn menu_bar(&mut self, ui: &mut egui::Ui) {
+    /// The menu bar; with `nav_folded` it starts with the section list as a menu, with
+    /// `drawer` it has the side column's drawer button.
+    fn menu_bar(&mut self, ui: &mut egui::Ui, nav_folded: bool, drawer: bool) {
         egui::MenuBar::new().ui(ui, |ui| {
+            if nav_folded {
+                ui.menu_button(format!("☰ {}", self.section().title()), |ui| {
+                    self.nav(ui, true);
+                });
+            }
             ui.menu_button("File", |ui| {
                 if ui.button("Open preset…").clicked() {
                     ui.close();
@@ -282,15 +462,48 @@ impl AppState {
                 }
             });
             ui.separator();
-            ui.label(RichText::new("basis-lab").strong());
-            ui.label(RichText::new("does the optimizer leave fingerprints in the basis?").weak());
+            if ui
+                .button("Present")
+                .on_hover_text(
+                    "F11: presentation mode — full screen, larger type, no side panels; Esc leaves",
+                )
+                .clicked()
+            {
+                let ctx = ui.ctx().clone();
+                self.set_presenting(&ctx, true);
+            }
+            if drawer {
+                ui.separator();
+                let label = if self.drawer_open {
+                    "⚙ Hide settings"
+                } else {
+                    "⚙ Settings"
+                };
+                if ui
+                    .selectable_label(self.drawer_open, label)
+                    .on_hover_text("F9: open or close the settings column")
+                    .clicked()
+                {
+                    self.drawer_open = !self.drawer_open;
+                }
+            }
+            if !nav_folded {
+                ui.separator();
+                ui.label(RichText::new("basis-lab").strong());
+                ui.label(
+                    RichText::new("does the optimizer leave fingerprints in the basis?").weak(),
+                );
+            }
         });
     }
 
-    fn nav(&mut self, ui: &mut egui::Ui) {
-        ui.add_space(8.0);
-        ui.label(RichText::new("Sections").heading());
-        ui.add_space(6.0);
+    /// The section list; `in_menu` when drawn inside the folded menu.
+    fn nav(&mut self, ui: &mut egui::Ui, in_menu: bool) {
+        if !in_menu {
+            ui.add_space(8.0);
+            ui.label(RichText::new("Sections").heading());
+            ui.add_space(6.0);
+        }
         for (i, s) in self.sections.iter().enumerate() {
             if s.separated() {
                 ui.add_space(6.0);
@@ -298,6 +511,9 @@ impl AppState {
             }
             if ui.selectable_label(self.open == i, s.title()).clicked() {
                 self.open = i;
+                if in_menu {
+                    ui.close();
+                }
             }
         }
     }

@@ -65,6 +65,40 @@ pub struct Cli {
     /// the tab's analysis runs first.
     #[arg(long)]
     tab: Option<String>,
+    /// With --screenshot: the window's size in points, `WxH` (default 1920x1200), to show a
+    /// laptop (1280x720) or a projector (1024x768).
+    #[arg(long, value_parser = parse_size, requires = "screenshot")]
+    size: Option<[f32; 2]>,
+    /// With --screenshot: pixels per point (1 to 4), so `--size 1280x720 --scale 2` is a 2x
+    /// HiDPI laptop (a 2560x1440 PNG).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale, requires = "screenshot")]
+    scale: f32,
+    /// With --screenshot: photograph presentation mode (full screen, larger type).
+    #[arg(long, requires = "screenshot")]
+    present: bool,
+}
+
+/// `WxH` in points, each 320 to 8000.
+fn parse_size(text: &str) -> Result<[f32; 2], String> {
+    let bad =
+        || format!("`{text}` is not a size; write it as WxH, e.g. 1280x720 (each 320 to 8000)");
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if !(320..=8000).contains(&w) || !(320..=8000).contains(&h) {
+        return Err(bad());
+    }
+    Ok([w as f32, h as f32])
+}
+
+/// Pixels per point, 1 to 4.
+fn parse_scale(text: &str) -> Result<f32, String> {
+    match text.trim().parse::<f32>() {
+        Ok(s) if (1.0..=4.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "`{text}` is out of range; allowed a number from 1 to 4"
+        )),
+    }
 }
 
 fn parse_section(name: &str) -> Result<String, String> {
@@ -153,6 +187,9 @@ impl Cli {
             section: self.panel,
             tab: self.tab,
             frame_seconds: self.frame_stats.then_some(self.frame_seconds),
+            size: self.size,
+            scale: Some(self.scale),
+            present: self.present,
         })
     }
 }

@@ -5,4 +5,5 @@ pub mod colors;
 pub mod heatmap;
 pub mod math;
 pub mod plots;
+pub mod reflow;
 pub mod status;

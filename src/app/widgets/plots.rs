@@ -41,9 +41,15 @@ pub fn log_grid(input: GridInput) -> Vec<GridMark> {
     out
 }
 
-/// Tick label for a log10 axis value: `1e-12`; minor marks stay unlabelled.
-pub fn log_tick(mark: GridMark, _range: &RangeInclusive<f64>) -> String {
-    if mark.step_size < 1.0 {
+/// Tick label for a log10 axis value: `1e-12`; minor marks stay unlabelled, and so do marks
+/// at the very ends of the visible `range`, whose labels would spill over the plot's title or
+/// axis label.
+pub fn log_tick(mark: GridMark, range: &RangeInclusive<f64>) -> String {
+    let margin = (range.end() - range.start()) * 0.03;
+    if mark.step_size < 1.0
+        || mark.value < range.start() + margin
+        || mark.value > range.end() - margin
+    {
         return String::new();
     }
     format!("1e{}", mark.value.round() as i64)
@@ -134,39 +140,62 @@ pub fn legend_row(ui: &mut egui::Ui, items: &[(Color32, String, Swatch)]) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 6.0;
         for (color, label, swatch) in items {
-            let (rect, _) = ui.allocate_exact_size(egui::vec2(26.0, 14.0), egui::Sense::hover());
-            let p = ui.painter();
-            let (l, r, y) = (rect.left(), rect.right(), rect.center().y);
-            let seg = |w: f32| {
-                p.line_segment(
-                    [egui::pos2(l, y), egui::pos2(r, y)],
-                    egui::Stroke::new(w, *color),
-                )
-            };
-            match swatch {
-                Swatch::Thick => {
-                    seg(3.0);
-                }
-                Swatch::Thin => {
-                    seg(1.2);
-                }
-                Swatch::Dashed | Swatch::Dotted => {
-                    let dash = if *swatch == Swatch::Dashed { 6.0 } else { 2.0 };
-                    p.extend(egui::Shape::dashed_line(
-                        &[egui::pos2(l, y), egui::pos2(r, y)],
-                        egui::Stroke::new(1.5, *color),
-                        dash,
-                        3.0,
-                    ));
-                }
-                Swatch::Dot => {
-                    p.circle_filled(rect.center(), 4.0, *color);
-                }
-            }
-            ui.label(egui::RichText::new(label).small());
-            ui.add_space(6.0);
+            legend_entry(ui, *color, label, *swatch);
         }
     });
+}
+
+/// One legend entry, its swatch and its name allocated as one widget, so a wrapping legend
+/// moves them to the next line together; readers of the accessibility tree get the name.
+fn legend_entry(ui: &mut egui::Ui, color: Color32, label: &str, swatch: Swatch) {
+    let font = egui::TextStyle::Small.resolve(ui.style());
+    let text_color = ui.visuals().text_color();
+    let galley = ui
+        .painter()
+        .layout_no_wrap(label.to_string(), font, text_color);
+    let size = egui::vec2(
+        26.0 + 6.0 + galley.size().x + 12.0,
+        galley.size().y.max(14.0),
+    );
+    let (entry, response) = ui.allocate_exact_size(size, egui::Sense::hover());
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, label.to_string()));
+    let rect = egui::Rect::from_min_size(
+        egui::pos2(entry.left(), entry.center().y - 7.0),
+        egui::vec2(26.0, 14.0),
+    );
+    ui.painter().galley(
+        egui::pos2(rect.right() + 6.0, entry.center().y - galley.size().y / 2.0),
+        galley,
+        text_color,
+    );
+    let p = ui.painter();
+    let (l, r, y) = (rect.left(), rect.right(), rect.center().y);
+    let seg = |w: f32| {
+        p.line_segment(
+            [egui::pos2(l, y), egui::pos2(r, y)],
+            egui::Stroke::new(w, color),
+        )
+    };
+    match swatch {
+        Swatch::Thick => {
+            seg(3.0);
+        }
+        Swatch::Thin => {
+            seg(1.2);
+        }
+        Swatch::Dashed | Swatch::Dotted => {
+            let dash = if swatch == Swatch::Dashed { 6.0 } else { 2.0 };
+            p.extend(egui::Shape::dashed_line(
+                &[egui::pos2(l, y), egui::pos2(r, y)],
+                egui::Stroke::new(1.5, color),
+                dash,
+                3.0,
+            ));
+        }
+        Swatch::Dot => {
+            p.circle_filled(rect.center(), 4.0, color);
+        }
+    }
 }
 
 /// A plot with its title and an "Export CSV" button on one row above it; `draw(ui, w, h)`
@@ -191,18 +220,27 @@ pub fn plot_cell(
     export
 }
 
+/// Room kept for the buttons on the right of a plot's title row.
+const HEADER_BUTTONS_W: f32 = 100.0;
+
 /// The row above a plot: its title, and on the right, with `export` (its hover text), an
 /// "Export CSV" button. Returns whether the button was clicked. Every titled plot draws its
 /// title through here, so a control every plot gets goes in one place.
 pub fn plot_header(ui: &mut egui::Ui, title: &str, export: Option<&str>) -> bool {
     let Some(hover) = export else {
-        ui.label(RichText::new(title).strong());
+        ui.add(egui::Label::new(RichText::new(title).strong()).wrap());
         return false;
     };
     let mut clicked = false;
-    ui.horizontal(|ui| {
-        ui.label(RichText::new(title).strong());
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+    // The title wraps beside the buttons rather than running under them.
+    ui.horizontal_top(|ui| {
+        let title_w = (ui.available_width() - HEADER_BUTTONS_W).max(120.0);
+        ui.allocate_ui_with_layout(
+            egui::vec2(title_w, 0.0),
+            egui::Layout::top_down(egui::Align::Min),
+            |ui| ui.add(egui::Label::new(RichText::new(title).strong()).wrap()),
+        );
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
             clicked = export_button(ui, hover);
         });
     });

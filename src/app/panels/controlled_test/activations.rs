@@ -10,6 +10,7 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header};
+use crate::app::widgets::reflow::{self, Cells};
 
 /// The memory-and-reads tab.
 pub struct Activations {
@@ -77,8 +78,8 @@ impl Activations {
                 Swatch::Dashed,
             ));
         }
-        ui.horizontal(|ui| {
-            legend_row(ui, &items);
+        legend_row(ui, &items);
+        reflow::controls_row(ui, |ui| {
             band_arm_picker(
                 ui,
                 "activation band arm",
@@ -101,50 +102,45 @@ impl Activations {
                 "mean excess kurtosis",
             ),
         ];
-        let avail = ui.available_size();
-        let w = (avail.x - 24.0) / 3.0;
-        let h = (avail.y - 120.0).clamp(240.0, 640.0);
+        let cells = Cells::fit(ui, "activation plots", 3, 320.0, 3);
+        let (w, h) = (cells.w, cells.height(ui.available_height(), 120.0, 640.0));
         let hover = lab.hover;
-        ui.horizontal_top(|ui| {
-            for (k, (title, y_label)) in titles.iter().enumerate() {
-                ui.vertical(|ui| {
-                    ui.set_width(w);
-                    plot_header(ui, title, None);
-                    linear_plot(title, y_label)
-                        .width(w)
-                        .height(h)
-                        .show_x(hover)
-                        .show_y(hover)
-                        .show(ui, |plot| {
-                            let arms = &lab.history.arms;
-                            if let Some(a) = arms.get(band_arm) {
-                                band(plot, &a.activations[k], &a.label.name);
-                            }
-                            if k == 1 {
-                                plot.hline(
-                                    HLine::new(
-                                        "3/(d_k+2), random directions",
-                                        crate::metrics::isotropic_axis_concentration(preset.d_k),
-                                    )
-                                    .color(Color32::GRAY)
-                                    .style(LineStyle::dotted_loose()),
-                                );
-                            }
-                            for (i, a) in arms.iter().enumerate() {
-                                let c = optimizer_color(&a.label.optimizer, i);
-                                let pts: Vec<[f64; 2]> = a.activations[k]
-                                    .finite_points()
-                                    .map(|p| [p[0], p[1]])
-                                    .collect();
-                                plot.line(
-                                    Line::new(a.label.name.clone(), PlotPoints::from(pts))
-                                        .color(c)
-                                        .width(2.5),
-                                );
-                            }
-                        });
+        reflow::grid(ui, 3, cells, |ui, k| {
+            let (title, y_label) = titles[k];
+            plot_header(ui, title, None);
+            linear_plot(title, y_label)
+                .width(w)
+                .height(h)
+                .show_x(hover)
+                .show_y(hover)
+                .show(ui, |plot| {
+                    let arms = &lab.history.arms;
+                    if let Some(a) = arms.get(band_arm) {
+                        band(plot, &a.activations[k], &a.label.name);
+                    }
+                    if k == 1 {
+                        plot.hline(
+                            HLine::new(
+                                "3/(d_k+2), random directions",
+                                crate::metrics::isotropic_axis_concentration(preset.d_k),
+                            )
+                            .color(Color32::GRAY)
+                            .style(LineStyle::dotted_loose()),
+                        );
+                    }
+                    for (i, a) in arms.iter().enumerate() {
+                        let c = optimizer_color(&a.label.optimizer, i);
+                        let pts: Vec<[f64; 2]> = a.activations[k]
+                            .finite_points()
+                            .map(|p| [p[0], p[1]])
+                            .collect();
+                        plot.line(
+                            Line::new(a.label.name.clone(), PlotPoints::from(pts))
+                                .color(c)
+                                .width(2.5),
+                        );
+                    }
                 });
-            }
         });
         latest_table(lab, ui);
     }
@@ -182,11 +178,10 @@ fn latest_table(lab: &Lab, ui: &mut egui::Ui) {
         ))
         .strong(),
     );
-    egui::Grid::new("activation table")
-        .striped(true)
-        .num_columns(4)
-        .spacing([24.0, 4.0])
-        .show(ui, |ui| {
+    reflow::table(
+        ui,
+        "activation table",
+        |ui| {
             for h in [
                 "arm",
                 "kurtosis of S rows",
@@ -195,7 +190,8 @@ fn latest_table(lab: &Lab, ui: &mut egui::Ui) {
             ] {
                 ui.label(RichText::new(h).strong());
             }
-            ui.end_row();
+        },
+        |ui| {
             for (i, (a, act)) in lab.history.arms.iter().zip(&snap.activations).enumerate() {
                 ui.label(
                     RichText::new(&a.label.name).color(optimizer_color(&a.label.optimizer, i)),
@@ -215,5 +211,6 @@ fn latest_table(lab: &Lab, ui: &mut egui::Ui) {
                 }
                 ui.end_row();
             }
-        });
+        },
+    );
 }

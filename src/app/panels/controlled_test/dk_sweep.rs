@@ -13,6 +13,7 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::plots::{export_button, export_table};
+use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{DkPoint, dk_sweep, report, scaled_to_dk};
 use crate::preset::Preset;
@@ -114,7 +115,7 @@ impl Panel for DkSweep {
         );
         let mut start = false;
         let mut export = false;
-        ui.horizontal(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("d_k values");
             ui.add(egui::TextEdit::singleline(&mut self.dk_text).desired_width(200.0))
                 .labelled_by(l.id);
@@ -146,15 +147,12 @@ impl Panel for DkSweep {
             let ran = &p.sweep.preset;
             stale_note(ui, lab, format!("preset “{}”, seed {}", ran.name, ran.seed));
         }
-        let avail = ui.available_size();
+        let cells = Cells::fit(ui, "dk plots", 2, PLOT_MIN_W, 2);
         let view = SweepView {
             axis: XAxis::Dk,
             sweeps: points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect(),
             emphasise: |_| true,
-            size: (
-                (avail.x - 16.0) / 2.0,
-                (avail.y - 140.0).clamp(240.0, 640.0),
-            ),
+            size: (cells.w, cells.height(ui.available_height(), 140.0, 640.0)),
             hover: lab.hover,
         };
         // The spread chance gives, averaged over the arms.
@@ -172,9 +170,9 @@ impl Panel for DkSweep {
             })
             .collect();
         sweep_legend(ui, &view.arms(&EXCESS), "");
-        ui.horizontal_top(|ui| {
-            view.plot(ui, &EXCESS, Some(&band));
-            view.plot(ui, &ORIENTATION, None);
+        let metrics = [&EXCESS, &ORIENTATION];
+        reflow::grid(ui, 2, cells, |ui, i| {
+            view.plot(ui, metrics[i], (i == 0).then_some(&band[..]));
         });
         ui.add_space(4.0);
         for (d, (_, s)) in points.iter().zip(&view.sweeps) {

@@ -13,6 +13,7 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::plots::{export_button, export_table};
+use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{EpsPoint, eps_sweep, report, with_adam_eps};
 use crate::preset::Preset;
@@ -114,7 +115,7 @@ impl Panel for EpsSweep {
         );
         let mut start = false;
         let mut export = false;
-        ui.horizontal(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("Adam's ε");
             ui.add(egui::TextEdit::singleline(&mut self.eps_text).desired_width(300.0))
                 .labelled_by(l.id);
@@ -149,15 +150,12 @@ impl Panel for EpsSweep {
         if points.iter().any(|p| p.eps <= 0.0) {
             ui.label(RichText::new("ε = 0 has no place on a log axis; its numbers are in the CSV of `basis-lab eps-sweep`.").weak());
         }
-        let avail = ui.available_size();
+        let cells = Cells::fit(ui, "eps plots", 4, PLOT_MIN_W, 2);
         let view = SweepView {
             axis: XAxis::Eps,
             sweeps: points.iter().map(|p| (p.eps, &p.sweep)).collect(),
             emphasise: |o| o == "adam",
-            size: (
-                (avail.x - 16.0) / 2.0,
-                ((avail.y - 80.0) / 2.0).clamp(200.0, 520.0),
-            ),
+            size: (cells.w, cells.height(ui.available_height(), 80.0, 520.0)),
             hover: lab.hover,
         };
         // The spread chance gives Adam's keys (the first arm's if there is no Adam arm).
@@ -176,16 +174,9 @@ impl Panel for EpsSweep {
             &view.arms(&EXCESS),
             "thick: Adam arms (read ε); dashed: references",
         );
-        egui::Grid::new("eps plots")
-            .num_columns(2)
-            .spacing([12.0, 8.0])
-            .show(ui, |ui| {
-                view.plot(ui, &EXCESS, Some(&band));
-                view.plot(ui, &ORIENTATION, None);
-                ui.end_row();
-                view.plot(ui, &GRAM, None);
-                view.plot(ui, &ACCURACY, None);
-                ui.end_row();
-            });
+        let metrics = [&EXCESS, &ORIENTATION, &GRAM, &ACCURACY];
+        reflow::grid(ui, 4, cells, |ui, i| {
+            view.plot(ui, metrics[i], (i == 0).then_some(&band[..]));
+        });
     }
 }

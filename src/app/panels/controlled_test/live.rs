@@ -14,6 +14,7 @@ use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{
     Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_dialog,
 };
+use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::ArmStatus;
 use crate::metrics::isotropic_axis_concentration;
 use crate::optim::class_name;
@@ -94,47 +95,65 @@ impl Panel for Live {
             return;
         };
         let hover = lab.hover;
-        let avail = ui.available_size();
         let table_h = 48.0 + 25.0 * lab.history.arms.len() as f32;
-        let plot_h = ((avail.y - table_h - 60.0) / 2.0).clamp(180.0, 560.0);
-        let col_w = (avail.x - 16.0) / 2.0;
+        let cells = Cells::fit(ui, "plots", 4, PLOT_MIN_W, 2);
+        let plot_h = cells.height(ui.available_height(), table_h + 60.0, 560.0);
+        let col_w = cells.w;
         let mut export = None;
         let (s, maps) = (&mut self.settings, &mut self.heatmaps);
-        egui::Grid::new("plots")
-            .num_columns(2)
-            .spacing([12.0, 6.0])
-            .show(ui, |ui| {
-                if plot_cell(ui, col_w, plot_h, "(a) Twin orientation divergence ‖W′ − QW‖F / ‖W‖F", |ui, w, h| {
-                    orientation_plot(&mut lab.history.arms, ui, w, h, hover)
-                }) {
+        reflow::grid(ui, 4, cells, |ui, i| match i {
+            0 => {
+                if plot_cell(
+                    ui,
+                    col_w,
+                    plot_h,
+                    "(a) Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
+                    |ui, w, h| orientation_plot(&mut lab.history.arms, ui, w, h, hover),
+                ) {
                     export = Some(Export::Orientation);
                 }
-                if plot_cell(ui, col_w, plot_h, "(b) Axis concentration A(K): thick from W0, thin from Q·W0", |ui, w, h| {
-                    axis_plot(lab, &mut s.band_arm, preset.d_k, ui, w, h)
-                }) {
+            }
+            1 => {
+                if plot_cell(
+                    ui,
+                    col_w,
+                    plot_h,
+                    "(b) Axis concentration A(K): thick from W0, thin from Q·W0",
+                    |ui, w, h| axis_plot(lab, &mut s.band_arm, preset.d_k, ui, w, h),
+                ) {
                     export = Some(Export::Axis);
                 }
-                ui.end_row();
-                if plot_cell(ui, col_w, plot_h, "(c) Runs from W0: loss, or raw column norms", |ui, w, h| {
-                    ui.horizontal(|ui| {
-                        ui.selectable_value(&mut s.show_norms, false, "loss");
-                        ui.selectable_value(&mut s.show_norms, true, "column norms ‖w‖");
-                    });
-                    if s.show_norms {
-                        norms_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
-                    } else {
-                        loss_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
-                    }
-                }) {
+            }
+            2 => {
+                if plot_cell(
+                    ui,
+                    col_w,
+                    plot_h,
+                    "(c) Runs from W0: loss, or raw column norms",
+                    |ui, w, h| {
+                        ui.horizontal(|ui| {
+                            ui.selectable_value(&mut s.show_norms, false, "loss");
+                            ui.selectable_value(&mut s.show_norms, true, "column norms ‖w‖");
+                        });
+                        if s.show_norms {
+                            norms_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
+                        } else {
+                            loss_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
+                        }
+                    },
+                ) {
                     export = Some(Export::Loss);
                 }
-                ui.vertical(|ui| {
-                    ui.set_width(col_w);
-                    plot_header(ui, "(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate", None);
-                    maps.ui(lab, ui, col_w, plot_h - 10.0);
-                });
-                ui.end_row();
-            });
+            }
+            _ => {
+                plot_header(
+                    ui,
+                    "(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate",
+                    None,
+                );
+                maps.ui(lab, ui, col_w, plot_h - 10.0);
+            }
+        });
         ui.add_space(4.0);
         table(lab, ui);
         if let Some(kind) = export {
@@ -151,6 +170,7 @@ impl Panel for Live {
 }
 
 fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let ctx = ui.ctx().clone();
     let floor = LOG_FLOOR.log10();
     let mut items = arm_legend(arms, " twins");
     if arms.iter().any(|a| !a.noise_div.is_empty()) {
@@ -166,7 +186,7 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
         Swatch::Dotted,
     ));
     legend_row(ui, &items);
-    log_plot("orientation", "‖W′ − QW‖F / ‖W‖F (log scale)")
+    log_plot("orientation", "‖W′ − QW‖F / ‖W‖F")
         .width(w)
         .height(h - 24.0)
         .include_y(floor)
@@ -183,6 +203,7 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
                 let c = optimizer_color(&a.label.optimizer, i);
                 let label = arm_name(a);
                 plot.line(line(
+                    &ctx,
                     format!("{label} twins"),
                     &mut a.orientation_div,
                     c,
@@ -190,8 +211,14 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
                 ));
                 if !a.noise_div.is_empty() {
                     plot.line(
-                        line(format!("{label} noise twin"), &mut a.noise_div, c, 1.5)
-                            .style(LineStyle::dashed_loose()),
+                        line(
+                            &ctx,
+                            format!("{label} noise twin"),
+                            &mut a.noise_div,
+                            c,
+                            1.5,
+                        )
+                        .style(LineStyle::dashed_loose()),
                     );
                 }
                 if let ArmStatus::Diverged { step, .. } = a.status {
@@ -206,6 +233,7 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
 }
 
 fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32) {
+    let ctx = ui.ctx().clone();
     let hover = lab.hover;
     let dark = lab.dark;
     let arms = &mut lab.history.arms;
@@ -216,10 +244,8 @@ fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui,
         "3/(d_k+2), random directions".into(),
         Swatch::Dashed,
     ));
-    ui.horizontal(|ui| {
-        legend_row(ui, &items);
-    });
-    ui.horizontal(|ui| {
+    legend_row(ui, &items);
+    reflow::controls_row(ui, |ui| {
         band_arm_picker(
             ui,
             "band arm",
@@ -246,8 +272,14 @@ fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui,
                 let c = optimizer_color(&a.label.optimizer, i);
                 let name = arm_name(a);
                 let [base, rot] = &mut a.axis_concentration;
-                plot.line(line(format!("{name} from Q·W0"), rot, faded(c, 150), 1.0));
-                plot.line(line(format!("{name} from W0"), base, c, 2.5));
+                plot.line(line(
+                    &ctx,
+                    format!("{name} from Q·W0"),
+                    rot,
+                    faded(c, 150),
+                    1.0,
+                ));
+                plot.line(line(&ctx, format!("{name} from W0"), base, c, 2.5));
             }
             plot.hline(
                 HLine::new("3/(d_k+2)", isotropic_axis_concentration(d_k))
@@ -258,6 +290,7 @@ fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui,
 }
 
 fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let ctx = ui.ctx().clone();
     let mut items = arm_legend(arms, "");
     items.push((Color32::GRAY, "mean ‖w‖ over keys".into(), Swatch::Thick));
     items.push((
@@ -276,9 +309,15 @@ fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover:
             for (i, a) in arms.iter_mut().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
                 let name = arm_name(a);
-                plot.line(line(format!("{name} mean"), &mut a.column_norm[0], c, 2.5));
+                plot.line(line(
+                    &ctx,
+                    format!("{name} mean"),
+                    &mut a.column_norm[0],
+                    c,
+                    2.5,
+                ));
                 plot.line(
-                    line(format!("{name} sd"), &mut a.column_norm_sd, c, 1.2)
+                    line(&ctx, format!("{name} sd"), &mut a.column_norm_sd, c, 1.2)
                         .style(LineStyle::dashed_loose()),
                 );
             }
@@ -286,6 +325,7 @@ fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover:
 }
 
 fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
+    let ctx = ui.ctx().clone();
     let mut items = arm_legend(arms, "");
     items.push((Color32::GRAY, "held-out".into(), Swatch::Dot));
     items.push((
@@ -294,7 +334,7 @@ fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: 
         Swatch::Thin,
     ));
     legend_row(ui, &items);
-    linear_plot("loss", "cross-entropy per query (nats)")
+    linear_plot("loss", "cross-entropy (nats)")
         .width(w)
         .height(h - 24.0)
         .include_y(0.0)
@@ -316,12 +356,14 @@ fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: 
                         .filled(true),
                 );
                 plot.line(line(
+                    &ctx,
                     format!("{name} training (average)"),
                     &mut a.loss_average,
                     faded(c, 170),
                     1.2,
                 ));
                 plot.line(line(
+                    &ctx,
                     format!("{name} held-out"),
                     &mut a.heldout_loss[0],
                     c,
@@ -405,16 +447,10 @@ impl Heatmaps {
 
 fn table(lab: &Lab, ui: &mut egui::Ui) {
     ui.label(RichText::new("(e) Per arm, latest step (pair metrics compare the run from W0 with the run from Q·W0)").strong());
-    egui::ScrollArea::horizontal()
-        .id_salt("table scroll")
-        .show(ui, |ui| table_grid(lab, ui));
-}
-
-fn table_grid(lab: &Lab, ui: &mut egui::Ui) {
-    egui::Grid::new("arm table")
-        .striped(true)
-        .spacing([12.0, 4.0])
-        .show(ui, |ui| {
+    reflow::table(
+        ui,
+        "arm table",
+        |ui| {
             for head in [
                 "arm",
                 "class",
@@ -430,7 +466,8 @@ fn table_grid(lab: &Lab, ui: &mut egui::Ui) {
             ] {
                 ui.label(RichText::new(head).strong());
             }
-            ui.end_row();
+        },
+        |ui| {
             for (i, a) in lab.history.arms.iter().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
                 ui.label(RichText::new(arm_name(a)).color(c).strong());
@@ -468,7 +505,9 @@ fn table_grid(lab: &Lab, ui: &mut egui::Ui) {
                 }
                 match a.latest {
                     Some(r) => {
-                        ui.label(RichText::new(format!("{:.3}", r.mean_column_norm[0])).monospace());
+                        ui.label(
+                            RichText::new(format!("{:.3}", r.mean_column_norm[0])).monospace(),
+                        );
                     }
                     None => {
                         ui.label("—");
@@ -494,7 +533,8 @@ fn table_grid(lab: &Lab, ui: &mut egui::Ui) {
                 }
                 ui.end_row();
             }
-        });
+        },
+    );
 }
 
 /// Writes the data of plot `kind` (`series,step,value` rows) to `path` atomically; the outcome

@@ -11,6 +11,7 @@ use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{export_button, export_table};
+use crate::app::widgets::reflow;
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::report;
@@ -103,7 +104,7 @@ impl Panel for Matched {
         );
         let mut start = false;
         let mut export = false;
-        ui.horizontal(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("loss levels");
             ui.add(
                 egui::DragValue::new(&mut self.levels)
@@ -186,65 +187,62 @@ impl Panel for Matched {
                 "—".into()
             }
         };
-        egui::ScrollArea::vertical()
-            .id_salt("matched scroll")
-            .show(ui, |ui| {
-                egui::Grid::new("matched table")
-                    .striped(true)
-                    .num_columns(12)
-                    .spacing([18.0, 3.0])
-                    .show(ui, |ui| {
-                        for h in [
-                            "loss level",
-                            "arm",
-                            "budget: step",
-                            "held-out loss",
-                            "excess A",
-                            "twin div",
-                            "Gram div",
-                            "loss: step",
-                            "held-out loss",
-                            "excess A",
-                            "twin div",
-                            "Gram div",
-                        ] {
-                            ui.label(RichText::new(h).strong());
-                        }
-                        ui.end_row();
-                        for &level in &report.levels {
-                            let arms: Vec<&str> = report
+        reflow::table(
+            ui,
+            "matched table",
+            |ui| {
+                for h in [
+                    "loss level",
+                    "arm",
+                    "budget: step",
+                    "held-out loss",
+                    "excess A",
+                    "twin div",
+                    "Gram div",
+                    "loss: step",
+                    "held-out loss",
+                    "excess A",
+                    "twin div",
+                    "Gram div",
+                ] {
+                    ui.label(RichText::new(h).strong());
+                }
+            },
+            |ui| {
+                for &level in &report.levels {
+                    let arms: Vec<&str> = report
+                        .rows
+                        .iter()
+                        .filter(|r| r.level == level && r.kind == "budget")
+                        .map(|r| r.arm.as_str())
+                        .collect();
+                    for arm in arms {
+                        let find = |kind: &str| {
+                            report
                                 .rows
                                 .iter()
-                                .filter(|r| r.level == level && r.kind == "budget")
-                                .map(|r| r.arm.as_str())
-                                .collect();
-                            for arm in arms {
-                                let find = |kind: &str| {
-                                    report.rows.iter().find(|r| {
-                                        r.level == level && r.kind == kind && r.arm == arm
-                                    })
-                                };
-                                let (Some(b), Some(l)) = (find("budget"), find("loss")) else {
-                                    continue;
-                                };
-                                ui.monospace(format!("{level:.4}"));
-                                ui.label(RichText::new(arm).color(color(arm)));
-                                let step =
-                                    |s: Option<usize>| s.map_or("never".into(), |s| s.to_string());
-                                ui.monospace(step(b.step));
-                                ui.monospace(fmt(b.heldout_loss, 4));
-                                ui.monospace(fmt(b.excess, 4));
-                                ui.monospace(sci(b.orientation_div));
-                                ui.monospace(sci(b.gram_div));
-                                ui.monospace(step(l.step));
-                                ui.monospace(fmt(l.heldout_loss, 4));
-                                ui.monospace(fmt(l.excess, 4));
-                                ui.monospace(sci(l.orientation_div));
-                                ui.monospace(sci(l.gram_div));
-                                ui.end_row();
-                            }
-                        }
-                    });
-            });
+                                .find(|r| r.level == level && r.kind == kind && r.arm == arm)
+                        };
+                        let (Some(b), Some(l)) = (find("budget"), find("loss")) else {
+                            continue;
+                        };
+                        ui.monospace(format!("{level:.4}"));
+                        ui.label(RichText::new(arm).color(color(arm)));
+                        let step = |s: Option<usize>| s.map_or("never".into(), |s| s.to_string());
+                        ui.monospace(step(b.step));
+                        ui.monospace(fmt(b.heldout_loss, 4));
+                        ui.monospace(fmt(b.excess, 4));
+                        ui.monospace(sci(b.orientation_div));
+                        ui.monospace(sci(b.gram_div));
+                        ui.monospace(step(l.step));
+                        ui.monospace(fmt(l.heldout_loss, 4));
+                        ui.monospace(fmt(l.excess, 4));
+                        ui.monospace(sci(l.orientation_div));
+                        ui.monospace(sci(l.gram_div));
+                        ui.end_row();
+                    }
+                }
+            },
+        );
     }
 }

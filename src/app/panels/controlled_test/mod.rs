@@ -29,6 +29,7 @@ use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
+use crate::app::widgets::reflow;
 use crate::experiment::ArmStatus;
 use crate::worker::Command;
 
@@ -92,11 +93,7 @@ impl Panel for ControlledTest {
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         shortcuts(ui, lab);
-        // On a narrow screen the plots' titles and the table keep their widths and scroll
-        // sideways instead of running under the settings column.
-        egui::ScrollArea::horizontal()
-            .id_salt("test scroll")
-            .show(ui, |ui| self.content(ui, lab));
+        self.content(ui, lab);
     }
 
     fn has_side(&self) -> bool {
@@ -151,17 +148,13 @@ impl Panel for ControlledTest {
 
 impl ControlledTest {
     fn content(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        ui.horizontal(|ui| {
-            ui.heading("5 · The controlled test");
-            ui.label(
-                RichText::new(
-                    "every arm trained twice — from W0 and from Q·W0 — on the same episodes",
-                )
-                .weak(),
-            );
-        });
+        reflow::heading_row(
+            ui,
+            "5 · The controlled test",
+            "every arm trained twice — from W0 and from Q·W0 — on the same episodes",
+        );
         let mut about = self.about_open;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .selectable_label(about, "What am I looking at?")
                 .on_hover_text("How to read the four plots and the table")
@@ -189,7 +182,7 @@ impl ControlledTest {
     fn toolbar(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         let running = lab.history.running;
         let budget = lab.stop.at_step.unwrap_or(lab.preset.steps);
-        ui.horizontal_wrapped(|ui| {
+        reflow::controls_row(ui, |ui| {
             let play = if running { "❚❚ Pause" } else { "▶ Play" };
             if ui
                 .button(RichText::new(play).strong())
@@ -354,11 +347,18 @@ fn arm_name(a: &ArmHistory) -> String {
     }
 }
 
-/// A line of a decimated series, borrowed (no copy per frame).
-fn line<'a>(name: String, series: &'a mut MinMaxSeries, color: Color32, width: f32) -> Line<'a> {
+/// A line of a decimated series, borrowed (no copy per frame), `width` thick (thicker when
+/// presenting, see [`reflow::line_width`]).
+fn line<'a>(
+    ctx: &egui::Context,
+    name: String,
+    series: &'a mut MinMaxSeries,
+    color: Color32,
+    width: f32,
+) -> Line<'a> {
     Line::new(name, PlotPoints::Borrowed(series.points()))
         .color(color)
-        .width(width)
+        .width(reflow::line_width(ctx, width))
 }
 
 /// `x` as `1.23e-4`, or a dash when not finite.

@@ -340,8 +340,8 @@ pub(super) fn sweep_legend(ui: &mut egui::Ui, arms: &[ArmPoints], emphasis_note:
         })
         .collect();
     items.push((Color32::GRAY, "bars: ± sd over seeds".into(), Swatch::Thin));
-    ui.horizontal(|ui| {
-        legend_row(ui, &items);
+    legend_row(ui, &items);
+    if !emphasis_note.is_empty() {
         ui.label(RichText::new(emphasis_note).small().weak());
-    });
+    }
 }

@@ -14,6 +14,7 @@ use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{
     Swatch, category_axis, export_button, export_table, legend_row, linear_plot,
 };
+use crate::app::widgets::reflow;
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::{SweepResult, report, sweep_until};
 use crate::preset::Preset;
@@ -101,7 +102,7 @@ impl Panel for SeedSweep {
         );
         let mut start = false;
         let mut export = false;
-        ui.horizontal(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("seeds");
             ui.add(egui::DragValue::new(&mut self.seeds).range(SEEDS))
                 .labelled_by(l.id);
@@ -164,7 +165,7 @@ impl Panel for SeedSweep {
         let n_arms = result.aggregate.len();
         linear_plot("sweep", "excess A(K) − baseline mean")
             .x_axis_label("arm")
-            .height((ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(200.0))
+            .height((ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(reflow::PLOT_MIN_H))
             .x_axis_formatter(category_axis(
                 result.aggregate.iter().map(|a| a.arm.clone()).collect(),
             ))

@@ -199,7 +199,8 @@ pub(super) fn matrix_grid(ui: &mut egui::Ui, m: &DMatrix<f64>, names: &str, cell
 /// its score; the correct class is outlined up to its target 1.
 pub(super) fn read_bars(ui: &mut egui::Ui, reads: &DMatrix<f64>) {
     let n = reads.ncols();
-    let (w, h) = (70.0 * n as f32 + 20.0, 170.0);
+    // Each key's chart narrows to the width there is rather than running off the edge.
+    let (w, h) = ((70.0 * n as f32 + 20.0).min(ui.available_width()), 170.0);
     let text = ui.visuals().text_color();
     let weak = ui.visuals().weak_text_color();
     ui.horizontal_wrapped(|ui| {

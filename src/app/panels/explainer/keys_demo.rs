@@ -5,6 +5,7 @@ use eframe::egui::{self, RichText};
 use nalgebra::Vector2;
 
 use super::canvas::{KEY_COLORS, arrow, canvas, handle, label_at, matrix_grid, read_bars};
+use crate::app::widgets::reflow;
 use crate::explainer::{DemoSettings, write_and_read};
 
 /// Draws the demo; its state `d` is part of the preset, so it is saved and shared with it.
@@ -14,7 +15,7 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, _hover: bool) {
             .strong()
             .size(19.0),
     );
-    ui.horizontal(|ui| {
+    reflow::controls_row(ui, |ui| {
         let l = ui.label("keys");
         let mut n = d.key_angles_deg.len();
         if ui
@@ -34,7 +35,7 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, _hover: bool) {
         ui.add(egui::Slider::new(&mut d.beta, 0.0..=2.0).clamping(egui::SliderClamping::Edits))
             .labelled_by(l.id);
     });
-    ui.horizontal_wrapped(|ui| {
+    reflow::controls_row(ui, |ui| {
         ui.label("Things to try:");
         if ui.button("two close keys").clicked() {
             d.key_angles_deg = vec![30.0, 45.0];
@@ -47,8 +48,15 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, _hover: bool) {
         }
     });
     let keys = d.keys();
-    let side = 440.0;
-    ui.horizontal_top(|ui| {
+    let side = reflow::side(ui, 440.0);
+    let gram_w = 46.0 * (keys.ncols() + 1) as f32;
+    reflow::pair(ui, [side, gram_w], |ui, part, _| {
+        if part == 1 {
+            let readout = write_and_read(&keys, d.beta);
+            ui.label(RichText::new("Gram matrix G = KᵀK (signed overlaps)").strong());
+            matrix_grid(ui, &readout.gram, "K", 46.0);
+            return;
+        }
         let (_, painter, t) = canvas(ui, side, true);
         for (i, angle) in d.key_angles_deg.iter_mut().enumerate() {
             let k = Vector2::new(keys[(0, i)], keys[(1, i)]);
@@ -68,11 +76,6 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, _hover: bool) {
                 *angle = (p.y.atan2(p.x).to_degrees() * 10.0).round() / 10.0;
             }
         }
-        ui.vertical(|ui| {
-            let readout = write_and_read(&keys, d.beta);
-            ui.label(RichText::new("Gram matrix G = KᵀK (signed overlaps)").strong());
-            matrix_grid(ui, &readout.gram, "K", 46.0);
-        });
     });
     let readout = write_and_read(&keys, d.beta);
     ui.add_space(4.0);

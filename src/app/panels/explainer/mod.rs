@@ -13,7 +13,7 @@ use eframe::egui::{self, RichText};
 
 use crate::app::lab::Lab;
 use crate::app::panel::Panel;
-use crate::app::widgets::math;
+use crate::app::widgets::{math, reflow};
 use crate::explainer::DemoSettings;
 
 /// A demo: draws into the ui and edits the demo state; the flag says whether plots show hover
@@ -63,6 +63,9 @@ impl Chapter {
     }
 }
 
+/// Narrowest a demo column may be beside the text (its canvas shrinks down to this).
+const DEMO_MIN_W: f32 = 520.0;
+
 impl Panel for Chapter {
     fn id(&self) -> &'static str {
         self.id
@@ -77,27 +80,35 @@ impl Panel for Chapter {
         ui.add_space(6.0);
         ui.heading(self.title);
         ui.add_space(6.0);
-        let text_w = if self.demo.is_some() {
-            (ui.available_width() * 0.38).clamp(360.0, 640.0)
-        } else {
-            ui.available_width().min(920.0)
-        };
-        ui.horizontal_top(|ui| {
-            ui.vertical(|ui| {
-                ui.set_width(text_w);
-                egui::ScrollArea::vertical()
-                    .id_salt("text")
-                    .show(ui, |ui| text(ui, self.id));
-            });
-            if let Some(demo) = self.demo {
-                ui.separator();
-                ui.vertical(|ui| {
-                    egui::ScrollArea::vertical()
-                        .id_salt("demo")
-                        .show(ui, |ui| demo(&mut demos, ui, lab.hover));
+        let avail = ui.available_width();
+        match self.demo {
+            // Text and demo side by side, each scrolling in its column, when both fit; else
+            // the demo follows the text and the central area scrolls.
+            Some(demo) => {
+                let text_w = (avail * 0.38).clamp(340.0, 640.0);
+                reflow::pair(ui, [text_w, DEMO_MIN_W], |ui, part, beside| {
+                    let id = if part == 0 { "text" } else { "demo" };
+                    let mut draw = |ui: &mut egui::Ui| {
+                        if part == 0 {
+                            text(ui, self.id);
+                        } else {
+                            demo(&mut demos, ui, lab.hover);
+                        }
+                    };
+                    if beside {
+                        egui::ScrollArea::vertical().id_salt(id).show(ui, draw);
+                    } else {
+                        draw(ui);
+                    }
                 });
             }
-        });
+            None => {
+                ui.vertical(|ui| {
+                    ui.set_max_width(avail.min(920.0));
+                    text(ui, self.id);
+                });
+            }
+        }
         if demos != lab.preset.demos {
             let mut p = lab.preset.clone();
             p.demos = demos;

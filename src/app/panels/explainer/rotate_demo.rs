@@ -7,6 +7,7 @@ use nalgebra::{DMatrix, Vector2};
 
 use super::canvas::{KEY_COLORS, arrow, canvas, label_at, matrix_grid};
 use crate::app::widgets::plots::{Swatch, legend_row};
+use crate::app::widgets::reflow;
 use crate::explainer::{
     DemoSettings, axis_concentration_curve, rotation, rotation_effect, write_and_read,
 };
@@ -19,7 +20,7 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
             .size(19.0),
     );
     ui.label(RichText::new("Uses the keys and β of Demo 1.").weak());
-    ui.horizontal(|ui| {
+    reflow::controls_row(ui, |ui| {
         let l = ui.label("rotation (degrees)");
         ui.add(
             egui::Slider::new(&mut d.rotation_deg, -180.0..=180.0)
@@ -33,27 +34,9 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
         (q * Vector2::new(keys[(0, a)], keys[(1, a)]))[r]
     });
     let (gram_change, read_change, a_rot) = rotation_effect(&keys, d.beta, d.rotation_deg);
-    ui.horizontal_top(|ui| {
-        let (_, painter, t) = canvas(ui, 400.0, true);
-        for i in 0..keys.ncols() {
-            let color = KEY_COLORS[i % KEY_COLORS.len()];
-            arrow(
-                &painter,
-                t,
-                Vector2::new(keys[(0, i)], keys[(1, i)]),
-                color.gamma_multiply(0.3),
-                2.0,
-            );
-            let k = Vector2::new(rotated[(0, i)], rotated[(1, i)]);
-            arrow(&painter, t, k, color, 3.0);
-            label_at(
-                &painter,
-                t.to_screen(k * 1.16),
-                &format!("K{}", i + 1),
-                color,
-            );
-        }
-        ui.vertical(|ui| {
+    let side = reflow::side(ui, 400.0);
+    reflow::pair(ui, [side, 380.0], |ui, part, _| {
+        if part == 1 {
             ui.label(RichText::new("Gram matrix of the rotated keys").strong());
             matrix_grid(ui, &write_and_read(&rotated, d.beta).gram, "K", 42.0);
             ui.add_space(8.0);
@@ -78,7 +61,27 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
                     ui.label(RichText::new(format!("{a_rot:.4}")).monospace().strong());
                     ui.end_row();
                 });
-        });
+            return;
+        }
+        let (_, painter, t) = canvas(ui, side, true);
+        for i in 0..keys.ncols() {
+            let color = KEY_COLORS[i % KEY_COLORS.len()];
+            arrow(
+                &painter,
+                t,
+                Vector2::new(keys[(0, i)], keys[(1, i)]),
+                color.gamma_multiply(0.3),
+                2.0,
+            );
+            let k = Vector2::new(rotated[(0, i)], rotated[(1, i)]);
+            arrow(&painter, t, k, color, 3.0);
+            label_at(
+                &painter,
+                t.to_screen(k * 1.16),
+                &format!("K{}", i + 1),
+                color,
+            );
+        }
     });
     ui.add_space(6.0);
     ui.label(RichText::new("A(K) of the rotated keys over a full turn").strong());

@@ -8,6 +8,7 @@ use nalgebra::Vector2;
 use super::canvas::{arrow, dashed_arrow, handle, label_at, step_canvas};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{Swatch, legend_row};
+use crate::app::widgets::reflow;
 use crate::explainer::{
     DemoSettings, QUADRATIC_C, adam_trajectories, rotation, sign_vec, step_angles,
 };
@@ -22,7 +23,7 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
             .strong()
             .size(19.0),
     );
-    ui.horizontal(|ui| {
+    reflow::controls_row(ui, |ui| {
         let l = ui.label("world rotation φ (degrees)");
         ui.add(
             egui::Slider::new(&mut d.phi_deg, -180.0..=180.0).clamping(egui::SliderClamping::Edits),
@@ -31,9 +32,11 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
     });
     let g = Vector2::new(d.gradient[0], d.gradient[1]);
     let q = rotation(d.phi_deg);
-    let side = 380.0;
-    ui.horizontal_top(|ui| {
-        ui.vertical(|ui| {
+    // Two canvases side by side while each keeps 260 points; else one above the other.
+    let side = ((ui.available_width() - reflow::GAP) / 2.0).clamp(260.0, 380.0);
+    let side = reflow::side(ui, side);
+    reflow::pair(ui, [side, side], |ui, part, _| {
+        if part == 0 {
             ui.label(RichText::new("Original world").strong());
             let (painter, t) = step_canvas(ui, side, gd_c, adam_c);
             arrow(&painter, t, g, g_c, 2.0);
@@ -52,8 +55,7 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
                     (p.y.clamp(-10.0, 10.0) * 100.0).round() / 100.0,
                 ];
             }
-        });
-        ui.vertical(|ui| {
+        } else {
             ui.label(RichText::new(format!("World rotated by φ = {:.0}°", d.phi_deg)).strong());
             let (painter, t) = step_canvas(ui, side, gd_c, adam_c);
             let qg = q * g;
@@ -68,9 +70,9 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
             dashed_arrow(&painter, t, q * (-sign_vec(g)), adam_c);
             arrow(&painter, t, -qg, gd_c, 3.5);
             arrow(&painter, t, -sign_vec(qg), adam_c, 3.5);
-        });
+        }
     });
-    ui.horizontal_wrapped(|ui| {
+    reflow::controls_row(ui, |ui| {
         for (c, text) in [
             (g_c, "— gradient g"),
             (gd_c, "— GD step −g (circle: its reach)"),
@@ -80,7 +82,8 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
                 "dashed: the original steps carried over by Q",
             ),
         ] {
-            ui.label(RichText::new(text).color(c));
+            // Whole entries move to the next line rather than breaking mid-entry.
+            ui.add(egui::Label::new(RichText::new(text).color(c)).extend());
         }
     });
     let (gd_angle, adam_angle) = step_angles(g, d.phi_deg);
@@ -108,7 +111,7 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
             ui.end_row();
         });
     ui.add_space(6.0);
-    ui.horizontal(|ui| {
+    reflow::controls_row(ui, |ui| {
         ui.checkbox(&mut d.later_adam, "later Adam steps on a fixed quadratic");
         if d.later_adam {
             let l = ui.label("steps");

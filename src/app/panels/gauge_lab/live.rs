@@ -18,6 +18,7 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header};
+use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::sensing::zoo::{FactorRun, Rule, RunResult};
 use crate::sensing::{SensingConfig, SensingProblem};
 
@@ -181,7 +182,7 @@ impl Panel for LiveRuns {
             "Each rule trained on one problem instance from (U, V) and, as its gauge twin, from (UQ, VQ). \
              Equivariant rules keep the twins' products at rounding noise; coordinate-wise ones split them.",
         );
-        ui.horizontal_wrapped(|ui| {
+        reflow::controls_row(ui, |ui| {
             for rule in Rule::all() {
                 let mut on = self.settings.rules.contains(&rule);
                 if ui.checkbox(&mut on, rule.name()).changed() {
@@ -194,7 +195,7 @@ impl Panel for LiveRuns {
             }
         });
         let mut start = false;
-        ui.horizontal(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("steps");
             ui.add(
                 egui::DragValue::new(&mut self.settings.budget)
@@ -232,23 +233,30 @@ impl Panel for LiveRuns {
             .map(|(i, (r, _))| (rule_color(*r, i), r.name(), Swatch::Thick))
             .collect();
         legend_row(ui, &items);
-        let w = (ui.available_width() - 16.0) / 2.0;
-        let h = ((ui.available_height() - 60.0) / 2.0).clamp(180.0, 420.0);
+        let cells = Cells::fit(ui, "live grid", 4, PLOT_MIN_W, 2);
+        let (w, h) = (cells.w, cells.height(ui.available_height(), 60.0, 420.0));
         let series = &mut self.series;
-        egui::Grid::new("live grid").num_columns(2).show(ui, |ui| {
-            for (title, id, pick) in [
-                ("training loss (log)", "gauge loss", 0usize),
-                ("recovery ‖UVᵀ − X*‖F/‖X*‖F (log)", "gauge recovery", 1),
-            ] {
+        let panels = [
+            ("training loss (log)", "gauge loss", "loss (log scale)"),
+            (
+                "recovery ‖UVᵀ − X*‖F/‖X*‖F (log)",
+                "gauge recovery",
+                "recovery (log scale)",
+            ),
+        ];
+        reflow::grid(ui, 4, cells, |ui, pick| match pick {
+            0 | 1 => {
+                let (title, id, y_label) = panels[pick];
                 ui.vertical(|ui| {
                     plot_header(ui, title, None);
-                    log_plot(id, title)
+                    log_plot(id, y_label)
                         .width(w)
                         .height(h)
                         .show_x(hover)
                         .show_y(hover)
                         .show(ui, |plot| {
-                            for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate() {
+                            for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate()
+                            {
                                 let data = if pick == 0 {
                                     &mut s.loss
                                 } else {
@@ -263,8 +271,8 @@ impl Panel for LiveRuns {
                         });
                 });
             }
-            ui.end_row();
-            ui.vertical(|ui| {
+            2 => {
+                ui.vertical(|ui| {
                 plot_header(
                     ui,
                     "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)",
@@ -295,52 +303,58 @@ impl Panel for LiveRuns {
                         }
                     });
             });
-            ui.vertical(|ui| {
-                plot_header(
-                    ui,
-                    "singular values of UVᵀ at the end vs X* (grey, dashed)",
-                    None,
-                );
-                Plot::new("gauge spectrum")
-                    .width(w)
-                    .height(h)
-                    .x_axis_label("index")
-                    .y_axis_label("σ (log scale)")
-                    .y_grid_spacer(crate::app::widgets::plots::log_grid)
-                    .y_axis_formatter(crate::app::widgets::plots::log_tick)
-                    .show_x(hover)
-                    .show_y(hover)
-                    .show(ui, |plot| {
-                        let floor = 1e-12f64;
-                        let tl: Vec<[f64; 2]> = target
-                            .iter()
-                            .enumerate()
-                            .map(|(k, s)| [(k + 1) as f64, s.max(floor).log10()])
-                            .collect();
-                        plot.line(
-                            Line::new("X*", tl)
-                                .color(Color32::GRAY)
-                                .style(LineStyle::dashed_loose())
-                                .width(2.0),
-                        );
-                        plot.hline(
-                            HLine::new("floor 1e-12", floor.log10())
-                                .color(Color32::GRAY)
-                                .style(LineStyle::dotted_loose()),
-                        );
-                        for (i, ((r, _), s)) in rules.iter().zip(series.iter()).enumerate() {
-                            if let Some(sp) = &s.spectrum {
-                                let pts: Vec<[f64; 2]> = sp
-                                    .iter()
-                                    .enumerate()
-                                    .map(|(k, v)| [(k + 1) as f64, v.max(floor).log10()])
-                                    .collect();
-                                plot.line(Line::new(r.name(), pts).color(rule_color(*r, i)).width(2.0));
+            }
+            _ => {
+                ui.vertical(|ui| {
+                    plot_header(
+                        ui,
+                        "singular values of UVᵀ at the end vs X* (grey, dashed)",
+                        None,
+                    );
+                    Plot::new("gauge spectrum")
+                        .width(w)
+                        .height(h)
+                        .x_axis_label("index")
+                        .y_axis_label("σ (log scale)")
+                        .y_grid_spacer(crate::app::widgets::plots::log_grid)
+                        .y_axis_formatter(crate::app::widgets::plots::log_tick)
+                        .show_x(hover)
+                        .show_y(hover)
+                        .show(ui, |plot| {
+                            let floor = 1e-12f64;
+                            let tl: Vec<[f64; 2]> = target
+                                .iter()
+                                .enumerate()
+                                .map(|(k, s)| [(k + 1) as f64, s.max(floor).log10()])
+                                .collect();
+                            plot.line(
+                                Line::new("X*", tl)
+                                    .color(Color32::GRAY)
+                                    .style(LineStyle::dashed_loose())
+                                    .width(2.0),
+                            );
+                            plot.hline(
+                                HLine::new("floor 1e-12", floor.log10())
+                                    .color(Color32::GRAY)
+                                    .style(LineStyle::dotted_loose()),
+                            );
+                            for (i, ((r, _), s)) in rules.iter().zip(series.iter()).enumerate() {
+                                if let Some(sp) = &s.spectrum {
+                                    let pts: Vec<[f64; 2]> = sp
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(k, v)| [(k + 1) as f64, v.max(floor).log10()])
+                                        .collect();
+                                    plot.line(
+                                        Line::new(r.name(), pts)
+                                            .color(rule_color(*r, i))
+                                            .width(2.0),
+                                    );
+                                }
                             }
-                        }
-                    });
-            });
-            ui.end_row();
+                        });
+                });
+            }
         });
         for ((r, lr), s) in rules.iter().zip(series.iter()) {
             if let Some(sum) = &s.summary {

@@ -20,6 +20,7 @@ use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row};
+use crate::app::widgets::reflow;
 use crate::app::widgets::status::progress_row;
 use crate::sensing::zoo::{
     Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
@@ -67,35 +68,25 @@ impl Panel for GaugeLab {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        egui::ScrollArea::vertical()
-            .id_salt("gauge scroll")
-            .show(ui, |ui| {
-                ui.horizontal(|ui| {
-                    ui.heading("Gauge lab");
-                    ui.label(
-                        RichText::new(
-                            "W = U Vᵀ on matrix sensing: the loss cannot see (U, V) → (UQ, VQ)",
-                        )
-                        .weak(),
-                    );
-                });
-                ui.horizontal(|ui| {
-                    legend_row(
-                        ui,
-                        &[
-                            (EQUIVARIANT, "gauge-equivariant rules".into(), Swatch::Thick),
-                            (
-                                COORDINATEWISE,
-                                "coordinate-wise rules".into(),
-                                Swatch::Thick,
-                            ),
-                        ],
-                    );
-                });
-                self.tabs.bar(ui);
-                ui.separator();
-                self.tabs.open_mut().ui(ui, lab);
-            });
+        reflow::heading_row(
+            ui,
+            "Gauge lab",
+            "W = U Vᵀ on matrix sensing: the loss cannot see (U, V) → (UQ, VQ)",
+        );
+        legend_row(
+            ui,
+            &[
+                (EQUIVARIANT, "gauge-equivariant rules".into(), Swatch::Thick),
+                (
+                    COORDINATEWISE,
+                    "coordinate-wise rules".into(),
+                    Swatch::Thick,
+                ),
+            ],
+        );
+        self.tabs.bar(ui);
+        ui.separator();
+        self.tabs.open_mut().ui(ui, lab);
     }
 
     fn start(&mut self, lab: &mut Lab) {
@@ -262,7 +253,7 @@ impl Panel for SweepTab {
         ui.label(self.about);
         let mut start = false;
         let mut export = false;
-        ui.horizontal(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("seeds");
             ui.add(
                 egui::DragValue::new(&mut self.seeds)

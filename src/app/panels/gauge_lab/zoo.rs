@@ -6,6 +6,7 @@ use egui_plot::{Bar, BarChart, FilledArea, Plot, Points};
 
 use super::{SweepTab, class_color};
 use crate::app::widgets::plots::{Swatch, category_axis, legend_row};
+use crate::app::widgets::reflow;
 use crate::sensing::zoo::{RunResult, ZooPreset, class_gap, fmt4, paper_table2, summarise};
 
 /// The zoo tab.
@@ -88,10 +89,10 @@ fn plot(ui: &mut egui::Ui, _preset: &ZooPreset, runs: &[RunResult], hover: bool)
                 );
             }
         });
-    egui::Grid::new("zoo table")
-        .striped(true)
-        .spacing([14.0, 3.0])
-        .show(ui, |ui| {
+    reflow::table(
+        ui,
+        "zoo table",
+        |ui| {
             for h in [
                 "rule",
                 "class",
@@ -105,7 +106,8 @@ fn plot(ui: &mut egui::Ui, _preset: &ZooPreset, runs: &[RunResult], hover: bool)
             ] {
                 ui.label(RichText::new(h).strong());
             }
-            ui.end_row();
+        },
+        |ui| {
             for s in &summaries {
                 ui.label(
                     RichText::new(&s.rule)
@@ -139,5 +141,6 @@ fn plot(ui: &mut egui::Ui, _preset: &ZooPreset, runs: &[RunResult], hover: bool)
                 ui.label(RichText::new(paper).weak());
                 ui.end_row();
             }
-        });
+        },
+    );
 }
