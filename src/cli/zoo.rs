@@ -14,7 +14,8 @@ use basis_lab::shard::Job;
 /// zoo.md. `dial` and `tail` are the same command.
 #[derive(Args, Debug)]
 pub struct ZooArgs {
-    /// A zoo preset file, or a bundled one: zoo-paper, dial, tail, muon-rates.
+    /// A zoo preset file, or a bundled one: zoo-paper, dial, tail, muon-rates, schedules, rates,
+    /// inits.
     preset: PathBuf,
     /// Override the number of seeds.
     #[arg(long)]
