@@ -5,6 +5,7 @@
 
 mod preset;
 mod report;
+mod trace;
 
 pub use preset::{
     BUNDLED_ZOO, MAX_CELLS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES, RuleRates,
@@ -16,6 +17,7 @@ pub use report::{
     RuleSummary, class_gap, csv_bytes, fmt4, markdown, paper_table2, paper_table7, rate_rows,
     summarise, table2_rules, write_report,
 };
+pub use trace::{MAX_TRACE_N, TRACE_SCHEMA, TRACE_STEPS, check_traceable, trace_zoo};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -809,6 +809,8 @@ pub fn paper_table7(rule: &str, lr: f64) -> Option<(Option<f64>, &'static str)> 
 pub const PAPER_TABLE8_RULES: [&str; 5] = ["gd", "adam", "scalar_adam", "muon", "shampoo"];
 
 /// The paper's Table 8: recovery against the init scale (3 seeds).
+// 0.318 is GD's measured recovery, not an approximation of 1/π.
+#[allow(clippy::approx_constant)]
 pub const PAPER_TABLE8: [(f64, [f64; 5]); 3] = [
     (1e-3, [0.131, 0.573, 0.201, 0.000, 0.286]),
     (3e-3, [0.203, 0.575, 0.260, 0.000, 0.352]),
