@@ -22,6 +22,7 @@ pub const BUNDLED_ZOO: &[(&str, &str)] = &[
     ("schedules", include_str!("../../../presets/schedules.ron")),
     ("rates", include_str!("../../../presets/rates.ron")),
     ("inits", include_str!("../../../presets/inits.ron")),
+    ("ladder", include_str!("../../../presets/ladder.ron")),
 ];
 
 /// The bundled zoo preset `name`. Panics if it is missing or invalid (a test checks them all).
