@@ -504,6 +504,8 @@ fn rate_marks_follow_the_papers_definitions() {
         result("gd", 0.001, 1, 0.2, Interpolated),
         result("gd", 0.003, 0, 0.1, Interpolated),
         result("gd", 0.003, 1, 0.12, Interpolated),
+        // Also below the benchmark and interpolating, but not the lowest: one →fl per row.
+        result("gd", 0.005, 0, 0.12, Interpolated),
         result("gd", 0.01, 0, 0.13, Interpolated),
         result("gd", 0.01, 1, 0.13, Interpolated),
         result("gd", 0.1, 0, f64::NAN, Diverged),
@@ -524,6 +526,7 @@ fn rate_marks_follow_the_papers_definitions() {
         [
             ("gd", 0.001, M::NotInterpolated),
             ("gd", 0.003, M::FlowLimit),
+            ("gd", 0.005, M::None),
             ("gd", 0.01, M::None),
             ("gd", 0.1, M::Diverged),
             ("muon", 0.003, M::None),
@@ -534,7 +537,7 @@ fn rate_marks_follow_the_papers_definitions() {
     );
     assert_eq!((rows[1].interpolated, rows[1].seeds), (2, 2));
     assert!((rows[1].recovery[0] - 0.11).abs() < 1e-15);
-    assert_eq!((rows[3].diverged, rows[3].interpolated), (1, 0));
+    assert_eq!((rows[4].diverged, rows[4].interpolated), (1, 0));
     // Run at a constant rate, Muon's lowest interpolating rate is marked too.
     let constant: Vec<RunResult> = runs[8..10]
         .iter()

@@ -2,6 +2,9 @@
 //! update rule (nothing from `basis_lab::optim`) replays each traced run from the trace alone
 //! and lands on the recorded factors to 1e-9.
 
+// Index loops over (factor, row, column) spell out the formulas as the docs write them.
+#![allow(clippy::needless_range_loop)]
+
 use basis_lab::sensing::zoo::{Rule, ZooPreset, check_traceable, trace_zoo};
 use nalgebra::DMatrix;
 use serde_json::Value;

@@ -589,7 +589,12 @@ pub fn rate_rows(preset: &ZooPreset, results: &[RunResult]) -> Vec<RateRow> {
             },
         ));
     }
-    let keys: Vec<GroupKey> = rows.iter().map(|(k, _)| k.clone()).collect();
+    let mut keys: Vec<GroupKey> = Vec::new();
+    for (k, _) in &rows {
+        if !keys.contains(k) {
+            keys.push(k.clone());
+        }
+    }
     for key in &keys {
         let Some(rule) = preset.rules.iter().find(|r| r.name() == key.0) else {
             continue;
