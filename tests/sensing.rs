@@ -539,7 +539,7 @@ fn rate_marks_follow_the_papers_definitions() {
     assert!((rows[1].recovery[0] - 0.11).abs() < 1e-15);
     assert_eq!((rows[4].diverged, rows[4].interpolated), (1, 0));
     // Run at a constant rate, Muon's lowest interpolating rate is marked too.
-    let constant: Vec<RunResult> = runs[8..10]
+    let constant: Vec<RunResult> = runs[9..11]
         .iter()
         .cloned()
         .map(|mut r| {
