@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# CI: a bundled zoo preset, sharded over a SLURM job array on a one-node cluster started here
-# (.ci/slurm-cluster.sh) and merged by a dependent job (scripts/slurm/submit-zoo.sh), gives the
-# tables one process writes, byte for byte. Needs a release build of basis-lab.
+# CI: bundled zoo presets (zoo-paper, then the size ladder), each sharded over a SLURM job
+# array on a one-node cluster started here (.ci/slurm-cluster.sh) and merged by a dependent job
+# (scripts/slurm/submit-zoo.sh), give the tables one process writes, byte for byte. Needs a release build of basis-lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/target/release/basis-lab
@@ -21,3 +21,16 @@ for f in zoo.csv zoo.md; do
     cmp "$work/one/$f" "$work/array/$f"
 done
 echo "slurm: zoo-paper in a 3-task job array merged byte for byte"
+
+# The size ladder (Table 11, n = 40 … 128) at one seed and 100 steps: the sizes dimension and
+# the per-size problem building, split over a 4-task array.
+args=(--seeds 1 --budget 100)
+"$bin" zoo ladder "${args[@]}" --quiet --out "$work/ladder-one" >/dev/null
+if ! scripts/slurm/submit-zoo.sh --wait ladder "$work/ladder-array" 4 "${args[@]}" >/dev/null; then
+    tail -n 20 "$work"/ladder-array/slurm-*.out >&2 || true
+    exit 1
+fi
+for f in zoo.csv zoo.md; do
+    cmp "$work/ladder-one/$f" "$work/ladder-array/$f"
+done
+echo "slurm: ladder (n = 40, 64, 96, 128) in a 4-task job array merged byte for byte"

@@ -236,6 +236,9 @@ fn result(rule: &str, lr: f64, seed: u64, recovery: f64, outcome: Outcome) -> Ru
         erank: 3.0,
         balancedness: 0.1,
         twin_drift: None,
+        n: None,
+        init: None,
+        schedule: Default::default(),
     }
 }
 
@@ -306,4 +309,243 @@ fn zoo_presets_name_every_registered_rule_and_read_back_what_they_wrote() {
         err.contains("dial p = 1.5 is out of range; allowed [0, 1]"),
         "{err}"
     );
+}
+
+/// Bundled presets written before sizes, inits, schedules and per-rule rates existed write the
+/// same `zoo.csv` bytes as then: the files under tests/data were written by the build before
+/// those fields (commit 4c33f55) with `--seeds 1 --budget 1500`.
+#[test]
+fn presets_without_the_new_dimensions_write_the_bytes_they_always_did() {
+    use basis_lab::sensing::zoo::{bundled_zoo, csv_bytes};
+    let never = AtomicBool::new(false);
+    for (name, pinned) in [
+        (
+            "muon-rates",
+            include_str!("data/zoo-muon-rates-s1-b1500.csv"),
+        ),
+        ("dial", include_str!("data/zoo-dial-s1-b1500.csv")),
+    ] {
+        let p = ZooPreset {
+            seeds: 1,
+            budget: 1500,
+            ..bundled_zoo(name)
+        };
+        let runs = run_zoo(&p, &|| {}, &never);
+        let bytes = csv_bytes(&runs, &summarise(&runs)).unwrap();
+        assert_eq!(String::from_utf8(bytes).unwrap(), pinned, "{name}");
+    }
+}
+
+/// The new preset fields are checked with their paths.
+#[test]
+fn schedules_inits_sizes_and_rule_rates_are_validated_by_field_path() {
+    let err = |body: &str| {
+        let text = format!("ZooPreset(seeds: 1, rules: [Gd, Adam], {body})");
+        ZooPreset::from_ron(&text, "p.ron").unwrap_err().to_string()
+    };
+    for (body, field, says) in [
+        ("rule_rates: {Muon: [0.1]}", "rule_rates[0]", "not one of"),
+        (
+            "rule_rates: {Gd: [0.1], Gd: [0.2]}",
+            "rule_rates[1]",
+            "twice",
+        ),
+        ("rule_rates: {Adam: []}", "rule_rates[0]", "no rates"),
+        ("rule_rates: {Gd: [0.1, -1.0]}", "rule_rates[0].gd[1]", "-1"),
+        (
+            "schedules: [Cosine, Constant, Cosine]",
+            "schedules[2]",
+            "twice",
+        ),
+        ("inits: [1e-3, 0.0]", "inits[1]", "0"),
+        ("inits: [1e-3, 11.0]", "inits[1]", "11"),
+        ("sizes: [40, 1]", "sizes[1]", "3..=256"),
+        ("sizes: [300]", "sizes[0]", "3..=256"),
+        ("rates: [0.1, 2e6]", "rates[1]", "2000000"),
+    ] {
+        let e = err(body);
+        assert!(
+            e.contains(&format!("`{field}`")) && e.contains(says),
+            "{body}: {e}"
+        );
+    }
+    let e = ZooPreset::from_ron("ZooPreset(schedule: [Cosine])", "p.ron")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("schedule"), "{e}");
+    // n = 128 holds 1518 · 128² numbers per instance: 11 seeds break the memory limit, 10 do
+    // not (sizes are built one at a time, so n = 40 adds nothing).
+    let at = |seeds: usize| {
+        let text = format!("ZooPreset(seeds: {seeds}, rules: [Gd], sizes: [40, 128])");
+        ZooPreset::from_ron(&text, "p.ron").map_err(|e| e.to_string())
+    };
+    let e = at(11).unwrap_err();
+    assert!(e.contains("`seeds`") && e.contains("memory"), "{e}");
+    at(10).unwrap();
+    // Every value of the enum reads back, and the defaults leave the fields out.
+    let p = ZooPreset::from_ron(
+        "ZooPreset(rules: [Gd, Adam], schedules: [Paper, Constant, Cosine, CosineFullHorizon], \
+         rule_rates: {Gd: [0.003]}, inits: [1e-3], sizes: [8])",
+        "p.ron",
+    )
+    .unwrap();
+    let written = ron::to_string(&p).unwrap();
+    assert_eq!(ZooPreset::from_ron(&written, "back").unwrap(), p);
+    let json = serde_json::to_string(&p).unwrap();
+    assert_eq!(serde_json::from_str::<ZooPreset>(&json).unwrap(), p);
+    let plain = ron::to_string(&ZooPreset::default()).unwrap();
+    for field in ["rule_rates", "schedules", "inits", "sizes"] {
+        assert!(!plain.contains(field), "{plain}");
+    }
+}
+
+/// The cells run size, τ, init, schedule, rule, rate, seed, outermost first; a rule's own rates
+/// replace `rates` and the grid.
+#[test]
+fn the_cell_list_runs_size_then_tau_init_schedule_rule_rate_seed() {
+    use basis_lab::optim::Schedule::{Constant, Cosine};
+    use basis_lab::sensing::zoo::ZooSchedule as Z;
+    let p = ZooPreset::from_ron(
+        "ZooPreset(problem: (n: 6, rank: 1), seeds: 2, seed: 5, rules: [Gd, Muon], \
+         rates: [0.5], rule_rates: {Muon: [0.01, 0.03]}, sizes: [6, 8], inits: [1e-3, 1e-2], \
+         schedules: [Paper, Constant])",
+        "p.ron",
+    )
+    .unwrap();
+    let cells = p.cells();
+    assert_eq!(cells.len(), 2 * 2 * 2 * (1 + 2) * 2);
+    let key = |i: usize| {
+        let c = cells[i];
+        (
+            c.size,
+            c.init,
+            c.choice,
+            c.rule.name(),
+            c.schedule,
+            c.lr,
+            c.seed,
+        )
+    };
+    assert_eq!(key(0), (0, 0, Z::Paper, "gd".into(), Constant, 0.5, 5));
+    assert_eq!(key(1), (0, 0, Z::Paper, "gd".into(), Constant, 0.5, 6));
+    assert_eq!(key(2), (0, 0, Z::Paper, "muon".into(), Cosine, 0.01, 5));
+    assert_eq!(key(4), (0, 0, Z::Paper, "muon".into(), Cosine, 0.03, 5));
+    assert_eq!(key(6), (0, 0, Z::Constant, "gd".into(), Constant, 0.5, 5));
+    assert_eq!(
+        key(8),
+        (0, 0, Z::Constant, "muon".into(), Constant, 0.01, 5)
+    );
+    assert_eq!(key(12), (0, 1, Z::Paper, "gd".into(), Constant, 0.5, 5));
+    assert_eq!(key(24), (1, 0, Z::Paper, "gd".into(), Constant, 0.5, 5));
+    assert_eq!(p.config(1, 0, 1).n, 8);
+    assert_eq!(p.config(1, 0, 1).init, 1e-2);
+    // Runs carry their labels, and a saved run with a wrong label is refused by field.
+    let never = AtomicBool::new(false);
+    let runs = basis_lab::sensing::zoo::run_zoo_cells(&p, &[25, 20], &|| {}, &never);
+    assert_eq!((runs[0].n, runs[0].init), (Some(8), Some(1e-3)));
+    assert_eq!(runs[1].schedule, Z::Constant);
+    assert_eq!(runs[1].n, Some(6));
+    p.check_run(cells[25], &runs[0]).unwrap();
+    let mut wrong = runs[0].clone();
+    wrong.init = Some(1e-2);
+    let e = p.check_run(cells[25], &wrong).unwrap_err();
+    assert!(e.contains("`init`") && e.contains("n 8"), "{e}");
+    let mut wrong = runs[1].clone();
+    wrong.schedule = Z::Paper;
+    let e = p.check_run(cells[20], &wrong).unwrap_err();
+    assert!(e.contains("`schedule`"), "{e}");
+    let e = p.check_run(cells[24], &runs[0]).unwrap_err();
+    assert!(e.contains("`seed`"), "{e}");
+}
+
+/// The cosine schedule's rate at chosen steps, and what the full horizon changes: a run that
+/// interpolates early goes on to the end of its budget.
+#[test]
+fn schedules_give_their_rates_and_the_full_horizon_runs_the_whole_budget() {
+    use basis_lab::optim::Schedule;
+    let (lr, t_max) = (0.2, 1000);
+    assert_eq!(Schedule::Constant.lr_at(lr, 700, t_max), 0.2);
+    assert_eq!(Schedule::Cosine.lr_at(lr, 0, t_max), 0.2);
+    assert!((Schedule::Cosine.lr_at(lr, 500, t_max) - 0.1).abs() < 1e-15);
+    assert!((Schedule::Cosine.lr_at(lr, 250, t_max) - 0.1 * (1.0 + 0.5f64.sqrt())).abs() < 1e-15);
+    assert!(Schedule::Cosine.lr_at(lr, 1000, t_max).abs() < 1e-17);
+    let p = SensingProblem::new(&small(8, 1, 1e-3), 2);
+    let never = AtomicBool::new(false);
+    let run = |full: bool| {
+        FactorRun::new(&p, rule("muon"), 0.1, 4000, 2, false)
+            .with_schedule(Schedule::Cosine)
+            .with_full_horizon(full)
+            .finish(2, &never)
+    };
+    let (stop, full) = (run(false), run(true));
+    assert_eq!(stop.outcome, Outcome::Interpolated);
+    assert!(
+        stop.steps < 4000 && stop.steps.is_multiple_of(200),
+        "{}",
+        stop.steps
+    );
+    assert_eq!((full.outcome, full.steps), (Outcome::Interpolated, 4000));
+    assert!(full.train_loss < stop.train_loss);
+}
+
+/// The Table 7 marks on made-up runs: `div` when any seed diverged, `n/i` when a seed did not
+/// interpolate, `→fl` on the lowest interpolating rate of a constant-rate row when it lies
+/// below the rule's benchmark rate, and never on a cosine row.
+#[test]
+fn rate_marks_follow_the_papers_definitions() {
+    use Outcome::*;
+    use basis_lab::sensing::zoo::{RateMark as M, rate_rows};
+    let p = ZooPreset {
+        rules: vec![rule("gd"), rule("muon"), rule("shampoo")],
+        ..ZooPreset::default()
+    };
+    let runs = vec![
+        result("gd", 0.001, 0, 0.2, Budget),
+        result("gd", 0.001, 1, 0.2, Interpolated),
+        result("gd", 0.003, 0, 0.1, Interpolated),
+        result("gd", 0.003, 1, 0.12, Interpolated),
+        // Also below the benchmark and interpolating, but not the lowest: one →fl per row.
+        result("gd", 0.005, 0, 0.12, Interpolated),
+        result("gd", 0.01, 0, 0.13, Interpolated),
+        result("gd", 0.01, 1, 0.13, Interpolated),
+        result("gd", 0.1, 0, f64::NAN, Diverged),
+        result("gd", 0.1, 1, 0.5, Budget),
+        result("muon", 0.003, 0, 0.9, Interpolated),
+        result("muon", 0.1, 0, 0.0, Interpolated),
+        // Shampoo's lowest interpolating rate is its benchmark rate 0.03: no →fl.
+        result("shampoo", 0.01, 0, 0.88, Budget),
+        result("shampoo", 0.03, 0, 0.29, Interpolated),
+    ];
+    let rows = rate_rows(&p, &runs);
+    let marks: Vec<(&str, f64, M)> = rows
+        .iter()
+        .map(|r| (r.rule.as_str(), r.lr, r.mark))
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            ("gd", 0.001, M::NotInterpolated),
+            ("gd", 0.003, M::FlowLimit),
+            ("gd", 0.005, M::None),
+            ("gd", 0.01, M::None),
+            ("gd", 0.1, M::Diverged),
+            ("muon", 0.003, M::None),
+            ("muon", 0.1, M::None),
+            ("shampoo", 0.01, M::NotInterpolated),
+            ("shampoo", 0.03, M::None),
+        ]
+    );
+    assert_eq!((rows[1].interpolated, rows[1].seeds), (2, 2));
+    assert!((rows[1].recovery[0] - 0.11).abs() < 1e-15);
+    assert_eq!((rows[4].diverged, rows[4].interpolated), (1, 0));
+    // Run at a constant rate, Muon's lowest interpolating rate is marked too.
+    let constant: Vec<RunResult> = runs[9..11]
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.schedule = basis_lab::sensing::zoo::ZooSchedule::Constant;
+            r
+        })
+        .collect();
+    assert_eq!(rate_rows(&p, &constant)[0].mark, M::FlowLimit);
 }

@@ -365,3 +365,46 @@ fn a_shard_with_an_emptied_sweep_list_or_an_edited_total_is_refused_without_a_pa
         }
     }
 }
+
+#[test]
+fn zoo_shards_over_sizes_inits_and_schedules_merge_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("dims.ron");
+    std::fs::write(
+        &preset,
+        "ZooPreset(name: \"dims\", problem: (n: 6, rank: 1), budget: 300, seeds: 2, \
+         rules: [Gd, Muon], rule_rates: {Gd: [0.01, 0.03]}, sizes: [6, 9], inits: [1e-3, 1e-2], \
+         schedules: [Paper, CosineFullHorizon])",
+    )
+    .unwrap();
+    let (full, merged) = whole_and_merged(dir.path(), &["zoo", s(&preset)]);
+    same_bytes(&full.join("zoo.csv"), &merged.join("zoo.csv"));
+    same_bytes(&full.join("zoo.md"), &merged.join("zoo.md"));
+    let csv = std::fs::read_to_string(merged.join("zoo.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2 * 3 * 2);
+    assert!(csv.starts_with("rule,class,n,init,schedule,tau,"), "{csv}");
+    assert!(
+        csv.contains("muon,equivariant,9,0.01,cosine_full_horizon,0,0.1,1,300,"),
+        "{csv}"
+    );
+    // A shard whose runs carry another size is refused by field.
+    let shard0 = dir.path().join("s0").join("shard.ron");
+    let text = std::fs::read_to_string(&shard0).unwrap();
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    assert!(text.contains("n:Some(6)"), "{text}");
+    std::fs::write(
+        bad.join("shard.ron"),
+        text.replacen("n:Some(6)", "n:Some(9)", 1),
+    )
+    .unwrap();
+    let e = fails(&[
+        "merge",
+        s(&bad),
+        s(&dir.path().join("s1")),
+        s(&dir.path().join("s2")),
+        "--out",
+        s(&dir.path().join("x")),
+    ]);
+    assert!(e.contains("`n`"), "{e}");
+}

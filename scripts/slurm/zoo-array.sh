@@ -7,7 +7,8 @@
 # finished, `basis-lab merge OUT/shard-* --out OUT` writes the tables one process would write;
 # scripts/slurm/submit-zoo.sh submits both steps. The array must be one contiguous range.
 # BASIS_LAB names the program (default: basis-lab on the PATH). Resources below are for the
-# bundled presets (n ≤ 128); raise --mem-per-cpu for larger sizes (docs/cluster.md).
+# bundled presets (n ≤ 128) with one instance per task; raise --mem-per-cpu (or set
+# SBATCH_MEM_PER_CPU) when a task holds several n = 128 instances (docs/cluster.md).
 #SBATCH --job-name=basis-lab-zoo
 #SBATCH --cpus-per-task=1
 #SBATCH --mem-per-cpu=1G

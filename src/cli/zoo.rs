@@ -6,7 +6,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::Shared;
-use basis_lab::sensing::zoo::{RunResult, ZooPreset, run_zoo, write_report};
+use basis_lab::sensing::zoo::{
+    RunResult, ZooPreset, check_traceable, run_zoo, trace_zoo, write_report,
+};
 use basis_lab::shard::Job;
 
 /// Gauge lab: run the optimizer zoo on factored matrix sensing (a zoo preset:
@@ -14,7 +16,8 @@ use basis_lab::shard::Job;
 /// zoo.md. `dial` and `tail` are the same command.
 #[derive(Args, Debug)]
 pub struct ZooArgs {
-    /// A zoo preset file, or a bundled one: zoo-paper, dial, tail, muon-rates.
+    /// A zoo preset file, or a bundled one: zoo-paper, dial, tail, muon-rates, schedules, rates,
+    /// inits, ladder.
     preset: PathBuf,
     /// Override the number of seeds.
     #[arg(long)]
@@ -22,6 +25,12 @@ pub struct ZooArgs {
     /// Override the step budget.
     #[arg(long)]
     budget: Option<usize>,
+    /// Also write trace.json: per run the measurement operator, measurements, target, initial
+    /// factors, the rule's settings and schedule, and the factors after each of the first 10
+    /// steps and at the end, enough to replay it elsewhere (docs/numerics.md, "Zoo traces").
+    /// Only for small problems (n ≤ 12) and unsharded runs.
+    #[arg(long)]
+    trace: bool,
     #[command(flatten)]
     shared: Shared,
 }
@@ -33,6 +42,12 @@ impl ZooArgs {
         p.seeds = self.seeds.unwrap_or(p.seeds);
         p.budget = self.budget.unwrap_or(p.budget);
         p.validate()?;
+        if self.trace {
+            check_traceable(&p).map_err(anyhow::Error::msg)?;
+            if self.shared.shard.is_some() {
+                anyhow::bail!("--trace writes the whole zoo's trace: run it without --shard");
+            }
+        }
         self.shared.output.prepare()?;
         let started = std::time::Instant::now();
         let job = Job::Zoo { preset: p.clone() };
@@ -40,7 +55,17 @@ impl ZooArgs {
         match self.shared.run(&job, "runs", work)? {
             Some(results) => {
                 let seconds = started.elapsed().as_secs_f64();
-                finish(&self.shared.output.out, &p, &results, seconds)
+                finish(&self.shared.output.out, &p, &results, seconds)?;
+                if self.trace {
+                    let trace = trace_zoo(&p).map_err(anyhow::Error::msg)?;
+                    let path = self.shared.output.out.join("trace.json");
+                    basis_lab::experiment::output::write_atomic(
+                        &path,
+                        &serde_json::to_vec(&trace)?,
+                    )?;
+                    println!("wrote {}", path.display());
+                }
+                Ok(())
             }
             None => Ok(()),
         }

@@ -165,6 +165,12 @@ impl SensingProblem {
         self.y.len()
     }
 
+    /// Measurement matrix `A_i` (`n × n`). Panics when `i ≥ m`.
+    pub fn measurement(&self, i: usize) -> DMatrix<f64> {
+        let n2 = self.cfg.n * self.cfg.n;
+        DMatrix::from_column_slice(self.cfg.n, self.cfg.n, &self.operator[i * n2..(i + 1) * n2])
+    }
+
     /// Initial factors (U, V), each `n × n` with i.i.d. N(0, init²) entries.
     pub fn init(&self, seed: u64) -> (DMatrix<f64>, DMatrix<f64>) {
         let mut rng = sensing_stream(seed, SensingStream::Init);

@@ -5,15 +5,19 @@
 
 mod preset;
 mod report;
+mod trace;
 
 pub use preset::{
-    BUNDLED_ZOO, MAX_CELLS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES, ZooPreset,
-    bundled_zoo,
+    BUNDLED_ZOO, MAX_CELLS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES, RuleRates,
+    ZooPreset, bundled_zoo,
 };
 pub use report::{
-    PAPER_DIAL, PAPER_TABLE2, PAPER_TAIL, PAPER_TAIL_RULES, RuleSummary, class_gap, csv_bytes,
-    fmt4, markdown, paper_table2, summarise, table2_rules, write_report,
+    PAPER_DIAL, PAPER_TABLE2, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, PAPER_TABLE8_RULES,
+    PAPER_TABLE11, PAPER_TABLE11_RULES, PAPER_TAIL, PAPER_TAIL_RULES, RateMark, RateRow,
+    RuleSummary, class_gap, csv_bytes, fmt4, markdown, paper_table2, paper_table7, rate_rows,
+    summarise, table2_rules, write_report,
 };
+pub use trace::{MAX_TRACE_N, TRACE_SCHEMA, TRACE_STEPS, check_traceable, trace_zoo};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -21,9 +25,7 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    SensingConfig, SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery,
-};
+use super::{SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery};
 use crate::optim::{Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule, lookup};
 
 /// A rule of the zoo: a registry entry at its default hyperparameters (the paper's: β1 0.9,
@@ -200,20 +202,94 @@ impl<'de> Deserialize<'de> for Rule {
     }
 }
 
-/// One run of a zoo preset: which τ (an index into [`ZooPreset::tau_values`]), rule, schedule,
-/// peak rate and seed.
+/// One run of a zoo preset: which size, τ and init scale (indices into
+/// [`ZooPreset::size_values`], [`ZooPreset::tau_values`], [`ZooPreset::init_values`]), schedule
+/// choice, rule, peak rate and seed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cell {
+    /// Index of the problem size n.
+    pub size: usize,
     /// Index of the spectral-tail amplitude.
     pub tau: usize,
+    /// Index of the init scale.
+    pub init: usize,
+    /// The preset's schedule choice this cell runs under.
+    pub choice: ZooSchedule,
     /// The rule.
     pub rule: Rule,
-    /// Its schedule.
+    /// Its schedule (the choice resolved for the rule).
     pub schedule: Schedule,
     /// Peak learning rate.
     pub lr: f64,
     /// Problem seed.
     pub seed: u64,
+}
+
+/// How a zoo preset schedules each rule's peak rate over the budget (docs/numerics.md, "The
+/// gauge lab"; the paper's Table 6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ZooSchedule {
+    /// Each rule on the schedule the paper ran it with (the registry's: cosine for Muon, Signum,
+    /// Lion, RMSProp and sign descent, constant for the others).
+    #[default]
+    Paper,
+    /// Every rule at its peak rate throughout.
+    Constant,
+    /// Every rule on the cosine schedule over the budget; a run stops at interpolation.
+    Cosine,
+    /// Every rule on the cosine schedule over the budget, and the run goes on to the end of the
+    /// budget after it interpolates (it stops early only when it diverges), so the rate decays
+    /// all the way to zero.
+    CosineFullHorizon,
+}
+
+impl ZooSchedule {
+    /// Every choice, in the order tables list them.
+    pub const ALL: [ZooSchedule; 4] = [
+        ZooSchedule::Paper,
+        ZooSchedule::Constant,
+        ZooSchedule::Cosine,
+        ZooSchedule::CosineFullHorizon,
+    ];
+
+    /// The schedule `rule` runs on under this choice.
+    pub fn for_rule(self, rule: Rule) -> Schedule {
+        match self {
+            ZooSchedule::Paper => rule.schedule(),
+            ZooSchedule::Constant => Schedule::Constant,
+            ZooSchedule::Cosine | ZooSchedule::CosineFullHorizon => Schedule::Cosine,
+        }
+    }
+
+    /// Whether a run goes on past interpolation to the end of its budget.
+    pub fn full_horizon(self) -> bool {
+        self == ZooSchedule::CosineFullHorizon
+    }
+
+    /// The name `zoo.csv` uses (one word).
+    pub fn token(self) -> &'static str {
+        match self {
+            ZooSchedule::Paper => "paper",
+            ZooSchedule::Constant => "constant",
+            ZooSchedule::Cosine => "cosine",
+            ZooSchedule::CosineFullHorizon => "cosine_full_horizon",
+        }
+    }
+
+    /// The name tables use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ZooSchedule::Paper => "paper",
+            ZooSchedule::Constant => "constant",
+            ZooSchedule::Cosine => "cosine",
+            ZooSchedule::CosineFullHorizon => "cosine, full horizon",
+        }
+    }
+
+    /// Whether it is the default ([`ZooSchedule::Paper`]), which files leave out.
+    pub fn is_paper(&self) -> bool {
+        *self == ZooSchedule::Paper
+    }
 }
 
 /// How a run ended.
@@ -256,6 +332,16 @@ pub struct RunResult {
     pub balancedness: f64,
     /// With twins: ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F between the run from (UQ, VQ) and the run from (U, V).
     pub twin_drift: Option<f64>,
+    /// Side n of the problem, when the preset lists `sizes` (absent otherwise, as in files
+    /// written before sizes existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n: Option<usize>,
+    /// Init scale of the factors, when the preset lists `inits`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<f64>,
+    /// The preset's schedule choice for this run (left out when it is the paper's).
+    #[serde(default, skip_serializing_if = "ZooSchedule::is_paper")]
+    pub schedule: ZooSchedule,
 }
 
 /// Pre-update loss is checked every this many steps (numerics §7).
@@ -277,6 +363,7 @@ pub struct FactorRun<'a> {
     problem: &'a SensingProblem,
     rule: Rule,
     schedule: Schedule,
+    full_horizon: bool,
     lr: f64,
     budget: usize,
     /// The factors [U, V], each `n × n`.
@@ -317,6 +404,7 @@ impl<'a> FactorRun<'a> {
             problem,
             rule,
             schedule: rule.schedule(),
+            full_horizon: false,
             lr,
             budget,
             params: [u, v],
@@ -334,6 +422,16 @@ impl<'a> FactorRun<'a> {
         Self { schedule, ..self }
     }
 
+    /// The same run, going on past interpolation to the end of its budget
+    /// ([`ZooSchedule::CosineFullHorizon`]); it still stops when it diverges, and ends
+    /// [`Outcome::Interpolated`] when its final loss is below [`INTERPOLATED`].
+    pub fn with_full_horizon(self, full_horizon: bool) -> Self {
+        Self {
+            full_horizon,
+            ..self
+        }
+    }
+
     /// Takes one step unless a stopping rule fires first; returns the outcome when it does.
     pub fn step(&mut self) -> Option<Outcome> {
         let [u, v] = &self.params;
@@ -346,9 +444,13 @@ impl<'a> FactorRun<'a> {
         // After `budget` updates the run is over whatever the loss; the interpolation check
         // belongs to steps that would still update (numerics §7: every 200 steps of the loop).
         if self.t >= self.budget {
-            return Some(Outcome::Budget);
+            return Some(if self.full_horizon && self.loss < INTERPOLATED {
+                Outcome::Interpolated
+            } else {
+                Outcome::Budget
+            });
         }
-        if self.t.is_multiple_of(CHECK_EVERY) && self.loss < INTERPOLATED {
+        if !self.full_horizon && self.t.is_multiple_of(CHECK_EVERY) && self.loss < INTERPOLATED {
             return Some(Outcome::Interpolated);
         }
         let lr = self.schedule.lr_at(self.lr, self.t, self.budget);
@@ -404,6 +506,9 @@ impl<'a> FactorRun<'a> {
             erank: effective_rank(&w),
             balancedness: balancedness(u, v),
             twin_drift: self.twin_drift(),
+            n: None,
+            init: None,
+            schedule: ZooSchedule::Paper,
         }
     }
 }
@@ -420,50 +525,52 @@ pub fn run_zoo(
 }
 
 /// Runs the cells of `preset` whose indices into [`ZooPreset::cells`] are listed in `which`
-/// (in that order), building only the problem instances they need. Each run depends only on
-/// its cell, so a zoo split over processes and merged equals [`run_zoo`]. Panics on an index
-/// out of range.
+/// (in that order), building only the problem instances they need, one problem size at a time
+/// (so memory holds one size's instances). Each run depends only on its cell, so a zoo split
+/// over processes and merged equals [`run_zoo`]. Panics on an index out of range.
 pub fn run_zoo_cells(
     preset: &ZooPreset,
     which: &[usize],
     progress: &(dyn Fn() + Sync),
     cancel: &AtomicBool,
 ) -> Vec<RunResult> {
-    let taus = preset.tau_values();
     let cells = preset.cells();
     let chosen: Vec<Cell> = which.iter().map(|&i| cells[i]).collect();
-    let instance = |ti: usize, seed: u64| (ti, seed.wrapping_sub(preset.seed));
-    let mut instances: Vec<(usize, u64)> = chosen.iter().map(|c| instance(c.tau, c.seed)).collect();
-    instances.sort_unstable();
-    instances.dedup();
-    let problems: Vec<SensingProblem> = instances
-        .par_iter()
-        .map(|&(ti, s)| {
-            let cfg = SensingConfig {
-                tau: taus[ti],
-                ..preset.problem.clone()
-            };
-            SensingProblem::new(&cfg, preset.seed.wrapping_add(s))
-        })
-        .collect();
-    chosen
-        .par_iter()
-        .map(|c| {
-            let at = instances
-                .binary_search(&instance(c.tau, c.seed))
-                .expect("built above");
-            let r = FactorRun::new(
-                &problems[at],
-                c.rule,
-                c.lr,
-                preset.budget,
-                c.seed,
-                preset.twins,
-            )
-            .with_schedule(c.schedule)
-            .finish(c.seed, cancel);
-            progress();
-            r
-        })
+    let mut sizes: Vec<usize> = chosen.iter().map(|c| c.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut out: Vec<Option<RunResult>> = vec![None; chosen.len()];
+    for size in sizes {
+        let mine: Vec<usize> = (0..chosen.len())
+            .filter(|&i| chosen[i].size == size)
+            .collect();
+        let instance = |c: &Cell| (c.tau, c.init, c.seed.wrapping_sub(preset.seed));
+        let mut instances: Vec<(usize, usize, u64)> =
+            mine.iter().map(|&i| instance(&chosen[i])).collect();
+        instances.sort_unstable();
+        instances.dedup();
+        let problems: Vec<SensingProblem> = instances
+            .par_iter()
+            .map(|&(ti, ii, s)| {
+                let cfg = preset.config(size, ti, ii);
+                SensingProblem::new(&cfg, preset.seed.wrapping_add(s))
+            })
+            .collect();
+        let runs: Vec<RunResult> = mine
+            .par_iter()
+            .map(|&i| {
+                let c = chosen[i];
+                let at = instances.binary_search(&instance(&c)).expect("built above");
+                let r = preset.run_cell(&problems[at], c, cancel);
+                progress();
+                r
+            })
+            .collect();
+        for (i, r) in mine.into_iter().zip(runs) {
+            out[i] = Some(r);
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every cell ran"))
         .collect()
 }

@@ -3,9 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Cell, INTERPOLATED, Outcome, Rule, RunResult};
+use std::sync::atomic::AtomicBool;
+
+use super::{Cell, FactorRun, INTERPOLATED, Outcome, Rule, RunResult, ZooSchedule};
 use crate::preset::{PresetError, read_text};
-use crate::sensing::SensingConfig;
+use crate::sensing::{SensingConfig, SensingProblem};
 use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Zoo presets shipped inside the binary, by name (the files in `presets/`).
@@ -17,6 +19,10 @@ pub const BUNDLED_ZOO: &[(&str, &str)] = &[
         "muon-rates",
         include_str!("../../../presets/muon-rates.ron"),
     ),
+    ("schedules", include_str!("../../../presets/schedules.ron")),
+    ("rates", include_str!("../../../presets/rates.ron")),
+    ("inits", include_str!("../../../presets/inits.ron")),
+    ("ladder", include_str!("../../../presets/ladder.ron")),
 ];
 
 /// The bundled zoo preset `name`. Panics if it is missing or invalid (a test checks them all).
@@ -57,6 +63,90 @@ pub struct ZooPreset {
     /// Peak rates at which every rule runs instead of the paper's rate or the grid (each in
     /// (0, 1e6], at most 32); empty (the default) keeps those.
     pub rates: Vec<f64>,
+    /// Peak rates per rule (`{Gd: [0.003, 0.01], Adam: [1e-3]}`), each list as `rates`; a rule
+    /// listed here runs at these rates whatever `rates` and `grid` say. Every key must be one
+    /// of `rules`.
+    #[serde(skip_serializing_if = "RuleRates::is_empty")]
+    pub rule_rates: RuleRates,
+    /// Schedule choices to run, each a cell dimension (at most 4, no repeats); empty runs
+    /// [`ZooSchedule::Paper`] only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedules: Vec<ZooSchedule>,
+    /// Init scales of the factors to sweep (each in (0, 10], at most [`MAX_TAUS`]); empty
+    /// runs `problem.init` only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inits: Vec<f64>,
+    /// Problem sizes n to sweep (each 2..=256 and at least `problem.rank`, at most
+    /// [`MAX_TAUS`]); empty runs `problem.n` only. The measurement count follows each size
+    /// (`problem.ratio` × dof).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<usize>,
+}
+
+/// Peak rates per rule, in the order the preset writes them. A preset writes it as a map from
+/// rule to list (`{Gd: [0.01, 0.03], Muon: [0.1]}`); it is written back as a list of
+/// (rule, rates) pairs, which reads back too (JSON has no map keys such as `Dial(0.5)`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RuleRates(pub Vec<(Rule, Vec<f64>)>);
+
+impl RuleRates {
+    /// No rule has rates of its own.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The rates listed for `rule`, if any.
+    pub fn get(&self, rule: Rule) -> Option<&[f64]> {
+        self.0
+            .iter()
+            .find(|(r, _)| *r == rule)
+            .map(|(_, v)| v.as_slice())
+    }
+}
+
+impl Serialize for RuleRates {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut m = s.serialize_seq(Some(self.0.len()))?;
+        for pair in &self.0 {
+            m.serialize_element(pair)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RuleRates {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RuleRates;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map from rule to a list of rates")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RuleRates, A::Error> {
+                let mut out = Vec::new();
+                // The preset's byte limit bounds the entries; validation bounds their count.
+                while let Some((r, v)) = map.next_entry::<Rule, Vec<f64>>()? {
+                    out.push((r, v));
+                }
+                Ok(RuleRates(out))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RuleRates, A::Error> {
+                let mut out = Vec::new();
+                while let Some(pair) = seq.next_element::<(Rule, Vec<f64>)>()? {
+                    out.push(pair);
+                }
+                Ok(RuleRates(out))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 impl Default for ZooPreset {
@@ -73,6 +163,10 @@ impl Default for ZooPreset {
             twins: false,
             taus: Vec::new(),
             rates: Vec::new(),
+            rule_rates: RuleRates::default(),
+            schedules: Vec::new(),
+            inits: Vec::new(),
+            sizes: Vec::new(),
         }
     }
 }
@@ -182,48 +276,115 @@ impl ZooPreset {
                 ));
             }
         }
-        if self.rates.len() > 32 {
+        check_rates("rates", &self.rates)?;
+        for (i, (rule, rates)) in self.rule_rates.0.iter().enumerate() {
+            let field = format!("rule_rates[{i}]");
+            if !self.rules.contains(rule) {
+                return Err(FieldError::new(
+                    field,
+                    format!("{} is not one of the preset's `rules`", rule.name()),
+                ));
+            }
+            if self.rule_rates.0[..i].iter().any(|(r, _)| r == rule) {
+                return Err(FieldError::new(
+                    field,
+                    format!("{} is listed twice", rule.name()),
+                ));
+            }
+            if rates.is_empty() {
+                return Err(FieldError::new(
+                    field,
+                    format!("{}: no rates given; allowed 1..=32", rule.name()),
+                ));
+            }
+            check_rates(&format!("{field}.{}", rule.name()), rates)?;
+        }
+        if self.schedules.len() > ZooSchedule::ALL.len() {
             return Err(FieldError::new(
-                "rates",
-                format!("{} values given; allowed 0..=32", self.rates.len()),
+                "schedules",
+                format!(
+                    "{} values given; allowed 0..={}",
+                    self.schedules.len(),
+                    ZooSchedule::ALL.len()
+                ),
             ));
         }
-        for &rate in &self.rates {
-            check_real("rates", rate, Range::above(0.0, 1e6))?;
+        for (i, s) in self.schedules.iter().enumerate() {
+            if self.schedules[..i].contains(s) {
+                return Err(FieldError::new(
+                    format!("schedules[{i}]"),
+                    format!("{s:?} is listed twice"),
+                ));
+            }
         }
-        let taus = self.tau_values().len();
-        let rates: usize = self
-            .rules
-            .iter()
-            .map(|r| match (self.rates.len(), self.grid) {
-                (0, true) => r.grid().len(),
-                (0, false) => 1,
-                (n, _) => n,
-            })
-            .sum();
-        let cells = taus * rates * self.seeds;
+        if self.inits.len() > MAX_TAUS {
+            return Err(FieldError::new(
+                "inits",
+                format!("{} values given; allowed 0..={MAX_TAUS}", self.inits.len()),
+            ));
+        }
+        for (i, &x) in self.inits.iter().enumerate() {
+            check_real(&format!("inits[{i}]"), x, Range::above(0.0, 10.0))?;
+        }
+        if self.sizes.len() > MAX_TAUS {
+            return Err(FieldError::new(
+                "sizes",
+                format!("{} values given; allowed 0..={MAX_TAUS}", self.sizes.len()),
+            ));
+        }
+        for (i, &n) in self.sizes.iter().enumerate() {
+            let field = format!("sizes[{i}]");
+            check_int(&field, n, self.problem.rank.max(2), 256)?;
+            SensingConfig {
+                n,
+                ..self.problem.clone()
+            }
+            .validate()
+            .map_err(|e| FieldError::new(field, e.message))?;
+        }
+        let per_instance: usize = self.size_values().len()
+            * self.tau_values().len()
+            * self.init_values().len()
+            * self.schedule_values().len();
+        let rates: usize = self.rules.iter().map(|&r| self.rates_for(r).len()).sum();
+        let cells = per_instance * rates * self.seeds;
         if cells > MAX_CELLS {
             return Err(FieldError::new(
                 "seeds",
                 format!(
-                    "{taus} τ × {rates} (rule, rate) pairs × {} seeds = {cells} runs exceeds the \
-                     limit of {MAX_CELLS}; split the study into several presets",
+                    "{per_instance} (size, τ, init, schedule) × {rates} (rule, rate) pairs × {} \
+                     seeds = {cells} runs exceeds the limit of {MAX_CELLS}; split the study into \
+                     several presets",
                     self.seeds
                 ),
             ));
         }
-        let operator = taus * self.seeds * self.problem.measurements() * self.problem.n.pow(2);
+        // Problems are built one size at a time: the largest size's instances bound memory.
+        let instances = self.tau_values().len() * self.init_values().len();
+        let biggest = self
+            .size_values()
+            .iter()
+            .map(|&n| {
+                SensingConfig {
+                    n,
+                    ..self.problem.clone()
+                }
+                .measurements()
+                    * n
+                    * n
+            })
+            .max()
+            .unwrap_or(0);
+        let operator = instances * self.seeds * biggest;
         if operator > MAX_OPERATOR_NUMBERS {
             return Err(FieldError::new(
                 "seeds",
                 format!(
-                    "{taus} τ × {} seeds problem instances hold {operator} numbers together, \
-                     over the memory limit of {MAX_OPERATOR_NUMBERS}; use fewer seeds or τ values \
-                     (at most {} seeds here)",
+                    "{instances} (τ, init) × {} seeds problem instances hold {operator} numbers \
+                     together, over the memory limit of {MAX_OPERATOR_NUMBERS}; use fewer seeds, \
+                     τ values or init scales (at most {} seeds here)",
                     self.seeds,
-                    (MAX_OPERATOR_NUMBERS
-                        / (taus * self.problem.measurements() * self.problem.n.pow(2)))
-                    .max(1)
+                    (MAX_OPERATOR_NUMBERS / (instances * biggest).max(1)).max(1)
                 ),
             ));
         }
@@ -239,33 +400,113 @@ impl ZooPreset {
         }
     }
 
-    /// Every cell this preset runs, in a fixed order (τ, then rule, then rate, then seed); each
-    /// rule on the schedule the registry gives it.
+    /// The init scales run.
+    pub fn init_values(&self) -> Vec<f64> {
+        if self.inits.is_empty() {
+            vec![self.problem.init]
+        } else {
+            self.inits.clone()
+        }
+    }
+
+    /// The problem sizes run.
+    pub fn size_values(&self) -> Vec<usize> {
+        if self.sizes.is_empty() {
+            vec![self.problem.n]
+        } else {
+            self.sizes.clone()
+        }
+    }
+
+    /// The schedule choices run.
+    pub fn schedule_values(&self) -> Vec<ZooSchedule> {
+        if self.schedules.is_empty() {
+            vec![ZooSchedule::Paper]
+        } else {
+            self.schedules.clone()
+        }
+    }
+
+    /// The peak rates `rule` runs at: its `rule_rates` entry, else `rates`, else its grid
+    /// (with `grid`), else the paper's rate.
+    pub fn rates_for(&self, rule: Rule) -> Vec<f64> {
+        if let Some(r) = self.rule_rates.get(rule) {
+            r.to_vec()
+        } else if !self.rates.is_empty() {
+            self.rates.clone()
+        } else if self.grid {
+            rule.grid().to_vec()
+        } else {
+            vec![rule.default_lr()]
+        }
+    }
+
+    /// The sensing problem of size index `size`, τ index `tau` and init index `init`.
+    pub fn config(&self, size: usize, tau: usize, init: usize) -> SensingConfig {
+        SensingConfig {
+            n: self.size_values()[size],
+            tau: self.tau_values()[tau],
+            init: self.init_values()[init],
+            ..self.problem.clone()
+        }
+    }
+
+    /// Every cell this preset runs, in a fixed order: size, then τ, then init scale, then
+    /// schedule choice, then rule (in `rules` order), then rate ([`ZooPreset::rates_for`]),
+    /// then seed. A dimension the preset leaves empty has its one value, so a preset without
+    /// sizes, inits or schedules lists the cells it always did.
     pub fn cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
-        for ti in 0..self.tau_values().len() {
-            for &rule in &self.rules {
-                let lrs: Vec<f64> = if !self.rates.is_empty() {
-                    self.rates.clone()
-                } else if self.grid {
-                    rule.grid().to_vec()
-                } else {
-                    vec![rule.default_lr()]
-                };
-                for lr in lrs {
-                    for s in 0..self.seeds as u64 {
-                        out.push(Cell {
-                            tau: ti,
-                            rule,
-                            schedule: rule.schedule(),
-                            lr,
-                            seed: self.seed.wrapping_add(s),
-                        });
+        for size in 0..self.size_values().len() {
+            for tau in 0..self.tau_values().len() {
+                for init in 0..self.init_values().len() {
+                    for choice in self.schedule_values() {
+                        for &rule in &self.rules {
+                            for lr in self.rates_for(rule) {
+                                for s in 0..self.seeds as u64 {
+                                    out.push(Cell {
+                                        size,
+                                        tau,
+                                        init,
+                                        choice,
+                                        rule,
+                                        schedule: choice.for_rule(rule),
+                                        lr,
+                                        seed: self.seed.wrapping_add(s),
+                                    });
+                                }
+                            }
+                        }
                     }
                 }
             }
         }
         out
+    }
+
+    /// Runs `cell` on `problem` (the instance of the cell's size, τ, init and seed) and labels
+    /// the result with the dimensions this preset sweeps.
+    pub fn run_cell(&self, problem: &SensingProblem, cell: Cell, cancel: &AtomicBool) -> RunResult {
+        let mut r = FactorRun::new(
+            problem,
+            cell.rule,
+            cell.lr,
+            self.budget,
+            cell.seed,
+            self.twins,
+        )
+        .with_schedule(cell.schedule)
+        .with_full_horizon(cell.choice.full_horizon())
+        .finish(cell.seed, cancel);
+        self.label(cell, &mut r);
+        r
+    }
+
+    /// Sets the labels of the swept dimensions (n, init, schedule) of `cell` on `run`.
+    fn label(&self, cell: Cell, run: &mut RunResult) {
+        run.n = (!self.sizes.is_empty()).then(|| self.size_values()[cell.size]);
+        run.init = (!self.inits.is_empty()).then(|| self.init_values()[cell.init]);
+        run.schedule = cell.choice;
     }
 
     /// Checks `run`, read back from disk (a shard, the app's saved sweeps), as the result of
@@ -283,13 +524,22 @@ impl ZooPreset {
             ..
         } = cell;
         let tau = self.tau_values().get(ti).copied().unwrap_or(f64::NAN);
+        let mut want = run.clone();
+        self.label(cell, &mut want);
         let name = format!(
-            "{} at lr {lr}, seed {seed}{}",
+            "{} at lr {lr}, seed {seed}{}{}{}{}",
             rule.name(),
             if self.taus.is_empty() {
                 String::new()
             } else {
                 format!(", τ {tau}")
+            },
+            want.n.map_or(String::new(), |n| format!(", n {n}")),
+            want.init.map_or(String::new(), |x| format!(", init {x}")),
+            if cell.choice.is_paper() {
+                String::new()
+            } else {
+                format!(", schedule {}", cell.choice.name())
             }
         );
         let wrong =
@@ -323,6 +573,23 @@ impl ZooPreset {
         if run.tau.to_bits() != tau.to_bits() {
             return differs("tau", run.tau.to_string(), tau.to_string());
         }
+        if run.n != want.n {
+            return differs("n", format!("{:?}", run.n), format!("{:?}", want.n));
+        }
+        if run.init.map(f64::to_bits) != want.init.map(f64::to_bits) {
+            return differs(
+                "init",
+                format!("{:?}", run.init),
+                format!("{:?}", want.init),
+            );
+        }
+        if run.schedule != want.schedule {
+            return differs(
+                "schedule",
+                format!("{:?}", run.schedule),
+                format!("{:?}", want.schedule),
+            );
+        }
         if run.steps > self.budget || (run.outcome == Outcome::Budget && run.steps != self.budget) {
             return wrong(
                 "steps",
@@ -333,7 +600,8 @@ impl ZooPreset {
             );
         }
         let finished = matches!(run.outcome, Outcome::Interpolated | Outcome::Budget);
-        let max_erank = self.problem.n as f64 * (1.0 + 1e-9);
+        let n = self.size_values().get(cell.size).copied().unwrap_or(0);
+        let max_erank = n as f64 * (1.0 + 1e-9);
         for (field, x, max) in [
             ("train_loss", run.train_loss, f64::INFINITY),
             ("recovery", run.recovery, f64::INFINITY),
@@ -400,4 +668,18 @@ impl ZooPreset {
         }
         Ok(())
     }
+}
+
+/// Checks a list of peak rates: at most 32, each in (0, 1e6]. Errors name `field[i]`.
+fn check_rates(field: &str, rates: &[f64]) -> Result<(), FieldError> {
+    if rates.len() > 32 {
+        return Err(FieldError::new(
+            field,
+            format!("{} values given; allowed 0..=32", rates.len()),
+        ));
+    }
+    for (i, &rate) in rates.iter().enumerate() {
+        check_real(&format!("{field}[{i}]"), rate, Range::above(0.0, 1e6))?;
+    }
+    Ok(())
 }

@@ -490,6 +490,9 @@ impl LiveJob {
                             erank: crate::sensing::effective_rank(&w),
                             balancedness: crate::sensing::balancedness(u, v),
                             twin_drift: run.twin_drift(),
+                            n: None,
+                            init: None,
+                            schedule: Default::default(),
                         };
                         let mut spectrum: Vec<f64> = w.singular_values().iter().copied().collect();
                         spectrum.sort_by(|a, b| b.total_cmp(a));
