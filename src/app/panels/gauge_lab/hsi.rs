@@ -15,6 +15,7 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row, plot_header};
+use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::progress_row;
 use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
 use crate::sensing::hsi::report::{paper_entry, paper_rows, summary_csv_bytes};
@@ -281,22 +282,29 @@ impl Panel for HsiTab {
             ));
         }
         legend_row(ui, &items);
-        let w = ((ui.available_width() - 16.0) / 2.0).max(240.0);
-        ui.horizontal_top(|ui| {
-            for (title, y_label, rmse) in [
-                ("held-out RMSE along the fit", "held-out RMSE (×1e-2)", true),
-                (
-                    "effective rank of UVᵀ along the fit",
-                    "effective rank",
-                    false,
-                ),
-            ] {
-                ui.vertical(|ui| {
-                    ui.set_width(w);
-                    plot_header(ui, title, None);
-                    path_plot(ui, title, y_label, w, &shown, paper, rmse, lab.hover);
-                });
-            }
+        let cells = Cells::fit(ui, "hsi paths", 2, PLOT_MIN_W, 2);
+        let h = cells.height(ui.available_height(), 120.0, 380.0);
+        let plots = [
+            ("held-out RMSE along the fit", "held-out RMSE (×1e-2)", true),
+            (
+                "effective rank of UVᵀ along the fit",
+                "effective rank",
+                false,
+            ),
+        ];
+        reflow::grid(ui, 2, cells, |ui, k| {
+            let (title, y_label, rmse) = plots[k];
+            plot_header(ui, title, None);
+            path_plot(
+                ui,
+                title,
+                y_label,
+                [cells.w, h],
+                &shown,
+                paper,
+                rmse,
+                lab.hover,
+            );
         });
         table(ui, &shown, paper);
     }
@@ -311,7 +319,7 @@ impl HsiTab {
         export: &mut bool,
     ) {
         let inputs = &mut self.inputs;
-        ui.horizontal(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("scene");
             ui.add(
                 egui::TextEdit::singleline(&mut inputs.scene)
@@ -339,7 +347,7 @@ impl HsiTab {
             )
             .labelled_by(l.id);
         });
-        ui.horizontal_wrapped(|ui| {
+        reflow::controls_row(ui, |ui| {
             let l = ui.label("density");
             ui.add(
                 egui::DragValue::new(&mut inputs.density)
@@ -381,7 +389,7 @@ impl HsiTab {
                 }
             }
         });
-        ui.horizontal_wrapped(|ui| {
+        reflow::controls_row(ui, |ui| {
             ui.label("rules");
             for r in RULES {
                 let mut on = inputs.plan.rules.iter().any(|n| n == r.name);
@@ -433,7 +441,7 @@ fn path_plot(
     ui: &mut egui::Ui,
     id: &str,
     y_label: &str,
-    w: f32,
+    [w, h]: [f32; 2],
     shown: &[&RateSummary],
     paper: Option<&crate::sensing::hsi::PaperRow>,
     rmse: bool,
@@ -442,7 +450,7 @@ fn path_plot(
     let scale = if rmse { 100.0 } else { 1.0 };
     Plot::new(id)
         .width(w)
-        .height(340.0)
+        .height(h)
         .x_axis_label("training loss (log scale, deeper to the right)")
         .y_axis_label(y_label)
         .x_axis_formatter(|mark: GridMark, _| {
@@ -546,10 +554,10 @@ fn table(ui: &mut egui::Ui, shown: &[&RateSummary], paper: Option<&crate::sensin
     };
     ui.add_space(6.0);
     ui.label(RichText::new("At training loss ≤ 1e-5 (Table 5: RMSE ×1e-2)").strong());
-    egui::Grid::new("hsi table")
-        .striped(true)
-        .num_columns(8)
-        .show(ui, |ui| {
+    reflow::table(
+        ui,
+        "hsi table",
+        |ui| {
             for h in [
                 "rule",
                 "rate",
@@ -562,7 +570,8 @@ fn table(ui: &mut egui::Ui, shown: &[&RateSummary], paper: Option<&crate::sensin
             ] {
                 ui.label(RichText::new(h).strong());
             }
-            ui.end_row();
+        },
+        |ui| {
             for s in shown {
                 let d = s.deepest();
                 ui.label(&s.rule);
@@ -570,17 +579,18 @@ fn table(ui: &mut egui::Ui, shown: &[&RateSummary], paper: Option<&crate::sensin
                 ui.label(s.picked_by.join(", "));
                 ui.label(format!("{} of {}", d.reached, s.seeds.len()));
                 ui.label(fmt(d.test_rmse, 100.0, 3));
-                let row = paper;
                 ui.label(
-                    row.and_then(|r| paper_entry(r, &s.rule))
+                    paper
+                        .and_then(|r| paper_entry(r, &s.rule))
                         .map_or("—".into(), |[m, sd]| format!("{m:.3} ± {sd:.3}")),
                 );
                 ui.label(fmt(d.erank, 1.0, 1));
-                ui.label(match row {
+                ui.label(match paper {
                     Some(r) if s.rule == "muon" => format!("{}", r.muon_rank),
                     _ => "—".into(),
                 });
                 ui.end_row();
             }
-        });
+        },
+    );
 }
