@@ -178,7 +178,7 @@ fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
     h.get_by_label("Preset text")
         .type_text("Preset(\n  beta: 9.0,\n)");
     h.step();
-    h.get_by_label("Load").click();
+    h.get_by_label("Load preset").click();
     h.step();
     h.step();
     let notice = app(&h).lab.notice.clone().expect("an error notice");

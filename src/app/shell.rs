@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::lab::{Lab, default_preset};
 use super::panel::Panel;
 use super::panels;
+use super::widgets::paste::paste_window;
 use super::widgets::reflow;
 use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset};
@@ -519,40 +520,10 @@ impl AppState {
     }
 
     fn paste_window(&mut self, ui: &mut egui::Ui) {
-        let Some(mut text) = self.paste_text.take() else {
-            return;
-        };
-        let mut open = true;
-        let mut load = false;
-        egui::Window::new("Paste preset")
-            .open(&mut open)
-            .default_width(520.0)
-            .show(ui.ctx(), |ui| {
-                ui.horizontal(|ui| {
-                    load = ui.button("Load").clicked();
-                    ui.label("Paste a preset's RON text below (Ctrl+V), then press Load.");
-                });
-                let label = ui.label("Preset text");
-                egui::ScrollArea::vertical()
-                    .max_height(420.0)
-                    .show(ui, |ui| {
-                        ui.add(
-                            egui::TextEdit::multiline(&mut text)
-                                .code_editor()
-                                .desired_rows(12)
-                                .desired_width(f32::INFINITY),
-                        )
-                        .labelled_by(label.id);
-                    });
-            });
-        if load {
-            if self.lab.load_preset_text(&text, "pasted text") {
-                return;
-            }
-        } else if !open {
-            return;
-        }
-        self.paste_text = Some(text);
+        let lab = &mut self.lab;
+        paste_window(ui.ctx(), &mut self.paste_text, "preset", |text| {
+            lab.load_preset_text(text, "pasted text")
+        });
     }
 }
 

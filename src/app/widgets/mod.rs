@@ -4,6 +4,7 @@
 pub mod colors;
 pub mod heatmap;
 pub mod math;
+pub mod paste;
 pub mod plots;
 pub mod reflow;
 pub mod status;

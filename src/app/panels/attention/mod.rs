@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::widgets::paste::paste_window;
 use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, TwinKind};
 
 /// Where the section's preset comes from.
@@ -419,49 +420,24 @@ impl AttentionTwins {
     }
 
     fn paste_window(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        let Some(mut text) = self.paste_text.take() else {
-            return;
-        };
-        let mut open = true;
-        let mut load = false;
-        egui::Window::new("Paste attention preset")
-            .open(&mut open)
-            .default_width(520.0)
-            .show(ui.ctx(), |ui| {
-                ui.horizontal(|ui| {
-                    load = ui.button("Load attention preset").clicked();
-                    ui.label("Paste an attention preset's RON text below, then load it.");
-                });
-                let label = ui.label("Attention preset text");
-                egui::ScrollArea::vertical()
-                    .max_height(420.0)
-                    .show(ui, |ui| {
-                        ui.add(
-                            egui::TextEdit::multiline(&mut text)
-                                .code_editor()
-                                .desired_rows(12)
-                                .desired_width(f32::INFINITY),
-                        )
-                        .labelled_by(label.id);
-                    });
-            });
-        if load {
-            match AttentionPreset::from_ron(&text, "pasted text") {
-                Ok(p) => {
+        let mut text = self.paste_text.take();
+        paste_window(ui.ctx(), &mut text, "attention preset", |text| {
+            match AttentionPreset::from_ron(text, "pasted text")
+                .map_err(|e| e.to_string())
+                .and_then(|p| {
                     let name = p.name.clone();
-                    match self.set_source(Source::Custom(p)) {
-                        Ok(()) => {
-                            lab.inform(format!("Loaded the attention preset `{name}`."));
-                            return;
-                        }
-                        Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
-                    }
+                    self.set_source(Source::Custom(p)).map(|()| name)
+                }) {
+                Ok(name) => {
+                    lab.inform(format!("Loaded the attention preset `{name}`."));
+                    true
                 }
-                Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
+                Err(e) => {
+                    lab.error(format!("Attention preset not loaded: {e}"));
+                    false
+                }
             }
-        } else if !open {
-            return;
-        }
-        self.paste_text = Some(text);
+        });
+        self.paste_text = text;
     }
 }
