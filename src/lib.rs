@@ -14,6 +14,7 @@ pub mod attention;
 pub mod bench;
 pub mod experiment;
 pub mod explainer;
+pub mod figure;
 pub mod linalg;
 pub mod matv5;
 pub mod metrics;

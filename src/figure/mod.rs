@@ -1,0 +1,375 @@
+//! Figures for papers and slides: one description of a plot (title, axes, legend, marks) or of
+//! a row of heatmaps, rendered by plotters to SVG (vectors) and to PNG at a chosen scale.
+//!
+//! The app's "Save figure…" buttons and the command line's `--figures` build the same
+//! [`Figure`] from the same data, so a figure saved from the window and one written by a batch
+//! run look alike. Figures are always in the light theme. Text uses the DejaVu Sans font in
+//! `assets/fonts`, embedded in the binary, so PNGs render the same on every machine; the SVG
+//! names the font family and leaves text as text.
+//!
+//! Headless: no GUI import, so the command line and the tests use it without a window.
+
+mod render;
+
+pub use render::{FigureError, png, svg};
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::DMatrix;
+
+/// An sRGB colour, `[r, g, b]`.
+pub type Rgb = [u8; 3];
+
+/// A figure: a title and either a plot or a row of heatmaps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// Printed above everything else.
+    pub title: String,
+    /// What is drawn below the title.
+    pub body: Body,
+}
+
+/// The content of a [`Figure`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// A plot with two axes, its marks and a legend above it naming every named mark.
+    Plot {
+        /// The horizontal axis.
+        x: Axis,
+        /// The vertical axis.
+        y: Axis,
+        /// Drawn in order (later on top).
+        marks: Vec<Mark>,
+    },
+    /// Heatmaps side by side sharing one colour bar over [0, 1] (the "Blues" map of
+    /// [`blues`]).
+    Heatmaps {
+        /// The maps, left to right.
+        maps: Vec<Heatmap>,
+        /// The colour bar's caption.
+        caption: String,
+    },
+}
+
+/// One axis of a plot.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Axis {
+    /// The axis title.
+    pub label: String,
+    /// Logarithmic (base 10): data are raw values, non-positive ones are left out.
+    pub log: bool,
+    /// Values decrease along the axis (left to right, or bottom to top).
+    pub reversed: bool,
+    /// Names of categories at 0, 1, …: when not empty, ticks sit at the integers and carry these
+    /// names instead of numbers.
+    pub categories: Vec<String>,
+    /// Values the axis range always includes (e.g. 0 for a loss).
+    pub include: Vec<f64>,
+}
+
+impl Axis {
+    /// A linear axis titled `label`.
+    pub fn linear(label: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A log10 axis titled `label`.
+    pub fn log(label: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            log: true,
+            ..Self::default()
+        }
+    }
+
+    /// A categorical axis titled `label` with `names` at 0, 1, ….
+    pub fn categories(label: impl Into<String>, names: Vec<String>) -> Self {
+        Self {
+            label: label.into(),
+            categories: names,
+            ..Self::default()
+        }
+    }
+
+    /// This axis, also covering `v`.
+    pub fn including(mut self, v: f64) -> Self {
+        self.include.push(v);
+        self
+    }
+
+    /// This axis, decreasing along its direction.
+    pub fn reversed(mut self) -> Self {
+        self.reversed = true;
+        self
+    }
+}
+
+/// How a line is stroked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dash {
+    /// Unbroken.
+    Solid,
+    /// Long dashes.
+    Dashed,
+    /// Short dots.
+    Dotted,
+}
+
+/// One thing drawn in a plot, in data coordinates (raw values, also on log axes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    /// The legend's name for it; empty marks are left out of the legend.
+    pub name: String,
+    /// Its colour.
+    pub color: Rgb,
+    /// Opacity in [0, 1] (bands are drawn translucent).
+    pub opacity: f64,
+    /// Its shape and data.
+    pub shape: Shape,
+}
+
+/// The shape and data of a [`Mark`]. Widths and radii are in points (1/96 inch at scale 1).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// A polyline through `points` (`[x, y]`); non-finite points break it into pieces.
+    Line {
+        /// The vertices.
+        points: Vec<[f64; 2]>,
+        /// Stroke width.
+        width: f64,
+        /// Stroke pattern.
+        dash: Dash,
+    },
+    /// Filled dots.
+    Points {
+        /// The centres.
+        points: Vec<[f64; 2]>,
+        /// Dot radius.
+        radius: f64,
+    },
+    /// Bars from the axis (0, or the bottom of a log axis) up to `y`, centred on `x`.
+    Bars {
+        /// `[x, y]` of each bar.
+        points: Vec<[f64; 2]>,
+        /// Bar width in data units of x.
+        width: f64,
+    },
+    /// The region between `lo` and `hi` over `x` (all three the same length).
+    Band {
+        /// Abscissae.
+        x: Vec<f64>,
+        /// Lower edge.
+        lo: Vec<f64>,
+        /// Upper edge.
+        hi: Vec<f64>,
+    },
+    /// A horizontal line across the plot at `y`.
+    HLine {
+        /// Its height.
+        y: f64,
+        /// Stroke pattern.
+        dash: Dash,
+    },
+    /// A vertical line across the plot at `x`.
+    VLine {
+        /// Its position.
+        x: f64,
+        /// Stroke pattern.
+        dash: Dash,
+    },
+}
+
+impl Mark {
+    /// A solid or dashed line of `width` points through `points`.
+    pub fn line(
+        name: impl Into<String>,
+        color: Rgb,
+        points: Vec<[f64; 2]>,
+        width: f64,
+        dash: Dash,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            color,
+            opacity: 1.0,
+            shape: Shape::Line {
+                points,
+                width,
+                dash,
+            },
+        }
+    }
+
+    /// Dots of `radius` points at `points`.
+    pub fn points(name: impl Into<String>, color: Rgb, points: Vec<[f64; 2]>, radius: f64) -> Self {
+        Self {
+            name: name.into(),
+            color,
+            opacity: 1.0,
+            shape: Shape::Points { points, radius },
+        }
+    }
+
+    /// Bars `width` wide at `points`.
+    pub fn bars(name: impl Into<String>, color: Rgb, points: Vec<[f64; 2]>, width: f64) -> Self {
+        Self {
+            name: name.into(),
+            color,
+            opacity: 1.0,
+            shape: Shape::Bars { points, width },
+        }
+    }
+
+    /// A translucent band between `lo` and `hi` over `x`.
+    pub fn band(
+        name: impl Into<String>,
+        color: Rgb,
+        x: Vec<f64>,
+        lo: Vec<f64>,
+        hi: Vec<f64>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            color,
+            opacity: 0.2,
+            shape: Shape::Band { x, lo, hi },
+        }
+    }
+
+    /// A horizontal reference line at `y`.
+    pub fn hline(name: impl Into<String>, color: Rgb, y: f64, dash: Dash) -> Self {
+        Self {
+            name: name.into(),
+            color,
+            opacity: 1.0,
+            shape: Shape::HLine { y, dash },
+        }
+    }
+
+    /// A vertical reference line at `x`.
+    pub fn vline(name: impl Into<String>, color: Rgb, x: f64, dash: Dash) -> Self {
+        Self {
+            name: name.into(),
+            color,
+            opacity: 1.0,
+            shape: Shape::VLine { x, dash },
+        }
+    }
+}
+
+/// One heatmap: `values` (`rows × cols`, drawn as in the matrix: row 0 on top) coloured by
+/// [`blues`] over [0, 1].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heatmap {
+    /// Printed above the map.
+    pub title: String,
+    /// The values; NaN cells are grey.
+    pub values: DMatrix<f64>,
+}
+
+/// Anchors of the sequential colour map (ColorBrewer "Blues"): 0 → pale, 1 → dark.
+const BLUES: [Rgb; 6] = [
+    [247, 251, 255],
+    [198, 219, 239],
+    [107, 174, 214],
+    [33, 113, 181],
+    [8, 69, 148],
+    [8, 29, 88],
+];
+
+/// Anchors for dark backgrounds: 0 → near the background, 1 → bright.
+const BLUES_DARK: [Rgb; 6] = [
+    [22, 28, 40],
+    [24, 55, 100],
+    [33, 100, 170],
+    [70, 150, 215],
+    [150, 200, 240],
+    [235, 245, 255],
+];
+
+/// Grey for values that are not numbers.
+pub const NAN_GREY: Rgb = [160, 160, 160];
+
+/// Colour of `v` in [0, 1] (clamped; NaN is [`NAN_GREY`]): pale to dark blue, or with `dark`
+/// (for dark backgrounds) dark to bright, so a larger value always stands out more.
+pub fn blues(v: f64, dark: bool) -> Rgb {
+    if !v.is_finite() {
+        return NAN_GREY;
+    }
+    let map = if dark { &BLUES_DARK } else { &BLUES };
+    let x = v.clamp(0.0, 1.0) * (map.len() - 1) as f64;
+    let i = (x.floor() as usize).min(map.len() - 2);
+    let t = x - i as f64;
+    let (a, b) = (map[i], map[i + 1]);
+    let mix = |k: usize| (a[k] as f64 + t * (b[k] as f64 - a[k] as f64)).round() as u8;
+    [mix(0), mix(1), mix(2)]
+}
+
+/// Size (points) of a figure the command line writes: a single-column paper figure.
+pub const CLI_SIZE: (u32, u32) = (720, 450);
+
+/// Scale of the command line's PNGs: 3 pixels per point (288 dpi), print resolution.
+pub const CLI_SCALE: f64 = 3.0;
+
+/// Writes `figure` as `<dir>/<stem>.svg` and `<dir>/<stem>.png` ([`CLI_SIZE`] at
+/// [`CLI_SCALE`]), each atomically. Returns the two paths.
+///
+/// # Errors
+/// A rendering error or the I/O error of either file, naming the file.
+pub fn write_pair(figure: &Figure, dir: &Path, stem: &str) -> anyhow::Result<[PathBuf; 2]> {
+    use anyhow::Context;
+    let svg_path = dir.join(format!("{stem}.svg"));
+    let png_path = dir.join(format!("{stem}.png"));
+    let text = svg(figure, CLI_SIZE).with_context(|| format!("drawing {}", svg_path.display()))?;
+    crate::experiment::output::write_atomic(&svg_path, text.as_bytes())
+        .with_context(|| format!("writing {}", svg_path.display()))?;
+    let bytes = png(figure, CLI_SIZE, CLI_SCALE)
+        .with_context(|| format!("drawing {}", png_path.display()))?;
+    crate::experiment::output::write_atomic(&png_path, &bytes)
+        .with_context(|| format!("writing {}", png_path.display()))?;
+    Ok([svg_path, png_path])
+}
+
+/// Writes every `(stem, figure)` of `figures` into `dir` with [`write_pair`] and returns the
+/// paths written.
+///
+/// # Errors
+/// The first failure of [`write_pair`].
+pub fn write_all(dir: &Path, figures: &[(String, Figure)]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for (stem, fig) in figures {
+        out.extend(write_pair(fig, dir, stem)?);
+    }
+    Ok(out)
+}
+
+/// Every series name of a figure (marks' and heatmaps' titles), in order: what its legend
+/// shows.
+pub fn names(figure: &Figure) -> Vec<&str> {
+    match &figure.body {
+        Body::Plot { marks, .. } => marks
+            .iter()
+            .map(|m| m.name.as_str())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        Body::Heatmaps { maps, .. } => maps.iter().map(|m| m.title.as_str()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blues_ends_and_nan() {
+        assert_eq!(blues(0.0, false), BLUES[0]);
+        assert_eq!(blues(1.0, false), BLUES[5]);
+        assert_eq!(blues(2.0, true), BLUES_DARK[5]);
+        assert_eq!(blues(f64::NAN, false), NAN_GREY);
+        // Halfway between anchors 2 and 3 (x = 2.5).
+        assert_eq!(blues(0.5, false), [70, 144, 198]);
+    }
+}
