@@ -85,7 +85,16 @@ fn step_zero_metrics_describe_the_initial_weights() {
 
 fn run_csv(preset: &Preset) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
-    run_to_dir(preset, dir.path(), RunOptions { trace: false }, &|_| {}).unwrap();
+    run_to_dir(
+        preset,
+        dir.path(),
+        RunOptions {
+            trace: false,
+            figures: false,
+        },
+        &|_| {},
+    )
+    .unwrap();
     std::fs::read(dir.path().join("metrics.csv")).unwrap()
 }
 
@@ -176,7 +185,16 @@ fn trace_has_the_documented_schema_and_replays_bit_exactly() {
     let mut p = Preset::load("classroom").unwrap();
     p.steps = 40;
     let dir = tempfile::tempdir().unwrap();
-    run_to_dir(&p, dir.path(), RunOptions { trace: true }, &|_| {}).unwrap();
+    run_to_dir(
+        &p,
+        dir.path(),
+        RunOptions {
+            trace: true,
+            figures: false,
+        },
+        &|_| {},
+    )
+    .unwrap();
     let t: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("trace.json")).unwrap()).unwrap();
     let c = &t["config"];

@@ -13,9 +13,7 @@ use crate::worker::{ArmLabel, Snapshot, Update};
 
 /// Buckets per series before neighbours are merged.
 pub const BUCKETS: usize = 2048;
-/// Values at or below this are drawn at this level on log axes (exact zeros occur: the twins
-/// start identical).
-pub const LOG_FLOOR: f64 = 1e-18;
+pub use crate::experiment::figures::LOG_FLOOR;
 
 /// How a series maps values for plotting.
 #[derive(Clone, Copy, Debug, PartialEq)]

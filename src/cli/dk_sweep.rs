@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, load_preset, wrote};
+use super::shared::{Shared, load_preset, write_figures, wrote};
 use basis_lab::experiment::{DkPoint, dk_sweep, report};
 use basis_lab::shard::Job;
 
@@ -42,16 +42,19 @@ impl DkSweepArgs {
             dk_sweep(&preset, &self.dks, seeds, progress, cancel)
         };
         match self.shared.run(&job, "seeds", work)? {
-            Some(points) => finish(&self.shared.output.out, &points),
+            Some(points) => finish(&self.shared.output.out, &points, self.shared.figures),
             None => Ok(()),
         }
     }
 }
 
 /// Prints the table and writes `dk_sweep.csv` and `dk_sweep.json` (also for `merge`).
-pub fn finish(dir: &std::path::Path, points: &[DkPoint]) -> Result<()> {
+pub fn finish(dir: &std::path::Path, points: &[DkPoint], figures: bool) -> Result<()> {
     print!("{}", report::points_text(&report::dk_points(points)));
     report::write_dk_sweep(dir, points)?;
+    write_figures(figures, dir, || {
+        basis_lab::experiment::figures::dk_figures(points)
+    })?;
     wrote(dir);
     Ok(())
 }

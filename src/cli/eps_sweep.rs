@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, load_preset, wrote};
+use super::shared::{Shared, load_preset, write_figures, wrote};
 use basis_lab::experiment::{EpsPoint, eps_sweep, report};
 use basis_lab::shard::Job;
 
@@ -46,16 +46,19 @@ impl EpsSweepArgs {
             eps_sweep(&preset, &self.eps, seeds, progress, cancel)
         };
         match self.shared.run(&job, "seeds", work)? {
-            Some(points) => finish(&self.shared.output.out, &points),
+            Some(points) => finish(&self.shared.output.out, &points, self.shared.figures),
             None => Ok(()),
         }
     }
 }
 
 /// Prints the table and writes `eps_sweep.csv` and `eps_sweep.json` (also for `merge`).
-pub fn finish(dir: &std::path::Path, points: &[EpsPoint]) -> Result<()> {
+pub fn finish(dir: &std::path::Path, points: &[EpsPoint], figures: bool) -> Result<()> {
     print!("{}", report::points_text(&report::eps_points(points)));
     report::write_eps_sweep(dir, points)?;
+    write_figures(figures, dir, || {
+        basis_lab::experiment::figures::eps_figures(points)
+    })?;
     wrote(dir);
     Ok(())
 }

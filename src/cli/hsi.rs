@@ -48,6 +48,10 @@ pub struct HsiArgs {
     /// picks on the report seeds, and report mean ± sd over all seeds beside the paper's Table 5.
     #[arg(long)]
     grid: bool,
+    /// With --grid: also draw the held-out RMSE and effective rank along the fit (Figure 5's
+    /// view) as SVG and PNG (3×) next to the tables.
+    #[arg(long, requires = "grid")]
+    figures: bool,
     /// With --grid: `paper` (the paper's grids; GD's CPU and GPU grids) or `own` (the project's
     /// wider grids).
     #[arg(long, default_value = "paper", requires = "grid")]
@@ -117,6 +121,9 @@ impl HsiArgs {
             })?;
             bar.finish_and_clear();
             print!("{}", report::write_grid(&out.out, &report)?);
+            super::shared::write_figures(self.figures, &out.out, || {
+                basis_lab::sensing::hsi::figures::figures(&report)
+            })?;
             wrote(&out.out);
             return Ok(());
         }

@@ -18,6 +18,9 @@ pub struct MergeArgs {
     /// Output folder (created if missing).
     #[arg(long, short)]
     out: PathBuf,
+    /// Also write the plots as SVG and PNG (3×) next to the tables.
+    #[arg(long)]
+    figures: bool,
 }
 
 impl MergeArgs {
@@ -32,14 +35,14 @@ impl MergeArgs {
         let merged = merge(shards).map_err(anyhow::Error::msg)?;
         prepare_dir(&self.out)?;
         match merged {
-            Merged::Sweep(r) => super::sweep::finish(&self.out, &r),
-            Merged::EpsSweep(points) => super::eps_sweep::finish(&self.out, &points),
-            Merged::DkSweep(points) => super::dk_sweep::finish(&self.out, &points),
+            Merged::Sweep(r) => super::sweep::finish(&self.out, &r, self.figures),
+            Merged::EpsSweep(points) => super::eps_sweep::finish(&self.out, &points, self.figures),
+            Merged::DkSweep(points) => super::dk_sweep::finish(&self.out, &points, self.figures),
             Merged::Zoo {
                 preset,
                 results,
                 seconds,
-            } => super::zoo::finish(&self.out, &preset, &results, seconds),
+            } => super::zoo::finish(&self.out, &preset, &results, seconds, self.figures),
         }
     }
 }

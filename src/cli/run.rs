@@ -7,7 +7,7 @@ use super::shared::{Output, load_preset, wrote};
 use basis_lab::experiment::{RunOptions, report, run_to_dir};
 
 /// Train every arm of PRESET from W0 and from Q·W0; write metrics.csv, summary.json and
-/// trace.json into --out.
+/// trace.json into --out (with --figures also the plots as SVG and PNG).
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// A preset file, or a bundled preset name (see `basis-lab presets`).
@@ -23,6 +23,9 @@ pub struct RunArgs {
     /// Skip trace.json (every episode and matrix; large for long runs).
     #[arg(long)]
     no_trace: bool,
+    /// Also write the live run's plots (a)–(d) as SVG and PNG (3×) next to the tables.
+    #[arg(long)]
+    figures: bool,
 }
 
 impl RunArgs {
@@ -33,6 +36,7 @@ impl RunArgs {
         let bar = self.output.progress_bar(p.steps as u64, "steps");
         let opts = RunOptions {
             trace: !self.no_trace,
+            figures: self.figures,
         };
         let summary = run_to_dir(&p, &self.output.out, opts, &|s| bar.set_position(s as u64))?;
         bar.finish_and_clear();

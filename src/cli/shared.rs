@@ -77,6 +77,10 @@ pub struct Shared {
     /// `basis-lab merge`.
     #[arg(long, value_name = "i/N")]
     pub shard: Option<Shard>,
+    /// Also write the plots as SVG and PNG (3×) next to the tables (not with --shard: give it
+    /// to `merge`).
+    #[arg(long, conflicts_with = "shard")]
+    pub figures: bool,
 }
 
 impl Shared {
@@ -148,6 +152,18 @@ pub fn load_preset(name: &str, steps: Option<usize>) -> Result<Preset> {
     p.steps = steps.unwrap_or(p.steps);
     p.validate()?;
     Ok(p)
+}
+
+/// With `on`, writes every `(stem, figure)` of `figures()` as SVG and PNG into `dir`.
+pub fn write_figures(
+    on: bool,
+    dir: &Path,
+    figures: impl FnOnce() -> Vec<(String, basis_lab::figure::Figure)>,
+) -> Result<()> {
+    if on {
+        basis_lab::figure::write_all(dir, &figures())?;
+    }
+    Ok(())
 }
 
 /// Prints "wrote DIR".

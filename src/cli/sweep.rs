@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, load_preset, wrote};
+use super::shared::{Shared, load_preset, write_figures, wrote};
 use basis_lab::experiment::{SweepResult, report, sweep_until};
 use basis_lab::shard::Job;
 
@@ -35,15 +35,21 @@ impl SweepArgs {
         let work =
             |progress: &(dyn Fn() + Sync), cancel: &_| sweep_until(&p, seeds, progress, cancel);
         match self.shared.run(&job, "seeds", work)? {
-            Some(result) => finish(&self.shared.output.out, &result),
+            Some(result) => finish(&self.shared.output.out, &result, self.shared.figures),
             None => Ok(()),
         }
     }
 }
 
 /// Writes the sweep's files and prints its table (also for `merge`).
-pub fn finish(dir: &std::path::Path, result: &SweepResult) -> Result<()> {
+pub fn finish(dir: &std::path::Path, result: &SweepResult, figures: bool) -> Result<()> {
     report::write_sweep(dir, result)?;
+    write_figures(figures, dir, || {
+        vec![(
+            "sweep".into(),
+            basis_lab::experiment::figures::sweep_figure(result),
+        )]
+    })?;
     print!("{}", report::sweep_text(result));
     wrote(dir);
     Ok(())

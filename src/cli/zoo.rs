@@ -55,7 +55,13 @@ impl ZooArgs {
         match self.shared.run(&job, "runs", work)? {
             Some(results) => {
                 let seconds = started.elapsed().as_secs_f64();
-                finish(&self.shared.output.out, &p, &results, seconds)?;
+                finish(
+                    &self.shared.output.out,
+                    &p,
+                    &results,
+                    seconds,
+                    self.shared.figures,
+                )?;
                 if self.trace {
                     let trace = trace_zoo(&p).map_err(anyhow::Error::msg)?;
                     let path = self.shared.output.out.join("trace.json");
@@ -79,8 +85,12 @@ pub fn finish(
     p: &ZooPreset,
     results: &[RunResult],
     seconds: f64,
+    figures: bool,
 ) -> Result<()> {
     let md = write_report(dir, p, results, seconds)?;
+    super::shared::write_figures(figures, dir, || {
+        vec![basis_lab::sensing::zoo::figures::figure(p, results)]
+    })?;
     print!("{md}");
     println!(
         "\n{} runs in {seconds:.1} s; wrote {}",

@@ -592,7 +592,10 @@ mod tests {
     #[test]
     fn the_run_table_flags_an_equivariant_arm_whose_twins_drifted() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = crate::experiment::RunOptions { trace: false };
+        let opts = crate::experiment::RunOptions {
+            trace: false,
+            figures: false,
+        };
         let mut s = crate::experiment::run_to_dir(&tiny(), dir.path(), opts, &|_| {}).unwrap();
         let text = summary_text(&s);
         assert!(text.starts_with("15 steps, d_k 8, 16 keys; isotropic A = 3/(d_k+2) = 0.3000"));

@@ -11,6 +11,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
 use super::activations::ActivationStats;
+use super::figures::{self, ArmCurves};
 use super::output::{AtomicFile, csv_num};
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 use crate::metrics::{RotationBaseline, isotropic_axis_concentration};
@@ -107,6 +108,8 @@ pub struct Summary {
 pub struct RunOptions {
     /// Write `trace.json` (every episode, W0, Q, final weights and metrics).
     pub trace: bool,
+    /// Also draw plots (a)–(d) of the live run as SVG and PNG ([`super::figures`]).
+    pub figures: bool,
 }
 
 /// Runs `preset` for its `steps` and writes the output files into `out` (created if missing).
@@ -150,6 +153,19 @@ pub fn run_to_dir(
     act_csv.write_record(ACTIVATIONS_HEADER)?;
     let mut trace = opts.trace.then(|| TraceLog::new(&run));
     let mut last_loss = vec![[f64::NAN; 2]; names.len()];
+    let mut curves = opts.figures.then(|| {
+        run.arms()
+            .iter()
+            .zip(&names)
+            .map(|(a, name)| ArmCurves {
+                name: name.clone(),
+                optimizer: a.info().name.into(),
+                ..ArmCurves::default()
+            })
+            .collect::<Vec<_>>()
+    });
+    // At most about 4000 points per curve (plus every held-out evaluation and the end).
+    let stride = preset.steps.div_ceil(4000).max(1);
     for s in 0..preset.steps {
         let heldout = (s % preset.eval_every == 0).then(|| run.evaluate_heldout());
         if heldout.is_some() {
@@ -165,6 +181,12 @@ pub fn run_to_dir(
                 heldout.as_ref().and_then(|h| h[r.arm]),
             )?;
             last_loss[r.arm] = r.loss;
+            if let Some(c) = curves.as_mut() {
+                let h = heldout.as_ref().and_then(|h| h[r.arm]);
+                if s % stride == 0 || h.is_some() {
+                    push_curves(&mut c[r.arm], r, h);
+                }
+            }
         }
         if let Some(t) = trace.as_mut() {
             t.push_step(run.last_batch(), records, &names);
@@ -175,6 +197,9 @@ pub fn run_to_dir(
     let heldout = run.evaluate_heldout();
     for r in &finals {
         write_row(&mut csv, &names[r.arm], r, heldout[r.arm])?;
+        if let Some(c) = curves.as_mut() {
+            push_curves(&mut c[r.arm], r, heldout[r.arm]);
+        }
     }
     csv.flush()?;
     drop(csv);
@@ -231,7 +256,51 @@ pub fn run_to_dir(
         file.commit()
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    if let Some(mut curves) = curves {
+        let mut keys = Vec::new();
+        for (i, arm) in run.arms().iter().enumerate() {
+            if let ArmStatus::Diverged { step, .. } = arm.status() {
+                curves[i].diverged_at = Some(*step);
+            } else {
+                keys.push((names[i].clone(), arm.keys(0).clone()));
+            }
+        }
+        let all = vec![
+            (
+                "orientation_divergence".into(),
+                figures::orientation_figure(&curves),
+            ),
+            (
+                "axis_concentration".into(),
+                figures::axis_figure(&curves, preset.d_k, None),
+            ),
+            ("loss".into(), figures::loss_figure(&curves)),
+            ("column_norms".into(), figures::norms_figure(&curves)),
+            ("keys".into(), figures::keys_figure(&keys)),
+        ];
+        crate::figure::write_all(out, &all)?;
+    }
     Ok(summary)
+}
+
+/// Appends one record (and a held-out result, if any) to an arm's curves.
+fn push_curves(c: &mut ArmCurves, r: &StepRecord, h: Option<HeldOut>) {
+    let x = r.step as f64;
+    let push = |v: &mut Vec<[f64; 2]>, y: f64| {
+        if y.is_finite() {
+            v.push([x, y]);
+        }
+    };
+    push(&mut c.orientation, r.orientation_div);
+    push(&mut c.noise, r.noise_div);
+    push(&mut c.axis[0], r.axis_concentration[0]);
+    push(&mut c.axis[1], r.axis_concentration[1]);
+    push(&mut c.loss, r.loss[0]);
+    push(&mut c.norm_mean, r.mean_column_norm[0]);
+    push(&mut c.norm_sd, r.column_norm_sd[0]);
+    if let Some(h) = h {
+        push(&mut c.heldout, h.loss[0]);
+    }
 }
 
 fn write_row<W: Write>(

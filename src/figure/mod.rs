@@ -65,6 +65,9 @@ pub struct Axis {
     pub categories: Vec<String>,
     /// Values the axis range always includes (e.g. 0 for a loss).
     pub include: Vec<f64>,
+    /// Tick positions in data units, labelled with their values; empty: chosen automatically
+    /// (decades on log axes, 1-2-5 steps on linear ones).
+    pub ticks: Vec<f64>,
 }
 
 impl Axis {

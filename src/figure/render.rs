@@ -43,7 +43,10 @@ fn ensure_font() {
         let bytes: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
         // The font is a fixed asset; a failure here is a broken build, caught by the tests.
         let registered = plotters::style::register_font(FONT, FontStyle::Normal, bytes);
-        assert!(registered.is_ok(), "assets/fonts/DejaVuSans.ttf is a valid font");
+        assert!(
+            registered.is_ok(),
+            "assets/fonts/DejaVuSans.ttf is a valid font"
+        );
     });
 }
 
@@ -211,12 +214,8 @@ fn draw_legend<DB: DrawingBackend>(
                 .map_err(draw_err)?;
             }
             Swatch::Dot => {
-                area.draw(&Circle::new(
-                    (x + sw / 2, cy),
-                    (4.0 * s) as i32,
-                    c.filled(),
-                ))
-                .map_err(draw_err)?;
+                area.draw(&Circle::new((x + sw / 2, cy), (4.0 * s) as i32, c.filled()))
+                    .map_err(draw_err)?;
             }
             Swatch::Block => {
                 let h = (5.0 * s) as i32;
@@ -257,9 +256,17 @@ impl Mapped<'_> {
         Some(if self.axis.reversed { -t } else { t })
     }
 
-    /// The data value shown at drawing coordinate `t` (for tick labels).
+    /// The data value shown at drawing coordinate `t` (for tick labels); `step` is the tick
+    /// spacing, 0 for ticks given explicitly.
     fn label(&self, t: f64, step: f64) -> String {
         let t = if self.axis.reversed { -t } else { t };
+        if step == 0.0 {
+            let v = if self.axis.log { 10f64.powf(t) } else { t };
+            return format!("{:.4}", v)
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string();
+        }
         if !self.axis.categories.is_empty() {
             let i = t.round();
             return if (t - i).abs() < 1e-6 && i >= 0.0 {
@@ -323,6 +330,16 @@ fn range(values: &[f64], categorical: bool) -> (f64, f64) {
 /// Tick positions (drawing coordinates) in `[lo, hi]` and their spacing: integers for
 /// categories, decades for log axes spanning at least one, otherwise 1-2-5 steps.
 fn ticks(axis: &Axis, lo: f64, hi: f64) -> (Vec<f64>, f64) {
+    if !axis.ticks.is_empty() {
+        let m = Mapped { axis };
+        let v = axis
+            .ticks
+            .iter()
+            .filter_map(|&t| m.to(t))
+            .filter(|t| *t >= lo && *t <= hi)
+            .collect();
+        return (v, 0.0);
+    }
     if !axis.categories.is_empty() {
         let v = (0..axis.categories.len())
             .map(|i| if axis.reversed { -(i as f64) } else { i as f64 })
@@ -577,11 +594,7 @@ fn pieces(points: &[[f64; 2]], x: &Mapped, y: &Mapped) -> Vec<Vec<(f64, f64)>> {
     out
 }
 
-type Chart<'a, DB> = ChartContext<
-    'a,
-    DB,
-    Cartesian2d<Ticked, Ticked>,
->;
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Ticked, Ticked>>;
 
 fn draw_path<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
@@ -591,7 +604,9 @@ fn draw_path<DB: DrawingBackend>(
     s: f64,
 ) -> Result<(), FigureError> {
     let r = match dash {
-        Dash::Solid => chart.draw_series(LineSeries::new(points, style)).map(|_| ()),
+        Dash::Solid => chart
+            .draw_series(LineSeries::new(points, style))
+            .map(|_| ()),
         Dash::Dashed => chart
             .draw_series(DashedLineSeries::new(
                 points,
@@ -621,32 +636,38 @@ fn draw_heatmaps<DB: DrawingBackend>(
     let (w, h) = area.dim_in_pixel();
     let bar_w = (90.0 * s) as u32;
     let gap = (14.0 * s) as i32;
-    let n = maps.len().max(1) as i32;
+    // Up to three maps in a row; more wrap into a grid of at most three columns.
+    let n = maps.len().max(1);
+    let cols = n.min(3) as i32;
+    let rows = n.div_ceil(3) as i32;
     let maps_w = (w.saturating_sub(bar_w)) as i32;
-    let cell_w = ((maps_w - gap * (n - 1)) / n).max(1);
+    let cell_w = ((maps_w - gap * (cols - 1)) / cols).max(1);
     let label = font(12.5 * s).color(&BLACK);
-    let top = (20.0 * s) as i32;
-    let bottom = h as i32 - (6.0 * s) as i32;
+    let title_h = (20.0 * s) as i32;
+    let (top, bottom) = (0, h as i32 - (6.0 * s) as i32);
+    let cell_h = ((bottom - top - gap * (rows - 1)) / rows).max(1);
     let outline = ShapeStyle {
         color: RGBColor(90, 90, 90).to_rgba(),
         filled: false,
         stroke_width: s.round().max(1.0) as u32,
     };
     for (k, map) in maps.iter().enumerate() {
-        let left = k as i32 * (cell_w + gap);
-        area.draw(&Text::new(map.title.clone(), (left, 0), label.clone()))
+        let left = (k as i32 % cols) * (cell_w + gap);
+        let y_top = top + (k as i32 / cols) * (cell_h + gap);
+        area.draw(&Text::new(map.title.clone(), (left, y_top), label.clone()))
             .map_err(draw_err)?;
         let (rows, cols) = map.values.shape();
         if rows == 0 || cols == 0 {
             continue;
         }
-        let avail_h = (bottom - top).max(1);
+        let (map_top, map_bottom) = (y_top + title_h, y_top + cell_h);
+        let avail_h = (map_bottom - map_top).max(1);
         for r in 0..rows {
             for c in 0..cols {
                 let x0 = left + (c as i64 * cell_w as i64 / cols as i64) as i32;
                 let x1 = left + ((c + 1) as i64 * cell_w as i64 / cols as i64) as i32;
-                let y0 = top + (r as i64 * avail_h as i64 / rows as i64) as i32;
-                let y1 = top + ((r + 1) as i64 * avail_h as i64 / rows as i64) as i32;
+                let y0 = map_top + (r as i64 * avail_h as i64 / rows as i64) as i32;
+                let y1 = map_top + ((r + 1) as i64 * avail_h as i64 / rows as i64) as i32;
                 let v = map.values[(r, c)];
                 area.draw(&Rectangle::new(
                     [(x0, y0), (x1, y1)],
@@ -656,11 +677,12 @@ fn draw_heatmaps<DB: DrawingBackend>(
             }
         }
         area.draw(&Rectangle::new(
-            [(left, top), (left + cell_w, bottom)],
+            [(left, map_top), (left + cell_w, map_bottom)],
             outline,
         ))
         .map_err(draw_err)?;
     }
+    let top = title_h;
     // The colour bar: 64 steps from 0 (bottom) to 1 (top), ticks every 0.25.
     let bx = maps_w + gap;
     let bw = (16.0 * s) as i32;
@@ -742,7 +764,13 @@ mod tests {
         let axis = Axis::log("y");
         let lin = Axis::linear("x");
         let (x, y) = (Mapped { axis: &lin }, Mapped { axis: &axis });
-        let pts = [[0.0, 1.0], [1.0, 10.0], [2.0, 0.0], [3.0, f64::NAN], [4.0, 100.0]];
+        let pts = [
+            [0.0, 1.0],
+            [1.0, 10.0],
+            [2.0, 0.0],
+            [3.0, f64::NAN],
+            [4.0, 100.0],
+        ];
         let p = pieces(&pts, &x, &y);
         assert_eq!(p, vec![vec![(0.0, 0.0), (1.0, 1.0)], vec![(4.0, 2.0)]]);
     }

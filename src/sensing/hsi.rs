@@ -5,6 +5,7 @@
 //! of [`LEVELS`], so the rules are compared at matched training loss. [`grid`] runs the paper's
 //! whole Table 5 protocol: rate grids, the train-only selection, several seeds.
 
+pub mod figures;
 pub mod grid;
 pub mod report;
 

@@ -5,31 +5,30 @@
 use eframe::egui::Color32;
 
 /// The Okabe–Ito palette (distinct for people with colour-vision deficiencies), in the order
-/// the optimizers take it: blue, vermilion, bluish green, reddish purple, sky blue, orange,
-/// then a violet, grey and brown for the rest.
-pub const PALETTE: [Color32; 9] = [
-    Color32::from_rgb(0, 114, 178),
-    Color32::from_rgb(213, 94, 0),
-    Color32::from_rgb(0, 158, 115),
-    Color32::from_rgb(204, 121, 167),
-    Color32::from_rgb(86, 180, 233),
-    Color32::from_rgb(230, 159, 0),
-    Color32::from_rgb(120, 94, 240),
-    Color32::from_rgb(140, 140, 140),
-    Color32::from_rgb(90, 60, 30),
-];
+/// the optimizers take it (the library's [`crate::experiment::figures::PALETTE`], which figures
+/// use too).
+pub const PALETTE: [Color32; 9] = {
+    let p = crate::experiment::figures::PALETTE;
+    let mut out = [Color32::BLACK; 9];
+    let mut i = 0;
+    while i < 9 {
+        out[i] = Color32::from_rgb(p[i][0], p[i][1], p[i][2]);
+        i += 1;
+    }
+    out
+};
 
 /// The colour of optimizer `name` from its registry entry (the key lab's arms and the gauge
-/// lab's rules share it, so an optimizer has one colour everywhere); unknown names cycle
-/// through the palette by `index` so they still get a distinct colour.
+/// lab's rules share it, so an optimizer has one colour everywhere, saved figures included);
+/// unknown names cycle through the palette by `index` so they still get a distinct colour.
 pub fn optimizer_color(name: &str, index: usize) -> Color32 {
-    match crate::optim::lookup(name) {
-        Some(info) => {
-            let [r, g, b] = info.color;
-            Color32::from_rgb(r, g, b)
-        }
-        None => PALETTE[index % PALETTE.len()],
-    }
+    let [r, g, b] = crate::experiment::figures::optimizer_rgb(name, index);
+    Color32::from_rgb(r, g, b)
+}
+
+/// The colour as the figures' sRGB triple (alpha dropped).
+pub fn rgb(c: Color32) -> crate::figure::Rgb {
+    [c.r(), c.g(), c.b()]
 }
 
 /// The same colour, lighter/transparent, for rotated-twin lines and bands.

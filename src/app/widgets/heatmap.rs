@@ -5,39 +5,12 @@
 use eframe::egui::{self, Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use nalgebra::DMatrix;
 
-/// Anchors of the sequential colour map (ColorBrewer "Blues"): 0 → pale, 1 → dark.
-const BLUES: [[u8; 3]; 6] = [
-    [247, 251, 255],
-    [198, 219, 239],
-    [107, 174, 214],
-    [33, 113, 181],
-    [8, 69, 148],
-    [8, 29, 88],
-];
-
-/// Anchors for dark backgrounds: 0 → near the background, 1 → bright.
-const BLUES_DARK: [[u8; 3]; 6] = [
-    [22, 28, 40],
-    [24, 55, 100],
-    [33, 100, 170],
-    [70, 150, 215],
-    [150, 200, 240],
-    [235, 245, 255],
-];
-
-/// Colour of `v` in [0, 1] (clamped; NaN is drawn grey): pale to dark blue, or on a dark
-/// background dark to bright, so a larger |k| always stands out more.
+/// Colour of `v` in [0, 1] (clamped; NaN is grey): pale to dark blue, or on a dark
+/// background dark to bright, so a larger |k| always stands out more (the figures' map,
+/// [`crate::figure::blues`]).
 pub fn blues(v: f64, dark: bool) -> Color32 {
-    if !v.is_finite() {
-        return Color32::GRAY;
-    }
-    let map = if dark { &BLUES_DARK } else { &BLUES };
-    let x = v.clamp(0.0, 1.0) * (map.len() - 1) as f64;
-    let i = (x.floor() as usize).min(map.len() - 2);
-    let t = x - i as f64;
-    let (a, b) = (map[i], map[i + 1]);
-    let mix = |k: usize| (a[k] as f64 + t * (b[k] as f64 - a[k] as f64)).round() as u8;
-    Color32::from_rgb(mix(0), mix(1), mix(2))
+    let [r, g, b] = crate::figure::blues(v, dark);
+    Color32::from_rgb(r, g, b)
 }
 
 /// |`keys`| (`d_k × V`) as an image: one pixel per entry (x = key, y = coordinate).

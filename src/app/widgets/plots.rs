@@ -198,40 +198,60 @@ fn legend_entry(ui: &mut egui::Ui, color: Color32, label: &str, swatch: Swatch) 
     }
 }
 
-/// A plot with its title and an "Export CSV" button on one row above it; `draw(ui, w, h)`
-/// draws the plot in the `w × (h − 24)` below. Returns whether the button was clicked.
+/// What was clicked on a plot's title row.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Clicked {
+    /// "Export CSV".
+    pub csv: bool,
+    /// An entry of the "Save figure…" menu.
+    pub figure: Option<FigureFormat>,
+}
+
+/// A format offered by "Save figure…".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FigureFormat {
+    /// PNG at this multiple (1, 2 or 3) of the screen's pixel density.
+    Png(u8),
+    /// SVG: vectors, for papers.
+    Svg,
+}
+
+/// A plot with its title, "Save figure…" (with `figure`; a table has none) and an "Export
+/// CSV" button on one row above it; `draw(ui, w, h)` draws the plot in the `w × (h − 24)`
+/// below. Returns what was clicked.
 pub fn plot_cell(
     ui: &mut egui::Ui,
-    w: f32,
-    h: f32,
+    (w, h): (f32, f32),
     title: &str,
+    figure: bool,
     draw: impl FnOnce(&mut egui::Ui, f32, f32),
-) -> bool {
-    let mut export = false;
+) -> Clicked {
+    let mut clicked = Clicked::default();
     ui.vertical(|ui| {
         ui.set_width(w);
-        export = plot_header(
+        clicked = plot_header(
             ui,
             title,
             Some("Save this plot's data (min/max per bucket) as CSV"),
+            figure,
         );
         draw(ui, w, h - 24.0);
     });
-    export
+    clicked
 }
 
 /// Room kept for the buttons on the right of a plot's title row.
-const HEADER_BUTTONS_W: f32 = 100.0;
+const HEADER_BUTTONS_W: f32 = 215.0;
 
-/// The row above a plot: its title, and on the right, with `export` (its hover text), an
-/// "Export CSV" button. Returns whether the button was clicked. Every titled plot draws its
-/// title through here, so a control every plot gets goes in one place.
-pub fn plot_header(ui: &mut egui::Ui, title: &str, export: Option<&str>) -> bool {
-    let Some(hover) = export else {
+/// The row above a plot: its title, and on the right "Save figure…" (with `figure`) and, with
+/// `csv` (its hover text), an "Export CSV" button. Every titled plot draws its title through
+/// here, so a control every plot gets goes in one place.
+pub fn plot_header(ui: &mut egui::Ui, title: &str, csv: Option<&str>, figure: bool) -> Clicked {
+    let mut clicked = Clicked::default();
+    if csv.is_none() && !figure {
         ui.add(egui::Label::new(RichText::new(title).strong()).wrap());
-        return false;
-    };
-    let mut clicked = false;
+        return clicked;
+    }
     // The title wraps beside the buttons rather than running under them.
     ui.horizontal_top(|ui| {
         let title_w = (ui.available_width() - HEADER_BUTTONS_W).max(120.0);
@@ -241,7 +261,12 @@ pub fn plot_header(ui: &mut egui::Ui, title: &str, export: Option<&str>) -> bool
             |ui| ui.add(egui::Label::new(RichText::new(title).strong()).wrap()),
         );
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
-            clicked = export_button(ui, hover);
+            if let Some(hover) = csv {
+                clicked.csv = export_button(ui, hover);
+            }
+            if figure {
+                clicked.figure = figure_menu(ui);
+            }
         });
     });
     clicked
@@ -250,6 +275,85 @@ pub fn plot_header(ui: &mut egui::Ui, title: &str, export: Option<&str>) -> bool
 /// The small "Export CSV" button with its hover text; returns whether it was clicked.
 pub fn export_button(ui: &mut egui::Ui, hover: &str) -> bool {
     ui.small_button("Export CSV").on_hover_text(hover).clicked()
+}
+
+/// The "Save figure…" menu: PNG at 1×, 2× or 3× the screen's pixel density, or SVG.
+pub fn figure_menu(ui: &mut egui::Ui) -> Option<FigureFormat> {
+    let mut chosen = None;
+    ui.menu_button(RichText::new("Save figure…").small(), |ui| {
+        for k in 1..=3u8 {
+            if ui
+                .button(format!("PNG at {k}× screen density"))
+                .on_hover_text("This plot alone, light theme, for slides and documents")
+                .clicked()
+            {
+                chosen = Some(FigureFormat::Png(k));
+                ui.close();
+            }
+        }
+        if ui
+            .button("SVG (vectors)")
+            .on_hover_text("This plot alone as vectors, for papers")
+            .clicked()
+        {
+            chosen = Some(FigureFormat::Svg);
+            ui.close();
+        }
+    })
+    .response
+    .on_hover_text("Save this plot alone as PNG or SVG");
+    chosen
+}
+
+/// Asks where to save the figure `stem` (.png or .svg by `format`), draws `figure` at `size`
+/// points (PNG: times the screen's pixels per point and the chosen multiple) and writes it;
+/// the outcome becomes a notice.
+pub fn save_figure(
+    lab: &mut Lab,
+    ctx: &egui::Context,
+    format: FigureFormat,
+    stem: &str,
+    size: egui::Vec2,
+    figure: impl FnOnce() -> crate::figure::Figure,
+) {
+    let ext = match format {
+        FigureFormat::Png(_) => "png",
+        FigureFormat::Svg => "svg",
+    };
+    let Some(path) = save_dialog(&ext.to_uppercase(), ext, &format!("{stem}.{ext}")) else {
+        return;
+    };
+    write_figure(lab, ctx, format, &path, size, &figure());
+}
+
+/// Draws `figure` in `format` at `size` points and writes it to `path` (the dialog's part
+/// of [`save_figure`] left out, so tests can call it); the outcome becomes a notice.
+pub fn write_figure(
+    lab: &mut Lab,
+    ctx: &egui::Context,
+    format: FigureFormat,
+    path: &std::path::Path,
+    size: egui::Vec2,
+    figure: &crate::figure::Figure,
+) -> bool {
+    let size = (
+        size.x.round().clamp(200.0, 4000.0) as u32,
+        size.y.round().clamp(150.0, 4000.0) as u32,
+    );
+    let bytes = match format {
+        FigureFormat::Png(k) => {
+            let scale = ctx.pixels_per_point() as f64 * k as f64;
+            crate::figure::png(figure, size, scale)
+        }
+        FigureFormat::Svg => crate::figure::svg(figure, size).map(String::into_bytes),
+    };
+    match bytes {
+        Ok(bytes) => lab.write_file(path, &bytes, "The plot is still here"),
+        Err(e) => {
+            lab.error(format!("Could not draw the figure: {e}"));
+            false
+        }
+    }
 }
 
 /// Asks where to save the table `name` (a CSV the command line writes too), makes it with

@@ -3,6 +3,7 @@
 //! selection rule, and tables. A zoo rule is an entry of [`crate::optim::REGISTRY`] at its
 //! default hyperparameters; the registry also gives its rate grid and schedule.
 
+pub mod figures;
 mod preset;
 mod report;
 mod trace;

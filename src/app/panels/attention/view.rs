@@ -7,16 +7,18 @@ use egui_plot::{Line, LineStyle, PlotPoints};
 use serde::{Deserialize, Serialize};
 
 use super::{Msg, Settings};
-use crate::app::history::{MinMaxSeries, Scale};
+use crate::app::history::{LOG_FLOOR, MinMaxSeries, Scale};
 use crate::app::lab::Lab;
-use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::colors::{self, optimizer_color};
 use crate::app::widgets::heatmap::blues;
 use crate::app::widgets::plots::{
-    Swatch, export_table, legend_row, linear_plot, log_plot, plot_cell,
+    Clicked, Swatch, export_table, legend_row, linear_plot, log_plot, plot_cell, save_figure,
 };
 use crate::attention::report::{checkpoints, paper_value};
 use crate::attention::{AttentionPreset, Record, TwinKind};
 use crate::experiment::output::csv_num;
+use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark};
+use nalgebra::DMatrix;
 
 /// The line under the heading.
 pub const SUMMARY: &str = "Every rule trains a base model and its twins from one start on the \
@@ -267,7 +269,7 @@ pub fn plots(
     let two = width >= 900.0;
     let w = if two { (width - 12.0) / 2.0 } else { width };
     let h = (w * 0.6).clamp(240.0, 420.0);
-    let mut exports = [false; 4];
+    let mut exports = [Clicked::default(); 4];
     let mut row = |ui: &mut egui::Ui, cells: [usize; 2]| {
         let mut draw = |ui: &mut egui::Ui, c: usize| {
             exports[c] = match c {
@@ -291,6 +293,13 @@ pub fn plots(
     ui.add_space(8.0);
     row(ui, [2, 3]);
     let kept = "The run is still here";
+    for (c, clicked) in exports.iter().enumerate() {
+        if let Some(format) = clicked.figure {
+            let (stem, fig) = figure(preset, view, settings, c);
+            save_figure(lab, ui.ctx(), format, stem, egui::vec2(w, h), || fig);
+        }
+    }
+    let exports = exports.map(|c| c.csv);
     if exports[0] {
         export_table(lab, "attention-distance.csv", kept, || {
             distance_csv(preset, view)
@@ -320,9 +329,9 @@ fn distance_cell(
     view: &mut RunView,
     w: f32,
     h: f32,
-) -> bool {
-    let title = "Twin vs base model: logit distance";
-    plot_cell(ui, w, h, title, |ui, w, h| {
+) -> Clicked {
+    let title = DISTANCE_TITLE;
+    plot_cell(ui, (w, h), title, true, |ui, w, h| {
         log_plot("attention distance", "relative logit distance")
             .width(w)
             .height(h)
@@ -354,12 +363,9 @@ fn curves_cell(
     settings: &mut Settings,
     w: f32,
     h: f32,
-) -> bool {
-    let title = match settings.curves {
-        Curves::Accuracy => "Base models' accuracy",
-        Curves::Loss => "Base models' loss",
-    };
-    plot_cell(ui, w, h, title, |ui, w, h| {
+) -> Clicked {
+    let title = curves_title(settings.curves);
+    plot_cell(ui, (w, h), title, true, |ui, w, h| {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut settings.curves, Curves::Accuracy, "accuracy");
             ui.selectable_value(&mut settings.curves, Curves::Loss, "loss");
@@ -415,6 +421,136 @@ fn curves_cell(
     })
 }
 
+const DISTANCE_TITLE: &str = "Twin vs base model: logit distance";
+const HEADS_TITLE: &str = "Query–key form difference per head";
+
+fn curves_title(c: Curves) -> &'static str {
+    match c {
+        Curves::Accuracy => "Base models' accuracy",
+        Curves::Loss => "Base models' loss",
+    }
+}
+
+/// The figure of cell `c` (0 distance, 1 curves, 2 heads) as the window shows it, and its file
+/// name stem.
+fn figure(
+    preset: &AttentionPreset,
+    view: &RunView,
+    settings: &Settings,
+    c: usize,
+) -> (&'static str, Figure) {
+    let rgb = |run: usize| colors::rgb(run_color(preset, run));
+    let dash = |kind: TwinKind| match kind {
+        TwinKind::Gauge => Dash::Solid,
+        TwinKind::Noise => Dash::Dotted,
+        TwinKind::Identity => Dash::Dashed,
+    };
+    let models = || view.roles.iter().zip(view.series.iter());
+    match c {
+        0 => {
+            let marks = models()
+                .filter_map(|(&(run, twin), s)| {
+                    let kind = twin?;
+                    let name = format!("{} {} twin", preset.runs[run].name(), kind.label());
+                    let points = s
+                        .distance
+                        .raw_points()
+                        .into_iter()
+                        .map(|p| [p[0], p[1].max(LOG_FLOOR)])
+                        .collect();
+                    Some(Mark::line(name, rgb(run), points, 2.0, dash(kind)))
+                })
+                .collect();
+            let fig = Figure {
+                title: DISTANCE_TITLE.into(),
+                body: Body::Plot {
+                    x: Axis::linear("training step").including(0.0),
+                    y: Axis::log("relative logit distance"),
+                    marks,
+                },
+            };
+            ("attention-distance", fig)
+        }
+        1 => {
+            let loss = settings.curves == Curves::Loss;
+            let mut marks = Vec::new();
+            for (&(run, twin), s) in models() {
+                if twin.is_some() {
+                    continue;
+                }
+                let name = preset.runs[run].name();
+                let (train, val) = if loss {
+                    (&s.train_loss, &s.val_loss)
+                } else {
+                    (&s.train_acc, &s.val_acc)
+                };
+                marks.push(Mark::line(
+                    format!("{name} training"),
+                    rgb(run),
+                    train.raw_points(),
+                    2.0,
+                    Dash::Solid,
+                ));
+                marks.push(Mark::line(
+                    format!("{name} validation"),
+                    rgb(run),
+                    val.raw_points(),
+                    1.5,
+                    Dash::Dashed,
+                ));
+            }
+            let y = if loss {
+                Axis::log("cross-entropy (nats)")
+            } else {
+                Axis::linear("accuracy").including(0.0).including(1.0)
+            };
+            let fig = Figure {
+                title: curves_title(settings.curves).into(),
+                body: Body::Plot {
+                    x: Axis::linear("training step").including(0.0),
+                    y,
+                    marks,
+                },
+            };
+            ("attention-curves", fig)
+        }
+        _ => {
+            let arch = preset.arch();
+            let run = heat_run(preset, settings);
+            let maps = view
+                .latest(run, Some(settings.heat_twin))
+                .map(|rec| {
+                    let values = DMatrix::from_fn(arch.layers, arch.heads, |l, hd| {
+                        heat_level(
+                            rec.qk_distance
+                                .get(l * arch.heads + hd)
+                                .copied()
+                                .unwrap_or(f64::NAN),
+                        )
+                    });
+                    vec![Heatmap {
+                        title: format!(
+                            "{} {} twin, step {} (rows: layers, columns: heads)",
+                            preset.runs[run].name(),
+                            settings.heat_twin.label(),
+                            rec.step
+                        ),
+                        values,
+                    }]
+                })
+                .unwrap_or_default();
+            let fig = Figure {
+                title: HEADS_TITLE.into(),
+                body: Body::Heatmaps {
+                    maps,
+                    caption: "log10 scale: 0 = 1e-16, 1 = 1".into(),
+                },
+            };
+            ("attention-heads", fig)
+        }
+    }
+}
+
 /// Where a value sits on the heatmap's colour scale: log10 from 1e-16 (0) to 1 (1).
 fn heat_level(x: f64) -> f64 {
     if x.is_nan() {
@@ -440,9 +576,9 @@ fn heatmap_cell(
     settings: &mut Settings,
     w: f32,
     h: f32,
-) -> bool {
-    let title = "Query–key form difference per head";
-    plot_cell(ui, w, h, title, |ui, w, h| {
+) -> Clicked {
+    let title = HEADS_TITLE;
+    plot_cell(ui, (w, h), title, true, |ui, w, h| {
         ui.horizontal_wrapped(|ui| {
             let l = ui.label("rule");
             egui::ComboBox::from_id_salt("attention heat run")
@@ -548,9 +684,15 @@ fn heatmap_cell(
     })
 }
 
-fn table_cell(ui: &mut egui::Ui, preset: &AttentionPreset, view: &RunView, w: f32, h: f32) -> bool {
+fn table_cell(
+    ui: &mut egui::Ui,
+    preset: &AttentionPreset,
+    view: &RunView,
+    w: f32,
+    h: f32,
+) -> Clicked {
     let title = "Logit distance at the paper's checkpoints";
-    plot_cell(ui, w, h, title, |ui, w, h| {
+    plot_cell(ui, (w, h), title, false, |ui, w, h| {
         egui::ScrollArea::both()
             .id_salt("attention table")
             .max_width(w)

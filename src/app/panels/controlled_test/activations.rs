@@ -107,7 +107,7 @@ impl Activations {
         let hover = lab.hover;
         reflow::grid(ui, 3, cells, |ui, k| {
             let (title, y_label) = titles[k];
-            plot_header(ui, title, None);
+            plot_header(ui, title, None, false);
             linear_plot(title, y_label)
                 .width(w)
                 .height(h)

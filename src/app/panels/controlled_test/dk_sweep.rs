@@ -12,9 +12,10 @@ use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
-use crate::app::widgets::plots::{export_button, export_table};
+use crate::app::widgets::plots::{export_button, export_table, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::{progress_row, stale_note};
+use crate::experiment::figures;
 use crate::experiment::{DkPoint, dk_sweep, report, scaled_to_dk};
 use crate::preset::Preset;
 use crate::shard::Job;
@@ -155,25 +156,22 @@ impl Panel for DkSweep {
             size: (cells.w, cells.height(ui.available_height(), 140.0, 640.0)),
             hover: lab.hover,
         };
-        // The spread chance gives, averaged over the arms.
-        let band: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| {
-                let sds: Vec<f64> = p
-                    .sweep
-                    .aggregate
-                    .iter()
-                    .map(|a| a.baseline_sd_mean)
-                    .filter(|x| x.is_finite())
-                    .collect();
-                (p.d_k as f64, sds.iter().sum::<f64>() / sds.len() as f64)
-            })
-            .collect();
+        let band = figures::dk_band(points);
         sweep_legend(ui, &view.arms(&EXCESS), "");
         let metrics = [&EXCESS, &ORIENTATION];
+        let mut figure = None;
         reflow::grid(ui, 2, cells, |ui, i| {
-            view.plot(ui, metrics[i], (i == 0).then_some(&band[..]));
+            if let Some(f) = view.plot(ui, metrics[i], (i == 0).then_some(&band[..])) {
+                figure = Some((i, f));
+            }
         });
+        if let Some((i, format)) = figure {
+            let m = metrics[i];
+            let fig = view.figure(m, (i == 0).then_some(&band[..]));
+            let stem = format!("dk_{}", m.id);
+            let size = egui::vec2(cells.w, view.size.1);
+            save_figure(lab, ui.ctx(), format, &stem, size, || fig);
+        }
         ui.add_space(4.0);
         for (d, (_, s)) in points.iter().zip(&view.sweeps) {
             let spread = s

@@ -12,9 +12,10 @@ use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
-use crate::app::widgets::plots::{export_button, export_table};
+use crate::app::widgets::plots::{export_button, export_table, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::{progress_row, stale_note};
+use crate::experiment::figures;
 use crate::experiment::{EpsPoint, eps_sweep, report, with_adam_eps};
 use crate::preset::Preset;
 use crate::shard::Job;
@@ -158,25 +159,25 @@ impl Panel for EpsSweep {
             size: (cells.w, cells.height(ui.available_height(), 80.0, 520.0)),
             hover: lab.hover,
         };
-        // The spread chance gives Adam's keys (the first arm's if there is no Adam arm).
-        let band: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| {
-                let arms = || p.sweep.aggregate.iter().zip(&p.sweep.preset.arms);
-                let adam = arms()
-                    .find(|(_, s)| s.optimizer == "adam")
-                    .or_else(|| arms().next());
-                (p.eps, adam.map_or(f64::NAN, |(a, _)| a.baseline_sd_mean))
-            })
-            .collect();
+        let band = figures::eps_band(points);
         sweep_legend(
             ui,
             &view.arms(&EXCESS),
             "thick: Adam arms (read ε); dashed: references",
         );
         let metrics = [&EXCESS, &ORIENTATION, &GRAM, &ACCURACY];
+        let mut figure = None;
         reflow::grid(ui, 4, cells, |ui, i| {
-            view.plot(ui, metrics[i], (i == 0).then_some(&band[..]));
+            if let Some(f) = view.plot(ui, metrics[i], (i == 0).then_some(&band[..])) {
+                figure = Some((i, f));
+            }
         });
+        if let Some((i, format)) = figure {
+            let m = metrics[i];
+            let fig = view.figure(m, (i == 0).then_some(&band[..]));
+            let stem = format!("eps_{}", m.id);
+            let size = egui::vec2(cells.w, view.size.1);
+            save_figure(lab, ui.ctx(), format, &stem, size, || fig);
+        }
     }
 }

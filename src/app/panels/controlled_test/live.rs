@@ -12,10 +12,12 @@ use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{
-    Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_dialog,
+    Clicked, Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_dialog,
+    save_figure,
 };
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::ArmStatus;
+use crate::experiment::figures::{self, ArmCurves, BandRows};
 use crate::metrics::isotropic_axis_concentration;
 use crate::optim::class_name;
 
@@ -100,36 +102,44 @@ impl Panel for Live {
         let plot_h = cells.height(ui.available_height(), table_h + 60.0, 560.0);
         let col_w = cells.w;
         let mut export = None;
+        let mut figure = None;
         let (s, maps) = (&mut self.settings, &mut self.heatmaps);
+        let mut note = |kind: Option<Export>, c: Clicked| {
+            if c.csv {
+                export = kind;
+            }
+            if let Some(f) = c.figure {
+                figure = Some((kind, f));
+            }
+        };
         reflow::grid(ui, 4, cells, |ui, i| match i {
-            0 => {
-                if plot_cell(
+            0 => note(
+                Some(Export::Orientation),
+                plot_cell(
                     ui,
-                    col_w,
-                    plot_h,
-                    "(a) Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
+                    (col_w, plot_h),
+                    figures::ORIENTATION_TITLE,
+                    true,
                     |ui, w, h| orientation_plot(&mut lab.history.arms, ui, w, h, hover),
-                ) {
-                    export = Some(Export::Orientation);
-                }
-            }
-            1 => {
-                if plot_cell(
+                ),
+            ),
+            1 => note(
+                Some(Export::Axis),
+                plot_cell(
                     ui,
-                    col_w,
-                    plot_h,
-                    "(b) Axis concentration A(K): thick from W0, thin from Q·W0",
+                    (col_w, plot_h),
+                    figures::AXIS_TITLE,
+                    true,
                     |ui, w, h| axis_plot(lab, &mut s.band_arm, preset.d_k, ui, w, h),
-                ) {
-                    export = Some(Export::Axis);
-                }
-            }
-            2 => {
-                if plot_cell(
+                ),
+            ),
+            2 => note(
+                Some(Export::Loss),
+                plot_cell(
                     ui,
-                    col_w,
-                    plot_h,
+                    (col_w, plot_h),
                     "(c) Runs from W0: loss, or raw column norms",
+                    true,
                     |ui, w, h| {
                         ui.horizontal(|ui| {
                             ui.selectable_value(&mut s.show_norms, false, "loss");
@@ -141,19 +151,26 @@ impl Panel for Live {
                             loss_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
                         }
                     },
-                ) {
-                    export = Some(Export::Loss);
-                }
-            }
+                ),
+            ),
             _ => {
-                plot_header(
-                    ui,
-                    "(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate",
+                note(
                     None,
+                    plot_header(
+                        ui,
+                        "(d) Learned |K| of each arm's run from W0: one column per key, one row per coordinate",
+                        None,
+                        true,
+                    ),
                 );
                 maps.ui(lab, ui, col_w, plot_h - 10.0);
             }
         });
+        if let Some((kind, format)) = figure {
+            let size = egui::vec2(col_w, plot_h);
+            let (stem, fig) = live_figure(lab, kind, s, preset.d_k);
+            save_figure(lab, ui.ctx(), format, stem, size, || fig);
+        }
         ui.add_space(4.0);
         table(lab, ui);
         if let Some(kind) = export {
@@ -165,6 +182,77 @@ impl Panel for Live {
             if let Some(path) = save_dialog("CSV", "csv", default) {
                 export_csv_to(lab, kind, &path);
             }
+        }
+    }
+}
+
+/// The curves the live plots draw, per arm, as the figures' input.
+pub fn arm_curves(arms: &[ArmHistory]) -> Vec<ArmCurves> {
+    arms.iter()
+        .map(|a| ArmCurves {
+            name: arm_name(a),
+            optimizer: a.label.optimizer.clone(),
+            orientation: a.orientation_div.raw_points(),
+            noise: a.noise_div.raw_points(),
+            axis: [
+                a.axis_concentration[0].raw_points(),
+                a.axis_concentration[1].raw_points(),
+            ],
+            loss: a.loss_average.raw_points(),
+            heldout: a.heldout_loss[0].raw_points(),
+            norm_mean: a.column_norm[0].raw_points(),
+            norm_sd: a.column_norm_sd.raw_points(),
+            diverged_at: match a.status {
+                ArmStatus::Diverged { step, .. } => Some(step),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// The figure of live plot `kind` ((d), the keys, for `None`) as the window shows it, and its
+/// file name stem.
+pub fn live_figure(
+    lab: &Lab,
+    kind: Option<Export>,
+    settings: &Settings,
+    d_k: usize,
+) -> (&'static str, crate::figure::Figure) {
+    let arms = &lab.history.arms;
+    let curves = arm_curves(arms);
+    match kind {
+        Some(Export::Orientation) => (
+            "orientation_divergence",
+            figures::orientation_figure(&curves),
+        ),
+        Some(Export::Axis) => {
+            let shown = settings.band_arm.min(arms.len().saturating_sub(1));
+            let band = arms.get(shown).map(|a| BandRows {
+                name: &a.label.name,
+                color: figures::optimizer_rgb(&a.label.optimizer, shown),
+                rows: a.band.finite_points().map(|p| [p[0], p[2], p[4]]).collect(),
+            });
+            (
+                "axis_concentration",
+                figures::axis_figure(&curves, d_k, band),
+            )
+        }
+        Some(Export::Loss) if settings.show_norms => {
+            ("column_norms", figures::norms_figure(&curves))
+        }
+        Some(Export::Loss) => ("loss", figures::loss_figure(&curves)),
+        None => {
+            let keys: Vec<(String, nalgebra::DMatrix<f64>)> = lab
+                .history
+                .snapshot
+                .iter()
+                .flat_map(|snap| {
+                    arms.iter().zip(&snap.keys).filter_map(move |(a, k)| {
+                        Some((format!("{} · step {}", arm_name(a), snap.step), k.clone()?))
+                    })
+                })
+                .collect();
+            ("keys", figures::keys_figure(&keys))
         }
     }
 }

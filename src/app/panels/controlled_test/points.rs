@@ -6,9 +6,19 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{FilledArea, HLine, Line, LineStyle, Plot, PlotPoints};
 
 use crate::app::history::LOG_FLOOR;
-use crate::app::widgets::colors::{faded, optimizer_color};
-use crate::app::widgets::plots::{Swatch, legend_row, log_grid, log_tick, plot_header};
-use crate::experiment::{ArmAggregate, SweepResult};
+use crate::app::widgets::colors::faded;
+use crate::app::widgets::plots::{
+    FigureFormat, Swatch, legend_row, log_grid, log_tick, plot_header,
+};
+use crate::experiment::SweepResult;
+pub(super) use crate::experiment::figures::{
+    ACCURACY, ArmPoints, EXCESS, GRAM, Metric, ORIENTATION, SweepAxis, arm_points, points_figure,
+};
+use crate::figure::Figure;
+
+fn to_color(c: crate::figure::Rgb) -> Color32 {
+    Color32::from_rgb(c[0], c[1], c[2])
+}
 
 /// The seeds-per-point field.
 /// The range of the seeds per point of the ε and d_k sweeps.
@@ -64,53 +74,6 @@ impl XAxis {
     }
 }
 
-/// One arm's (x, mean, sd) points.
-pub(super) struct ArmPoints {
-    name: String,
-    color: Color32,
-    emphasised: bool,
-    points: Vec<(f64, f64, f64)>,
-}
-
-/// One plot of a sweep tab: which aggregate it shows and how.
-pub(super) struct Metric {
-    id: &'static str,
-    title: &'static str,
-    y_label: &'static str,
-    log_y: bool,
-    /// (mean, sd) over seeds of one arm at one point.
-    value: fn(&ArmAggregate) -> (f64, f64),
-}
-
-pub(super) const EXCESS: Metric = Metric {
-    id: "excess",
-    title: "A(K) excess over the rotation baseline (shaded: ± the baseline's sd)",
-    y_label: "excess A(K) − baseline mean",
-    log_y: false,
-    value: |a| (a.excess_mean, a.excess_sd),
-};
-pub(super) const ORIENTATION: Metric = Metric {
-    id: "orientation",
-    title: "Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
-    y_label: "orientation divergence",
-    log_y: true,
-    value: |a| (a.orientation_div_mean, a.orientation_div_sd),
-};
-pub(super) const GRAM: Metric = Metric {
-    id: "gram",
-    title: "Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F",
-    y_label: "Gram divergence",
-    log_y: true,
-    value: |a| (a.gram_div_mean, a.gram_div_sd),
-};
-pub(super) const ACCURACY: Metric = Metric {
-    id: "accuracy",
-    title: "Held-out accuracy (run from W0)",
-    y_label: "accuracy",
-    log_y: false,
-    value: |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
-};
-
 /// The finished points of one sweep tab and how to draw them.
 pub(super) struct SweepView<'a> {
     pub(super) axis: XAxis,
@@ -124,10 +87,16 @@ pub(super) struct SweepView<'a> {
 
 impl SweepView<'_> {
     pub(super) fn arms(&self, m: &Metric) -> Vec<ArmPoints> {
-        arm_points(&self.sweeps, m.value, self.emphasise)
+        arm_points(&self.sweeps, m, self.emphasise)
     }
 
-    pub(super) fn plot(&self, ui: &mut egui::Ui, m: &Metric, zero_band: Option<&[(f64, f64)]>) {
+    /// Draws `m`'s plot; returns the format chosen in its "Save figure…" menu.
+    pub(super) fn plot(
+        &self,
+        ui: &mut egui::Ui,
+        m: &Metric,
+        zero_band: Option<&[(f64, f64)]>,
+    ) -> Option<FigureFormat> {
         let id = format!("{} {}", self.axis.name(), m.id);
         sweep_plot(
             ui,
@@ -138,46 +107,17 @@ impl SweepView<'_> {
             zero_band,
             self.size,
             self.hover,
-        );
+        )
     }
-}
 
-/// The arms of `sweeps` (one per x) with `value(aggregate) → (mean, sd)`.
-fn arm_points(
-    sweeps: &[(f64, &SweepResult)],
-    value: impl Fn(&ArmAggregate) -> (f64, f64),
-    emphasise: impl Fn(&str) -> bool,
-) -> Vec<ArmPoints> {
-    let Some((_, first)) = sweeps.first() else {
-        return Vec::new();
-    };
-    first
-        .aggregate
-        .iter()
-        .enumerate()
-        .map(|(i, agg)| {
-            let optimizer = first
-                .preset
-                .arms
-                .get(i)
-                .map_or(agg.arm.as_str(), |a| a.optimizer.as_str());
-            ArmPoints {
-                name: agg.arm.clone(),
-                color: optimizer_color(optimizer, i),
-                emphasised: emphasise(optimizer),
-                points: sweeps
-                    .iter()
-                    .filter_map(|(x, s)| {
-                        let a = s.aggregate.iter().find(|a| a.arm == agg.arm)?;
-                        (a.seeds_ok > 0).then(|| {
-                            let (m, sd) = value(a);
-                            (*x, m, sd)
-                        })
-                    })
-                    .collect(),
-            }
-        })
-        .collect()
+    /// `m`'s plot as a figure (what "Save figure…" writes).
+    pub(super) fn figure(&self, m: &Metric, zero_band: Option<&[(f64, f64)]>) -> Figure {
+        let axis = match self.axis {
+            XAxis::Eps => SweepAxis::Eps,
+            XAxis::Dk => SweepAxis::Dk,
+        };
+        points_figure(axis, &self.arms(m), m, zero_band)
+    }
 }
 
 /// A mean ± sd plot of `m` over a log x axis (and a log y axis when `m.log_y`).
@@ -191,11 +131,11 @@ fn sweep_plot(
     zero_band: Option<&[(f64, f64)]>,
     size: (f32, f32),
     hover: bool,
-) {
+) -> Option<FigureFormat> {
     let (y_label, log_y) = (m.y_label, m.log_y);
     ui.vertical(|ui| {
         ui.set_width(size.0);
-        plot_header(ui, m.title, None);
+        let clicked = plot_header(ui, m.title, None, true);
         let x_label = match axis {
             XAxis::Eps => "Adam's ε (log scale)",
             XAxis::Dk => "key dimension d_k (log scale)",
@@ -305,7 +245,7 @@ fn sweep_plot(
                 let means: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, y(p.1)]).collect();
                 plot.line(
                     Line::new(a.name.clone(), PlotPoints::from(means))
-                        .color(a.color)
+                        .color(to_color(a.color))
                         .width(width)
                         .style(style),
                 );
@@ -318,13 +258,15 @@ fn sweep_plot(
                             format!("{} ± sd over seeds", a.name),
                             vec![[x + nudge, y(m - sd)], [x + nudge, y(m + sd)]],
                         )
-                        .color(a.color)
+                        .color(to_color(a.color))
                         .width(width),
                     );
                 }
             }
         });
-    });
+        clicked.figure
+    })
+    .inner
 }
 
 pub(super) fn sweep_legend(ui: &mut egui::Ui, arms: &[ArmPoints], emphasis_note: &str) {
@@ -336,7 +278,7 @@ pub(super) fn sweep_legend(ui: &mut egui::Ui, arms: &[ArmPoints], emphasis_note:
             } else {
                 Swatch::Dashed
             };
-            (a.color, a.name.clone(), swatch)
+            (to_color(a.color), a.name.clone(), swatch)
         })
         .collect();
     items.push((Color32::GRAY, "bars: ± sd over seeds".into(), Swatch::Thin));

@@ -12,10 +12,12 @@ use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{
-    Swatch, category_axis, export_button, export_table, legend_row, linear_plot,
+    Swatch, category_axis, export_button, export_table, figure_menu, legend_row, linear_plot,
+    save_figure,
 };
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{progress_row, stale_note};
+use crate::experiment::figures;
 use crate::experiment::{SweepResult, report, sweep_until};
 use crate::preset::Preset;
 
@@ -102,6 +104,7 @@ impl Panel for SeedSweep {
         );
         let mut start = false;
         let mut export = false;
+        let mut figure = None;
         reflow::controls_row(ui, |ui| {
             let l = ui.label("seeds");
             ui.add(egui::DragValue::new(&mut self.seeds).range(SEEDS))
@@ -116,6 +119,7 @@ impl Panel for SeedSweep {
             start = progress_row(ui, self.analysis.job(), "seeds", "Run sweep", true);
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save the sweep's table (sweep.csv)");
+                figure = figure_menu(ui);
             }
         });
         if start {
@@ -129,6 +133,12 @@ impl Panel for SeedSweep {
         if export {
             export_table(lab, "sweep.csv", "The sweep is still here", || {
                 report::sweep_csv(result)
+            });
+        }
+        if let Some(format) = figure {
+            let size = egui::vec2(ui.available_width().min(900.0), 480.0);
+            save_figure(lab, ui.ctx(), format, "sweep", size, || {
+                figures::sweep_figure(result)
             });
         }
         if self.analysis.is_running() {

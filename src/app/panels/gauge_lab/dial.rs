@@ -6,6 +6,7 @@ use egui_plot::{FilledArea, Line, LineStyle, Plot, Points};
 
 use super::{COORDINATEWISE, SweepTab};
 use crate::app::widgets::plots::{Swatch, legend_row};
+use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{PAPER_DIAL, RunResult, ZooPreset, summarise};
 
 /// The dial tab.
@@ -14,7 +15,7 @@ pub fn tab() -> SweepTab {
         ("dial", "Anisotropy dial"),
         "dial",
         "Adam's denominator turned from per-coordinate (p = 1, Adam) to one shared scale (p = 0, scalar-Adam), 3·10⁴ steps at the dial's rate 1e-3.",
-        plot,
+        (plot, zoo_figures::dial_figure),
     )
 }
 

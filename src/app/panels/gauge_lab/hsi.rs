@@ -9,14 +9,16 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{FilledArea, GridMark, Line, LineStyle, Plot, Points, VLine};
 use serde::{Deserialize, Serialize};
 
-use super::rule_color;
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
-use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row, plot_header};
+use crate::app::widgets::plots::{
+    Swatch, export_button, export_table, legend_row, plot_header, save_figure,
+};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::progress_row;
+use crate::sensing::hsi::figures::{self, repeat};
 use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
 use crate::sensing::hsi::report::{paper_entry, paper_rows, summary_csv_bytes};
 use crate::sensing::hsi::{HsiConfig, HsiError, LEVELS, RULES, Scene};
@@ -248,16 +250,7 @@ impl Panel for HsiTab {
             .setups
             .first()
             .and_then(|s| paper_rows(s).first().copied());
-        let picked: Vec<&RateSummary> = report
-            .summaries
-            .iter()
-            .filter(|s| s.picked_by.iter().any(|p| p.starts_with("paper")))
-            .collect();
-        let shown = if picked.is_empty() {
-            report.summaries.iter().collect()
-        } else {
-            picked
-        };
+        let shown = figures::shown(report);
         let mut items: Vec<(Color32, String, Swatch)> = shown
             .iter()
             .enumerate()
@@ -285,16 +278,15 @@ impl Panel for HsiTab {
         let cells = Cells::fit(ui, "hsi paths", 2, PLOT_MIN_W, 2);
         let h = cells.height(ui.available_height(), 120.0, 380.0);
         let plots = [
-            ("held-out RMSE along the fit", "held-out RMSE (×1e-2)", true),
-            (
-                "effective rank of UVᵀ along the fit",
-                "effective rank",
-                false,
-            ),
+            (figures::RMSE_TITLE, "held-out RMSE (×1e-2)", true),
+            (figures::RANK_TITLE, "effective rank", false),
         ];
+        let mut figure = None;
         reflow::grid(ui, 2, cells, |ui, k| {
             let (title, y_label, rmse) = plots[k];
-            plot_header(ui, title, None);
+            if let Some(f) = plot_header(ui, title, None, true).figure {
+                figure = Some((rmse, f));
+            }
             path_plot(
                 ui,
                 title,
@@ -306,6 +298,11 @@ impl Panel for HsiTab {
                 lab.hover,
             );
         });
+        if let Some((rmse, format)) = figure {
+            let fig = figures::path_figure(report, rmse);
+            let stem = if rmse { "hsi_rmse" } else { "hsi_erank" };
+            save_figure(lab, ui.ctx(), format, stem, egui::vec2(cells.w, h), || fig);
+        }
         table(ui, &shown, paper);
     }
 }
@@ -421,13 +418,8 @@ impl HsiTab {
 
 /// The colour of the rule `name`, the `i`-th shown.
 fn color(name: &str, i: usize) -> Color32 {
-    crate::sensing::zoo::Rule::named(name).map_or(Color32::GRAY, |r| rule_color(r, i))
-}
-
-/// Whether the `i`-th shown summary repeats an earlier one's rule (GD's two grids may pick two
-/// rates): drawn dashed so the two stay apart.
-fn repeat(shown: &[&RateSummary], i: usize) -> bool {
-    shown[..i].iter().any(|s| s.rule == shown[i].rule)
+    let [r, g, b] = figures::color(name, i);
+    Color32::from_rgb(r, g, b)
 }
 
 /// x of a training-loss level: −log10, so deeper levels lie to the right.

@@ -248,7 +248,7 @@ impl Panel for LiveRuns {
             0 | 1 => {
                 let (title, id, y_label) = panels[pick];
                 ui.vertical(|ui| {
-                    plot_header(ui, title, None);
+                    plot_header(ui, title, None, false);
                     log_plot(id, y_label)
                         .width(w)
                         .height(h)
@@ -277,6 +277,7 @@ impl Panel for LiveRuns {
                     ui,
                     "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)",
                     None,
+                    false,
                 );
                 log_plot("gauge drift", "twin drift")
                     .width(w)
@@ -310,6 +311,7 @@ impl Panel for LiveRuns {
                         ui,
                         "singular values of UVᵀ at the end vs X* (grey, dashed)",
                         None,
+                        false,
                     );
                     Plot::new("gauge spectrum")
                         .width(w)

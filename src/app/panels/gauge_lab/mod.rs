@@ -19,17 +19,25 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
-use crate::app::widgets::plots::{Swatch, export_button, export_table, legend_row};
+use crate::app::widgets::plots::{
+    Swatch, export_button, export_table, figure_menu, legend_row, save_figure,
+};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::progress_row;
+use crate::figure::Figure;
+use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{
     Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
 };
 
-/// Colour of the equivariant class (the paper's blue).
-pub const EQUIVARIANT: Color32 = Color32::from_rgb(0, 114, 178);
-/// Colour of the coordinate-wise class (the paper's vermilion).
-pub const COORDINATEWISE: Color32 = Color32::from_rgb(213, 94, 0);
+/// Colour of the equivariant class (the paper's blue; the figures' too).
+pub const EQUIVARIANT: Color32 = rgb(zoo_figures::EQUIVARIANT);
+/// Colour of the coordinate-wise class (the paper's vermilion; the figures' too).
+pub const COORDINATEWISE: Color32 = rgb(zoo_figures::COORDINATEWISE);
+
+const fn rgb(c: crate::figure::Rgb) -> Color32 {
+    Color32::from_rgb(c[0], c[1], c[2])
+}
 
 /// The gauge-lab section and its tabs.
 pub struct GaugeLab {
@@ -128,6 +136,8 @@ pub struct SweepTab {
     bundled: &'static str,
     about: &'static str,
     plot: fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
+    /// The plot as a figure, for "Save figure…".
+    figure: fn(&ZooPreset, &[RunResult]) -> Figure,
     /// Seeds per cell.
     pub seeds: usize,
     /// The last sweep and the preset it ran.
@@ -156,7 +166,10 @@ impl SweepTab {
         (id, title): (&'static str, &'static str),
         bundled: &'static str,
         about: &'static str,
-        plot: fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
+        (plot, figure): (
+            fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
+            fn(&ZooPreset, &[RunResult]) -> Figure,
+        ),
     ) -> Self {
         Self {
             id,
@@ -164,6 +177,7 @@ impl SweepTab {
             bundled,
             about,
             plot,
+            figure,
             seeds: 3,
             analysis: Analysis::default(),
         }
@@ -253,6 +267,7 @@ impl Panel for SweepTab {
         ui.label(self.about);
         let mut start = false;
         let mut export = false;
+        let mut figure = None;
         reflow::controls_row(ui, |ui| {
             let l = ui.label("seeds");
             ui.add(
@@ -265,6 +280,7 @@ impl Panel for SweepTab {
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true);
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save every run of the sweep (zoo.csv)");
+                figure = figure_menu(ui);
             }
         });
         if start {
@@ -279,6 +295,12 @@ impl Panel for SweepTab {
             export_table(lab, "zoo.csv", "The sweep is still here", || {
                 csv_bytes(runs, &summarise(runs))
             });
+        }
+        if let Some(format) = figure {
+            let fig = (self.figure)(preset, runs);
+            let stem = format!("gauge_{}", self.id);
+            let size = egui::vec2(ui.available_width().min(900.0), 480.0);
+            save_figure(lab, ui.ctx(), format, &stem, size, || fig);
         }
         ui.label(
             RichText::new(format!(

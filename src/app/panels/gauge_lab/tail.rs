@@ -6,6 +6,7 @@ use egui_plot::{FilledArea, Line, LineStyle, Plot};
 
 use super::{SweepTab, rule_color};
 use crate::app::widgets::plots::{Swatch, legend_row};
+use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{PAPER_TAIL, PAPER_TAIL_RULES, RunResult, ZooPreset, summarise};
 
 /// The tail tab.
@@ -14,7 +15,7 @@ pub fn tab() -> SweepTab {
         ("tail", "Spectral tail"),
         "tail",
         "Targets with τ² of their energy outside rank 3; GD, Adam, Muon and Shampoo at their Table 2 rates.",
-        plot,
+        (plot, zoo_figures::tail_figure),
     )
 }
 

@@ -7,6 +7,7 @@ use egui_plot::{Bar, BarChart, FilledArea, Plot, Points};
 use super::{SweepTab, class_color};
 use crate::app::widgets::plots::{Swatch, category_axis, legend_row};
 use crate::app::widgets::reflow;
+use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{RunResult, ZooPreset, class_gap, fmt4, paper_table2, summarise};
 
 /// The zoo tab.
@@ -15,7 +16,7 @@ pub fn tab() -> SweepTab {
         ("zoo", "Optimizer zoo"),
         "zoo-paper",
         "The nine rules of the paper's Table 2 at its selected rates: n = 40, rank 3, m = 2·dof, init 1e-3, up to 2·10⁴ steps, run until the training loss interpolates.",
-        plot,
+        (plot, |_, runs| zoo_figures::zoo_figure(runs)),
     )
 }
 

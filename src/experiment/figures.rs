@@ -1,0 +1,599 @@
+//! The key lab's figures as [`Figure`] descriptions: the live run's plots (a)–(d), the seed
+//! sweep, and the ε and d_k sweeps. The app's "Save figure…" and the command line's `--figures`
+//! both call these, with the optimizers' registry colours, so the two draw the same figure.
+
+use nalgebra::DMatrix;
+
+use super::sweep::{ArmAggregate, DkPoint, EpsPoint, SweepResult};
+use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb};
+use crate::metrics::isotropic_axis_concentration;
+
+/// Grey of reference lines and of legend entries that stand for every arm.
+pub const GREY: Rgb = [128, 128, 128];
+
+/// The Okabe–Ito palette in the order the optimizers take it, then a violet, grey and brown;
+/// names the registry does not know cycle through it.
+pub const PALETTE: [Rgb; 9] = [
+    [0, 114, 178],
+    [213, 94, 0],
+    [0, 158, 115],
+    [204, 121, 167],
+    [86, 180, 233],
+    [230, 159, 0],
+    [120, 94, 240],
+    [140, 140, 140],
+    [90, 60, 30],
+];
+
+/// The colour of optimizer `name` (its registry entry's; an unknown name takes the palette's
+/// colour number `index`).
+pub fn optimizer_rgb(name: &str, index: usize) -> Rgb {
+    crate::optim::lookup(name).map_or(PALETTE[index % PALETTE.len()], |i| i.color)
+}
+
+/// One arm's curves over training steps (`[step, value]`), as the live run draws them.
+#[derive(Clone, Debug, Default)]
+pub struct ArmCurves {
+    /// The arm's name.
+    pub name: String,
+    /// Its optimizer (for the colour).
+    pub optimizer: String,
+    /// Twin orientation divergence.
+    pub orientation: Vec<[f64; 2]>,
+    /// Noise-twin divergence (empty without noise twins).
+    pub noise: Vec<[f64; 2]>,
+    /// A(K) of the run from W0 and from Q·W0.
+    pub axis: [Vec<[f64; 2]>; 2],
+    /// Training loss of the run from W0 (a moving average in the app, raw on the command line).
+    pub loss: Vec<[f64; 2]>,
+    /// Held-out loss of the run from W0.
+    pub heldout: Vec<[f64; 2]>,
+    /// Mean raw column norm of the run from W0.
+    pub norm_mean: Vec<[f64; 2]>,
+    /// Sample sd of the raw column norms of the run from W0.
+    pub norm_sd: Vec<[f64; 2]>,
+    /// The step at which the arm diverged, if it did.
+    pub diverged_at: Option<usize>,
+}
+
+impl ArmCurves {
+    fn color(&self, i: usize) -> Rgb {
+        optimizer_rgb(&self.optimizer, i)
+    }
+}
+
+/// Lighter version of `c` (mixed with white by `t` in [0, 1]) for rotated twins.
+fn lighter(c: Rgb, t: f64) -> Rgb {
+    c.map(|v| (v as f64 + (255.0 - v as f64) * t).round() as u8)
+}
+
+/// Title of plot (a).
+pub const ORIENTATION_TITLE: &str = "(a) Twin orientation divergence ‖W′ − QW‖F / ‖W‖F";
+/// Title of plot (b).
+pub const AXIS_TITLE: &str = "(b) Axis concentration A(K): thick from W0, thin from Q·W0";
+/// Title of plot (c), loss view.
+pub const LOSS_TITLE: &str = "(c) Runs from W0: loss";
+/// Title of plot (c), column-norm view.
+pub const NORMS_TITLE: &str = "(c) Runs from W0: raw column norms";
+/// Title of plot (d).
+pub const KEYS_TITLE: &str = "(d) Learned |K| of each arm's run from W0";
+
+/// Values at or below this are drawn at this level on log axes (exact zeros occur: the twins
+/// start identical).
+pub const LOG_FLOOR: f64 = 1e-18;
+
+/// `points` with values at or below [`LOG_FLOOR`] raised to it.
+fn floored(points: &[[f64; 2]]) -> Vec<[f64; 2]> {
+    points.iter().map(|p| [p[0], p[1].max(LOG_FLOOR)]).collect()
+}
+
+/// Plot (a): each arm's twin divergence (log axis), noise twins dashed, and where an arm
+/// diverged. Exact zeros are drawn at [`LOG_FLOOR`], marked by a dotted line.
+pub fn orientation_figure(arms: &[ArmCurves]) -> Figure {
+    let mut marks = Vec::new();
+    let at_floor = arms
+        .iter()
+        .flat_map(|a| a.orientation.iter().chain(&a.noise))
+        .any(|p| p[1] <= LOG_FLOOR);
+    if at_floor {
+        marks.push(Mark::hline(
+            format!("exact 0, drawn at {LOG_FLOOR:.0e}"),
+            GREY,
+            LOG_FLOOR,
+            Dash::Dotted,
+        ));
+    }
+    for (i, a) in arms.iter().enumerate() {
+        let c = a.color(i);
+        marks.push(Mark::line(
+            format!("{} twins", a.name),
+            c,
+            floored(&a.orientation),
+            2.5,
+            Dash::Solid,
+        ));
+        if !a.noise.is_empty() {
+            marks.push(Mark::line(
+                format!("{} noise twin", a.name),
+                c,
+                floored(&a.noise),
+                1.5,
+                Dash::Dashed,
+            ));
+        }
+        if let Some(step) = a.diverged_at {
+            marks.push(Mark::vline(
+                format!("{} diverged", a.name),
+                c,
+                step as f64,
+                Dash::Dashed,
+            ));
+        }
+    }
+    Figure {
+        title: ORIENTATION_TITLE.into(),
+        body: Body::Plot {
+            x: Axis::linear("training step").including(0.0),
+            y: Axis::log("‖W′ − QW‖F / ‖W‖F"),
+            marks,
+        },
+    }
+}
+
+/// A band of one arm: its name, colour and `[step, p5, p95]` rows.
+pub struct BandRows<'a> {
+    /// The arm's name.
+    pub name: &'a str,
+    /// Its colour.
+    pub color: Rgb,
+    /// `[step, low, high]`.
+    pub rows: Vec<[f64; 3]>,
+}
+
+/// Plot (b): A(K) of each arm from W0 (thick) and from Q·W0 (thin, lighter), the isotropic
+/// 3/(d_k + 2) dashed, and optionally one arm's random-rotation 5–95% band.
+pub fn axis_figure(arms: &[ArmCurves], d_k: usize, band: Option<BandRows>) -> Figure {
+    let mut marks = Vec::new();
+    if let Some(b) = band {
+        let x = b.rows.iter().map(|r| r[0]).collect();
+        let lo = b.rows.iter().map(|r| r[1]).collect();
+        let hi = b.rows.iter().map(|r| r[2]).collect();
+        marks.push(Mark::band(
+            format!("{} rotation baseline 5–95%", b.name),
+            b.color,
+            x,
+            lo,
+            hi,
+        ));
+    }
+    for (i, a) in arms.iter().enumerate() {
+        let c = a.color(i);
+        marks.push(Mark::line(
+            format!("{} from Q·W0", a.name),
+            lighter(c, 0.45),
+            a.axis[1].clone(),
+            1.0,
+            Dash::Solid,
+        ));
+        marks.push(Mark::line(
+            format!("{} from W0", a.name),
+            c,
+            a.axis[0].clone(),
+            2.5,
+            Dash::Solid,
+        ));
+    }
+    marks.push(Mark::hline(
+        "3/(d_k+2), random directions",
+        GREY,
+        isotropic_axis_concentration(d_k),
+        Dash::Dashed,
+    ));
+    Figure {
+        title: AXIS_TITLE.into(),
+        body: Body::Plot {
+            x: Axis::linear("training step").including(0.0),
+            y: Axis::linear("A(K) = (1/V) Σ k⁴"),
+            marks,
+        },
+    }
+}
+
+/// Plot (c), loss view: training loss (thin, lighter) and held-out loss (thick, with dots).
+pub fn loss_figure(arms: &[ArmCurves]) -> Figure {
+    let mut marks = Vec::new();
+    for (i, a) in arms.iter().enumerate() {
+        let c = a.color(i);
+        marks.push(Mark::line(
+            format!("{} training", a.name),
+            lighter(c, 0.35),
+            a.loss.clone(),
+            1.2,
+            Dash::Solid,
+        ));
+        marks.push(Mark::line(
+            format!("{} held-out", a.name),
+            c,
+            a.heldout.clone(),
+            2.5,
+            Dash::Solid,
+        ));
+        marks.push(Mark::points(String::new(), c, a.heldout.clone(), 3.0));
+    }
+    Figure {
+        title: LOSS_TITLE.into(),
+        body: Body::Plot {
+            x: Axis::linear("training step").including(0.0),
+            y: Axis::linear("cross-entropy (nats)").including(0.0),
+            marks,
+        },
+    }
+}
+
+/// Plot (c), column-norm view: mean raw column norm (solid) and its sd over keys (dashed).
+pub fn norms_figure(arms: &[ArmCurves]) -> Figure {
+    let mut marks = Vec::new();
+    for (i, a) in arms.iter().enumerate() {
+        let c = a.color(i);
+        marks.push(Mark::line(
+            format!("{} mean", a.name),
+            c,
+            a.norm_mean.clone(),
+            2.5,
+            Dash::Solid,
+        ));
+        marks.push(Mark::line(
+            format!("{} sd", a.name),
+            c,
+            a.norm_sd.clone(),
+            1.2,
+            Dash::Dashed,
+        ));
+    }
+    Figure {
+        title: NORMS_TITLE.into(),
+        body: Body::Plot {
+            x: Axis::linear("training step").including(0.0),
+            y: Axis::linear("raw column norm ‖w‖").including(0.0),
+            marks,
+        },
+    }
+}
+
+/// Plot (d): |K| of each arm (`d_k × V`, one column per key), named; arms without keys (not
+/// finite) are left out.
+pub fn keys_figure(keys: &[(String, DMatrix<f64>)]) -> Figure {
+    Figure {
+        title: KEYS_TITLE.into(),
+        body: Body::Heatmaps {
+            maps: keys
+                .iter()
+                .map(|(name, k)| Heatmap {
+                    title: name.clone(),
+                    values: k.abs(),
+                })
+                .collect(),
+            caption: "|k| (rows: coordinates, columns: keys)".into(),
+        },
+    }
+}
+
+/// The seed sweep: per arm, each seed's final excess A(K) − baseline mean (dots), mean ± sd
+/// over seeds (bar and whisker), ± the baseline's own sd (shaded), zero dashed.
+pub fn sweep_figure(r: &SweepResult) -> Figure {
+    let names: Vec<String> = r.aggregate.iter().map(|a| a.arm.clone()).collect();
+    let mut marks = vec![Mark::hline("zero excess", GREY, 0.0, Dash::Solid)];
+    for (i, agg) in r.aggregate.iter().enumerate() {
+        let optimizer = r
+            .preset
+            .arms
+            .get(i)
+            .map_or(agg.arm.as_str(), |a| a.optimizer.as_str());
+        let c = optimizer_rgb(optimizer, i);
+        let x = i as f64;
+        let sd = agg.baseline_sd_mean;
+        if !(sd.is_finite() && agg.excess_mean.is_finite()) {
+            continue;
+        }
+        marks.push(Mark::band(
+            format!("{} ± baseline sd", agg.arm),
+            c,
+            vec![x - 0.35, x + 0.35],
+            vec![-sd, -sd],
+            vec![sd, sd],
+        ));
+        let dots: Vec<[f64; 2]> = r
+            .per_seed
+            .iter()
+            .filter(|s| s.arm == agg.arm)
+            .enumerate()
+            .filter_map(|(k, s)| {
+                let b = s.baseline.as_ref()?;
+                let jitter = (k as f64 / r.seeds.len().max(1) as f64 - 0.5) * 0.4;
+                Some([x + jitter, b[0].excess])
+            })
+            .collect();
+        marks.push(Mark::points(format!("{} per seed", agg.arm), c, dots, 3.5));
+        let (m, s) = (agg.excess_mean, agg.excess_sd);
+        marks.push(Mark::line(
+            format!("{} mean ± sd", agg.arm),
+            c,
+            vec![[x, m - s], [x, m + s]],
+            3.0,
+            Dash::Solid,
+        ));
+        marks.push(Mark::line(
+            String::new(),
+            c,
+            vec![[x - 0.25, m], [x + 0.25, m]],
+            3.0,
+            Dash::Solid,
+        ));
+    }
+    Figure {
+        title: format!(
+            "Seed sweep: final A(K) excess over the rotation baseline ({} seeds)",
+            r.seeds.len()
+        ),
+        body: Body::Plot {
+            x: Axis::categories("arm", names),
+            y: Axis::linear("excess A(K) − baseline mean"),
+            marks,
+        },
+    }
+}
+
+/// One plot of an ε or d_k sweep: which aggregate it shows and how.
+pub struct Metric {
+    /// Short name (file names, plot ids).
+    pub id: &'static str,
+    /// The plot's title.
+    pub title: &'static str,
+    /// The y axis' title.
+    pub y_label: &'static str,
+    /// Log y axis.
+    pub log_y: bool,
+    /// (mean, sd) over seeds of one arm at one point.
+    pub value: fn(&ArmAggregate) -> (f64, f64),
+}
+
+/// The A(K) excess over the rotation baseline.
+pub const EXCESS: Metric = Metric {
+    id: "excess",
+    title: "A(K) excess over the rotation baseline (shaded: ± the baseline's sd)",
+    y_label: "excess A(K) − baseline mean",
+    log_y: false,
+    value: |a| (a.excess_mean, a.excess_sd),
+};
+/// Twin orientation divergence.
+pub const ORIENTATION: Metric = Metric {
+    id: "orientation",
+    title: "Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
+    y_label: "orientation divergence",
+    log_y: true,
+    value: |a| (a.orientation_div_mean, a.orientation_div_sd),
+};
+/// Twin Gram divergence.
+pub const GRAM: Metric = Metric {
+    id: "gram",
+    title: "Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F",
+    y_label: "Gram divergence",
+    log_y: true,
+    value: |a| (a.gram_div_mean, a.gram_div_sd),
+};
+/// Held-out accuracy.
+pub const ACCURACY: Metric = Metric {
+    id: "accuracy",
+    title: "Held-out accuracy (run from W0)",
+    y_label: "accuracy",
+    log_y: false,
+    value: |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
+};
+
+/// Which sweep a points figure shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepAxis {
+    /// Adam's ε (log axis, decades).
+    Eps,
+    /// Key dimension d_k (log axis, a tick per value).
+    Dk,
+}
+
+/// One arm of a points figure: name, optimizer, drawn thick, and `(x, mean, sd)` points.
+pub struct ArmPoints {
+    /// The arm's name.
+    pub name: String,
+    /// Its colour.
+    pub color: Rgb,
+    /// Drawn thick and solid (the arms the sweep is about); the others dashed.
+    pub emphasised: bool,
+    /// `(x, mean, sd)` per point where the arm has finished seeds.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+/// The arms of `sweeps` (one sweep per x) with `m`'s (mean, sd).
+pub fn arm_points(
+    sweeps: &[(f64, &SweepResult)],
+    m: &Metric,
+    emphasise: fn(&str) -> bool,
+) -> Vec<ArmPoints> {
+    let Some((_, first)) = sweeps.first() else {
+        return Vec::new();
+    };
+    first
+        .aggregate
+        .iter()
+        .enumerate()
+        .map(|(i, agg)| {
+            let optimizer = first
+                .preset
+                .arms
+                .get(i)
+                .map_or(agg.arm.as_str(), |a| a.optimizer.as_str());
+            ArmPoints {
+                name: agg.arm.clone(),
+                color: optimizer_rgb(optimizer, i),
+                emphasised: emphasise(optimizer),
+                points: sweeps
+                    .iter()
+                    .filter_map(|(x, s)| {
+                        let a = s.aggregate.iter().find(|a| a.arm == agg.arm)?;
+                        (a.seeds_ok > 0).then(|| {
+                            let (mean, sd) = (m.value)(a);
+                            (*x, mean, sd)
+                        })
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The ε sweep's chance spread per point: Adam's baseline sd (the first arm's if there is no
+/// Adam arm), as `(ε, sd)`.
+pub fn eps_band(points: &[EpsPoint]) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .map(|p| {
+            let arms = || p.sweep.aggregate.iter().zip(&p.sweep.preset.arms);
+            let adam = arms()
+                .find(|(_, s)| s.optimizer == "adam")
+                .or_else(|| arms().next());
+            (p.eps, adam.map_or(f64::NAN, |(a, _)| a.baseline_sd_mean))
+        })
+        .collect()
+}
+
+/// The d_k sweep's chance spread per point: the baseline sd averaged over the arms, as
+/// `(d_k, sd)`.
+pub fn dk_band(points: &[DkPoint]) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .map(|p| {
+            let sds: Vec<f64> = p
+                .sweep
+                .aggregate
+                .iter()
+                .map(|a| a.baseline_sd_mean)
+                .filter(|x| x.is_finite())
+                .collect();
+            (p.d_k as f64, sds.iter().sum::<f64>() / sds.len() as f64)
+        })
+        .collect()
+}
+
+/// A mean ± sd plot of `m` over a log x axis (ε or d_k): emphasised arms thick, the others
+/// dashed, whiskers of ± sd over seeds; with `zero_band`, ± the baseline's sd shaded around 0.
+pub fn points_figure(
+    axis: SweepAxis,
+    arms: &[ArmPoints],
+    m: &Metric,
+    zero_band: Option<&[(f64, f64)]>,
+) -> Figure {
+    let mut marks = Vec::new();
+    if let Some(band) = zero_band {
+        let pts: Vec<(f64, f64)> = band
+            .iter()
+            .copied()
+            .filter(|p| p.0 > 0.0 && p.1.is_finite())
+            .collect();
+        if pts.len() >= 2 {
+            marks.push(Mark::band(
+                "± the baseline's sd",
+                GREY,
+                pts.iter().map(|p| p.0).collect(),
+                pts.iter().map(|p| -p.1).collect(),
+                pts.iter().map(|p| p.1).collect(),
+            ));
+        }
+        marks.push(Mark::hline("zero excess", GREY, 0.0, Dash::Solid));
+    }
+    let mut ticks = Vec::new();
+    for (i, a) in arms.iter().enumerate() {
+        // Each arm's whiskers sit slightly apart (as a factor on the log x axis).
+        let nudge = 10f64.powf((i as f64 - (arms.len() as f64 - 1.0) / 2.0) * 0.015);
+        let pts: Vec<(f64, f64, f64)> = a
+            .points
+            .iter()
+            .copied()
+            .filter(|p| p.0 > 0.0 && p.1.is_finite())
+            .collect();
+        ticks.extend(pts.iter().map(|p| p.0));
+        let (width, dash) = if a.emphasised {
+            (3.0, Dash::Solid)
+        } else {
+            (1.5, Dash::Dashed)
+        };
+        marks.push(Mark::line(
+            a.name.clone(),
+            a.color,
+            pts.iter().map(|p| [p.0, p.1]).collect(),
+            width,
+            dash,
+        ));
+        for &(x, mean, sd) in &pts {
+            if sd.is_finite() && sd > 0.0 {
+                marks.push(Mark::line(
+                    String::new(),
+                    a.color,
+                    vec![[x * nudge, mean - sd], [x * nudge, mean + sd]],
+                    width,
+                    Dash::Solid,
+                ));
+            }
+        }
+    }
+    let mut x = match axis {
+        SweepAxis::Eps => Axis::log("Adam's ε (log scale)"),
+        SweepAxis::Dk => Axis::log("key dimension d_k (log scale)"),
+    };
+    if axis == SweepAxis::Dk {
+        ticks.sort_by(f64::total_cmp);
+        ticks.dedup();
+        x.ticks = ticks;
+    }
+    let y = if m.log_y {
+        Axis::log(m.y_label)
+    } else {
+        Axis::linear(m.y_label)
+    };
+    Figure {
+        title: m.title.into(),
+        body: Body::Plot { x, y, marks },
+    }
+}
+
+/// The ε sweep's four figures (excess, orientation, Gram, accuracy), named for files.
+pub fn eps_figures(points: &[EpsPoint]) -> Vec<(String, Figure)> {
+    let sweeps: Vec<(f64, &SweepResult)> = points.iter().map(|p| (p.eps, &p.sweep)).collect();
+    let band = eps_band(points);
+    [&EXCESS, &ORIENTATION, &GRAM, &ACCURACY]
+        .into_iter()
+        .map(|m| {
+            let arms = arm_points(&sweeps, m, |o| o == "adam");
+            let zero = (m.id == "excess").then_some(&band[..]);
+            (
+                format!("eps_{}", m.id),
+                points_figure(SweepAxis::Eps, &arms, m, zero),
+            )
+        })
+        .collect()
+}
+
+/// The d_k sweep's two figures (excess, orientation), named for files.
+pub fn dk_figures(points: &[DkPoint]) -> Vec<(String, Figure)> {
+    let sweeps: Vec<(f64, &SweepResult)> =
+        points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect();
+    let band = dk_band(points);
+    [&EXCESS, &ORIENTATION]
+        .into_iter()
+        .map(|m| {
+            let arms = arm_points(&sweeps, m, |_| true);
+            let zero = (m.id == "excess").then_some(&band[..]);
+            (
+                format!("dk_{}", m.id),
+                points_figure(SweepAxis::Dk, &arms, m, zero),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,134 @@
+//! Figure 5's view of Table 5 as [`Figure`]s: held-out RMSE and effective rank along the fit,
+//! against the training loss (log axis, deeper to the right), mean ± sd bands over seeds, the
+//! six levels marked, the paper's values at the deepest level as diamonds. The app's
+//! Hyperspectral tab and `basis-lab hsi --grid --figures` draw these.
+
+use super::LEVELS;
+use super::grid::{GridReport, RateSummary};
+use super::report::{paper_entry, paper_rows};
+use crate::experiment::figures::optimizer_rgb;
+use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb};
+
+/// The summaries a report shows: the rates the paper's rule picked, or every summary when no
+/// pick is the paper's.
+pub fn shown(report: &GridReport) -> Vec<&RateSummary> {
+    let picked: Vec<&RateSummary> = report
+        .summaries
+        .iter()
+        .filter(|s| s.picked_by.iter().any(|p| p.starts_with("paper")))
+        .collect();
+    if picked.is_empty() {
+        report.summaries.iter().collect()
+    } else {
+        picked
+    }
+}
+
+/// Whether the `i`-th shown summary repeats an earlier one's rule (GD's two grids may pick two
+/// rates): drawn dashed so the two stay apart.
+pub fn repeat(shown: &[&RateSummary], i: usize) -> bool {
+    shown[..i].iter().any(|s| s.rule == shown[i].rule)
+}
+
+/// The colour of rule `name`, the `i`-th shown.
+pub fn color(name: &str, i: usize) -> Rgb {
+    optimizer_rgb(name, i)
+}
+
+/// Title of the RMSE figure.
+pub const RMSE_TITLE: &str = "held-out RMSE along the fit";
+/// Title of the effective-rank figure.
+pub const RANK_TITLE: &str = "effective rank of UVᵀ along the fit";
+
+/// One path figure: `rmse` picks held-out RMSE (×1e-2) over effective rank.
+pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
+    let shown = shown(report);
+    let paper = report
+        .setups
+        .first()
+        .and_then(|s| paper_rows(s).first().copied());
+    let scale = if rmse { 100.0 } else { 1.0 };
+    let mut marks: Vec<Mark> = LEVELS
+        .iter()
+        .map(|&l| Mark::vline(String::new(), [190, 190, 190], l, Dash::Dotted))
+        .collect();
+    let deepest = LEVELS[LEVELS.len() - 1];
+    for (i, s) in shown.iter().enumerate() {
+        let c = color(&s.rule, i);
+        let pts: Vec<(f64, f64, f64)> = s
+            .levels
+            .iter()
+            .filter_map(|l| {
+                let stat = if rmse { l.test_rmse } else { l.erank }?;
+                let x = l.level?;
+                let ok = x > 0.0 && stat.mean.is_finite() && stat.sd.is_finite();
+                ok.then_some((x, stat.mean * scale, stat.sd * scale))
+            })
+            .collect();
+        let name = format!("{} (lr {})", s.rule, s.lr);
+        if pts.len() >= 2 {
+            marks.push(Mark::band(
+                format!("{name} ± sd over seeds"),
+                c,
+                pts.iter().map(|p| p.0).collect(),
+                pts.iter().map(|p| p.1 - p.2).collect(),
+                pts.iter().map(|p| p.1 + p.2).collect(),
+            ));
+        }
+        let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
+        let dash = if repeat(&shown, i) {
+            Dash::Dashed
+        } else {
+            Dash::Solid
+        };
+        marks.push(Mark::line(name, c, line.clone(), 2.5, dash));
+        marks.push(Mark::points(String::new(), c, line, 3.0));
+        let entry = paper.and_then(|row| {
+            if rmse {
+                paper_entry(row, &s.rule)
+            } else {
+                (s.rule == "muon").then_some([row.muon_rank, 0.0])
+            }
+        });
+        if let Some([m, sd]) = entry {
+            // Just past the deepest level, one step per rule so the diamonds stay apart.
+            let x = deepest / 10f64.powf(0.06 * (i as f64 + 1.0));
+            marks.push(Mark::points(
+                format!("{} (paper, ≤ 1e-5)", s.rule),
+                c,
+                vec![[x, m]],
+                5.0,
+            ));
+            if sd > 0.0 {
+                marks.push(Mark::line(
+                    String::new(),
+                    c,
+                    vec![[x, m - sd], [x, m + sd]],
+                    1.5,
+                    Dash::Solid,
+                ));
+            }
+        }
+    }
+    let y = if rmse {
+        Axis::linear("held-out RMSE (×1e-2)").including(0.0)
+    } else {
+        Axis::linear("effective rank").including(0.0)
+    };
+    Figure {
+        title: if rmse { RMSE_TITLE } else { RANK_TITLE }.into(),
+        body: Body::Plot {
+            x: Axis::log("training loss (log scale, deeper to the right)").reversed(),
+            y,
+            marks,
+        },
+    }
+}
+
+/// Both path figures, named for files.
+pub fn figures(report: &GridReport) -> Vec<(String, Figure)> {
+    vec![
+        ("hsi_rmse".into(), path_figure(report, true)),
+        ("hsi_erank".into(), path_figure(report, false)),
+    ]
+}

@@ -1,0 +1,194 @@
+//! The gauge lab's sweep figures as [`Figure`]s: the zoo's recovery per rule (Table 2), the
+//! anisotropy dial and the spectral tail, each beside the paper's values. The app's gauge-lab
+//! tabs and `basis-lab zoo --figures` draw these.
+
+use super::report::{PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, class_gap, summarise};
+use super::{RunResult, ZooPreset};
+use crate::experiment::figures::{GREY, optimizer_rgb};
+use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb};
+
+/// Colour of the gauge-equivariant class (blue).
+pub const EQUIVARIANT: Rgb = [0, 114, 178];
+/// Colour of the coordinate-wise class (vermilion).
+pub const COORDINATEWISE: Rgb = [213, 94, 0];
+/// Colour of the gap between the classes (bluish green).
+pub const GAP: Rgb = [0, 158, 115];
+
+/// The colour of a rule's class.
+pub fn class_rgb(equivariant: bool) -> Rgb {
+    if equivariant {
+        EQUIVARIANT
+    } else {
+        COORDINATEWISE
+    }
+}
+
+/// The zoo: each rule's mean recovery as a bar in its class's colour, every seed as a dot, and
+/// the empty gap between the classes shaded when there is one.
+pub fn zoo_figure(runs: &[RunResult]) -> Figure {
+    let summaries = summarise(runs);
+    let mut marks = Vec::new();
+    if let Some((top, bottom)) = class_gap(&summaries)
+        && top < bottom
+    {
+        let n = summaries.len() as f64;
+        marks.push(Mark::band(
+            format!("the empty gap between the classes ({top:.3} … {bottom:.3})"),
+            GAP,
+            vec![-0.5, n - 0.5],
+            vec![top, top],
+            vec![bottom, bottom],
+        ));
+    }
+    for eq in [true, false] {
+        let bars: Vec<[f64; 2]> = summaries
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.equivariant == eq)
+            .map(|(i, s)| [i as f64, s.recovery[0]])
+            .collect();
+        if !bars.is_empty() {
+            let name = if eq {
+                "gauge-equivariant: mean over seeds"
+            } else {
+                "coordinate-wise: mean over seeds"
+            };
+            let mut m = Mark::bars(name, class_rgb(eq), bars, 0.6);
+            m.opacity = 0.55;
+            marks.push(m);
+        }
+    }
+    for (i, s) in summaries.iter().enumerate() {
+        let dots: Vec<[f64; 2]> = runs
+            .iter()
+            .filter(|r| r.rule == s.rule && r.lr == s.lr)
+            .enumerate()
+            .map(|(k, r)| {
+                let jitter = (k as f64 / s.seeds.max(1) as f64 - 0.5) * 0.3;
+                [i as f64 + jitter, r.recovery]
+            })
+            .collect();
+        let name = if i == 0 { "one seed" } else { "" };
+        marks.push(Mark::points(name, class_rgb(s.equivariant), dots, 3.0));
+    }
+    let names = summaries.iter().map(|s| s.rule.clone()).collect();
+    Figure {
+        title: "Recovery after training, per update rule (Table 2)".into(),
+        body: Body::Plot {
+            x: Axis::categories("update rule (at its selected learning rate)", names),
+            y: Axis::linear("recovery ‖UVᵀ − X*‖F / ‖X*‖F").including(0.0),
+            marks,
+        },
+    }
+}
+
+/// The dial: recovery (mean ± sd over seeds) along the anisotropy p, and the paper's curve.
+pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
+    let summaries = summarise(runs);
+    let mut pts: Vec<(f64, f64, f64)> = preset
+        .rules
+        .iter()
+        .filter_map(|r| {
+            let p = r.arg()?;
+            let s = summaries.iter().find(|s| s.rule == r.name())?;
+            Some((p, s.recovery[0], s.recovery[1]))
+        })
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
+    let marks = vec![
+        Mark::band(
+            "ours: ± sd over seeds",
+            COORDINATEWISE,
+            pts.iter().map(|p| p.0).collect(),
+            pts.iter().map(|p| p.1 - p.2).collect(),
+            pts.iter().map(|p| p.1 + p.2).collect(),
+        ),
+        Mark::line(
+            "ours: mean over seeds",
+            COORDINATEWISE,
+            line.clone(),
+            2.5,
+            Dash::Solid,
+        ),
+        Mark::points(String::new(), COORDINATEWISE, line, 3.5),
+        Mark::line(
+            "the paper (3 seeds, float32)",
+            GREY,
+            PAPER_DIAL.iter().rev().map(|p| [p.0, p.1]).collect(),
+            1.5,
+            Dash::Dashed,
+        ),
+    ];
+    Figure {
+        title: "Recovery along the anisotropy dial".into(),
+        body: Body::Plot {
+            x: Axis::linear("anisotropy p (0 = scalar-Adam, 1 = Adam)"),
+            y: Axis::linear("recovery").including(0.0),
+            marks,
+        },
+    }
+}
+
+/// The spectral tail: each rule's recovery (mean ± sd) against the tail amplitude τ, and the
+/// paper's curve dashed in the same colour.
+pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
+    let summaries = summarise(runs);
+    let mut marks = Vec::new();
+    for (i, r) in preset.rules.iter().enumerate() {
+        let c = optimizer_rgb(r.info().name, i);
+        let mut pts: Vec<(f64, f64, f64)> = summaries
+            .iter()
+            .filter(|s| s.rule == r.name())
+            .map(|s| (s.tau, s.recovery[0], s.recovery[1]))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        marks.push(Mark::band(
+            String::new(),
+            c,
+            pts.iter().map(|p| p.0).collect(),
+            pts.iter().map(|p| p.1 - p.2).collect(),
+            pts.iter().map(|p| p.1 + p.2).collect(),
+        ));
+        marks.push(Mark::line(
+            r.name(),
+            c,
+            pts.iter().map(|p| [p.0, p.1]).collect(),
+            2.5,
+            Dash::Solid,
+        ));
+        if let Some(k) = PAPER_TAIL_RULES.iter().position(|n| *n == r.info().name) {
+            let paper = PAPER_TAIL
+                .iter()
+                .map(|row| [row.0, [row.1, row.2, row.3, row.4][k]])
+                .collect();
+            marks.push(Mark::line(
+                format!("{} (paper)", r.name()),
+                c,
+                paper,
+                1.2,
+                Dash::Dashed,
+            ));
+        }
+    }
+    Figure {
+        title: "Recovery against the spectral tail".into(),
+        body: Body::Plot {
+            x: Axis::linear("tail amplitude τ (τ² of the target's energy lies outside rank 3)"),
+            y: Axis::linear("recovery").including(0.0),
+            marks,
+        },
+    }
+}
+
+/// The figure that fits a sweep, named for its file: the dial's when its rules are dial
+/// settings, the tail's when it sweeps τ, otherwise the zoo's bars.
+pub fn figure(preset: &ZooPreset, runs: &[RunResult]) -> (String, Figure) {
+    if preset.rules.iter().any(|r| r.arg().is_some()) {
+        ("zoo_dial".into(), dial_figure(preset, runs))
+    } else if preset.taus.len() > 1 {
+        ("zoo_tail".into(), tail_figure(preset, runs))
+    } else {
+        ("zoo".into(), zoo_figure(runs))
+    }
+}
