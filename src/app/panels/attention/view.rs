@@ -14,6 +14,7 @@ use crate::app::widgets::heatmap::blues;
 use crate::app::widgets::plots::{
     Clicked, Swatch, export_table, legend_row, linear_plot, log_plot, plot_cell, save_figure,
 };
+use crate::app::widgets::reflow;
 use crate::attention::report::{checkpoints, paper_value};
 use crate::attention::{AttentionPreset, Record, TwinKind};
 use crate::experiment::output::csv_num;
@@ -347,7 +348,7 @@ fn distance_cell(
                         Line::new(name, PlotPoints::Borrowed(s.distance.points()))
                             .color(run_color(preset, run))
                             .style(style(kind).0)
-                            .width(2.0),
+                            .width(reflow::line_width(plot.ctx(), 2.0)),
                     );
                 }
             });
@@ -405,7 +406,7 @@ fn curves_cell(
                             PlotPoints::Borrowed(train.points()),
                         )
                         .color(c)
-                        .width(2.0),
+                        .width(reflow::line_width(plot.ctx(), 2.0)),
                     );
                     plot.line(
                         Line::new(
@@ -414,7 +415,7 @@ fn curves_cell(
                         )
                         .color(c)
                         .style(LineStyle::dashed_loose())
-                        .width(1.5),
+                        .width(reflow::line_width(plot.ctx(), 1.5)),
                     );
                 }
             });

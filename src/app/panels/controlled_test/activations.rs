@@ -137,7 +137,7 @@ impl Activations {
                         plot.line(
                             Line::new(a.label.name.clone(), PlotPoints::from(pts))
                                 .color(c)
-                                .width(2.5),
+                                .width(reflow::line_width(plot.ctx(), 2.5)),
                         );
                     }
                 });
@@ -162,7 +162,7 @@ fn band(plot: &mut egui_plot::PlotUi, s: &BandSeries, name: &str) {
         )
         .color(Color32::GRAY)
         .style(LineStyle::dashed_loose())
-        .width(1.5),
+        .width(reflow::line_width(plot.ctx(), 1.5)),
     );
 }
 

@@ -15,7 +15,9 @@ mod settings;
 pub use activations::Activations;
 pub use dk_sweep::DkSweep;
 pub use eps_sweep::EpsSweep;
-pub use live::{Export, Live, export_csv_to, plot_csv};
+pub use live::{
+    Export, Live, Settings as LiveSettings, arm_curves, export_csv_to, live_figure, plot_csv,
+};
 pub use matched::Matched;
 pub use seed_sweep::SeedSweep;
 

@@ -10,6 +10,7 @@ use crate::app::widgets::colors::faded;
 use crate::app::widgets::plots::{
     FigureFormat, Swatch, legend_row, log_grid, log_tick, plot_header,
 };
+use crate::app::widgets::reflow;
 use crate::experiment::SweepResult;
 pub(super) use crate::experiment::figures::{
     ACCURACY, ArmPoints, EXCESS, GRAM, Metric, ORIENTATION, SweepAxis, arm_points, points_figure,
@@ -246,7 +247,7 @@ fn sweep_plot(
                 plot.line(
                     Line::new(a.name.clone(), PlotPoints::from(means))
                         .color(to_color(a.color))
-                        .width(width)
+                        .width(reflow::line_width(plot.ctx(), width))
                         .style(style),
                 );
                 for &(x, m, sd) in &pts {
@@ -259,7 +260,7 @@ fn sweep_plot(
                             vec![[x + nudge, y(m - sd)], [x + nudge, y(m + sd)]],
                         )
                         .color(to_color(a.color))
-                        .width(width),
+                        .width(reflow::line_width(plot.ctx(), width)),
                     );
                 }
             }

@@ -229,7 +229,7 @@ impl Panel for SeedSweep {
                                 vec![[x, m - s], [x, m + s]],
                             )
                             .color(c)
-                            .width(3.0),
+                            .width(reflow::line_width(plot.ctx(), 3.0)),
                         );
                         plot.line(
                             Line::new(
@@ -237,7 +237,7 @@ impl Panel for SeedSweep {
                                 vec![[x - 0.25, m], [x + 0.25, m]],
                             )
                             .color(c)
-                            .width(3.0),
+                            .width(reflow::line_width(plot.ctx(), 3.0)),
                         );
                     }
                 }

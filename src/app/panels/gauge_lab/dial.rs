@@ -6,6 +6,7 @@ use egui_plot::{FilledArea, Line, LineStyle, Plot, Points};
 
 use super::{COORDINATEWISE, SweepTab};
 use crate::app::widgets::plots::{Swatch, legend_row};
+use crate::app::widgets::reflow;
 use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{PAPER_DIAL, RunResult, ZooPreset, summarise};
 
@@ -73,7 +74,7 @@ fn plot(ui: &mut egui::Ui, preset: &ZooPreset, runs: &[RunResult], hover: bool) 
             plot.line(
                 Line::new("ours", line.clone())
                     .color(COORDINATEWISE)
-                    .width(2.5),
+                    .width(reflow::line_width(plot.ctx(), 2.5)),
             );
             plot.points(Points::new("ours", line).color(COORDINATEWISE).radius(4.0));
             let paper: Vec<[f64; 2]> = PAPER_DIAL.iter().rev().map(|p| [p.0, p.1]).collect();
@@ -81,7 +82,7 @@ fn plot(ui: &mut egui::Ui, preset: &ZooPreset, runs: &[RunResult], hover: bool) 
                 Line::new("paper", paper)
                     .color(Color32::GRAY)
                     .style(LineStyle::dashed_loose())
-                    .width(1.5),
+                    .width(reflow::line_width(plot.ctx(), 1.5)),
             );
         });
 }

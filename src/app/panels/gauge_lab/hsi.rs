@@ -465,7 +465,7 @@ fn path_plot(
                     VLine::new(format!("level {l:e}"), level_x(l))
                         .color(Color32::from_gray(170))
                         .style(LineStyle::dotted_dense())
-                        .width(0.8),
+                        .width(reflow::line_width(plot.ctx(), 0.8)),
                 );
             }
             for (i, s) in shown.iter().enumerate() {
@@ -503,7 +503,7 @@ fn path_plot(
                 plot.line(
                     Line::new(s.rule.clone(), line)
                         .color(col)
-                        .width(2.5)
+                        .width(reflow::line_width(plot.ctx(), 2.5))
                         .style(style),
                 );
                 let deepest = level_x(LEVELS[LEVELS.len() - 1]);
@@ -529,7 +529,7 @@ fn path_plot(
                                 vec![[x, m - sd], [x, m + sd]],
                             )
                             .color(col)
-                            .width(1.5),
+                            .width(reflow::line_width(plot.ctx(), 1.5)),
                         );
                     }
                 }

@@ -17,8 +17,10 @@ use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
-use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header};
+use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
+use crate::experiment::figures::{GREY, optimizer_rgb};
+use crate::figure::{Axis, Body, Dash, Figure, Mark};
 use crate::sensing::zoo::{FactorRun, Rule, RunResult};
 use crate::sensing::{SensingConfig, SensingProblem};
 
@@ -64,6 +66,100 @@ impl LiveRuns {
     pub fn summaries(&self) -> Vec<Option<RunResult>> {
         self.series.iter().map(|s| s.summary.clone()).collect()
     }
+}
+
+const DRIFT_TITLE: &str =
+    "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)";
+const SPECTRUM_TITLE: &str = "singular values of UVᵀ at the end vs X* (grey, dashed)";
+const PANELS: [(&str, &str); 2] = [
+    ("training loss (log)", "loss"),
+    ("recovery ‖UVᵀ − X*‖F/‖X*‖F (log)", "recovery"),
+];
+
+/// Live plot `pick` (0 loss, 1 recovery, 2 twin drift, 3 spectrum) as a figure, and its file
+/// name stem.
+fn live_figure(
+    rules: &[(Rule, f64)],
+    series: &[LiveSeries],
+    target: &[f64],
+    pick: usize,
+) -> (&'static str, Figure) {
+    let rgb = |r: &Rule, i: usize| optimizer_rgb(r.info().name, i);
+    let mut marks = Vec::new();
+    for (i, ((r, _), s)) in rules.iter().zip(series).enumerate() {
+        match pick {
+            0 | 1 => {
+                let data = if pick == 0 { &s.loss } else { &s.recovery };
+                marks.push(Mark::line(
+                    r.name(),
+                    rgb(r, i),
+                    data.raw_points(),
+                    2.0,
+                    Dash::Solid,
+                ));
+            }
+            2 => {
+                marks.push(Mark::line(
+                    r.name(),
+                    rgb(r, i),
+                    s.drift.raw_points(),
+                    2.0,
+                    Dash::Solid,
+                ));
+                marks.push(Mark::line(
+                    format!("{} factors", r.name()),
+                    rgb(r, i),
+                    s.factor_drift.raw_points(),
+                    1.5,
+                    Dash::Dashed,
+                ));
+            }
+            _ => {
+                if let Some(sp) = &s.spectrum {
+                    let pts = sp
+                        .iter()
+                        .enumerate()
+                        .map(|(k, v)| [(k + 1) as f64, *v])
+                        .collect();
+                    marks.push(Mark::line(r.name(), rgb(r, i), pts, 2.0, Dash::Solid));
+                }
+            }
+        }
+    }
+    let step = || Axis::linear("training step").including(0.0);
+    let (stem, title, x, y) = match pick {
+        0 | 1 => (
+            ["gauge_live_loss", "gauge_live_recovery"][pick],
+            PANELS[pick].0,
+            step(),
+            Axis::log(PANELS[pick].1),
+        ),
+        2 => (
+            "gauge_live_drift",
+            DRIFT_TITLE,
+            step(),
+            Axis::log("twin drift"),
+        ),
+        _ => {
+            let pts = target
+                .iter()
+                .enumerate()
+                .map(|(k, v)| [(k + 1) as f64, *v])
+                .collect();
+            marks.insert(0, Mark::line("X*", GREY, pts, 2.0, Dash::Dashed));
+            (
+                "gauge_live_spectrum",
+                SPECTRUM_TITLE,
+                Axis::linear("index"),
+                Axis::log("σ"),
+            )
+        }
+    };
+    let fig = Figure {
+        title: title.into(),
+        body: Body::Plot { x, y, marks },
+    };
+    (stem, fig)
 }
 
 /// What the tab keeps of one run.
@@ -236,6 +332,7 @@ impl Panel for LiveRuns {
         let cells = Cells::fit(ui, "live grid", 4, PLOT_MIN_W, 2);
         let (w, h) = (cells.w, cells.height(ui.available_height(), 60.0, 420.0));
         let series = &mut self.series;
+        let mut figure = None;
         let panels = [
             ("training loss (log)", "gauge loss", "loss (log scale)"),
             (
@@ -248,7 +345,9 @@ impl Panel for LiveRuns {
             0 | 1 => {
                 let (title, id, y_label) = panels[pick];
                 ui.vertical(|ui| {
-                    plot_header(ui, title, None, false);
+                    if let Some(f) = plot_header(ui, title, None, true).figure {
+                        figure = Some((pick, f));
+                    }
                     log_plot(id, y_label)
                         .width(w)
                         .height(h)
@@ -265,7 +364,7 @@ impl Panel for LiveRuns {
                                 plot.line(
                                     Line::new(r.name(), PlotPoints::Borrowed(data.points()))
                                         .color(rule_color(*r, i))
-                                        .width(2.0),
+                                        .width(reflow::line_width(plot.ctx(), 2.0)),
                                 );
                             }
                         });
@@ -273,46 +372,41 @@ impl Panel for LiveRuns {
             }
             2 => {
                 ui.vertical(|ui| {
-                plot_header(
-                    ui,
-                    "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)",
-                    None,
-                    false,
-                );
-                log_plot("gauge drift", "twin drift")
-                    .width(w)
-                    .height(h)
-                    .show_x(hover)
-                    .show_y(hover)
-                    .show(ui, |plot| {
-                        for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate() {
-                            let c = rule_color(*r, i);
-                            plot.line(
-                                Line::new(r.name(), PlotPoints::Borrowed(s.drift.points()))
+                    if let Some(f) = plot_header(ui, DRIFT_TITLE, None, true).figure {
+                        figure = Some((2, f));
+                    }
+                    log_plot("gauge drift", "twin drift")
+                        .width(w)
+                        .height(h)
+                        .show_x(hover)
+                        .show_y(hover)
+                        .show(ui, |plot| {
+                            for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate()
+                            {
+                                let c = rule_color(*r, i);
+                                plot.line(
+                                    Line::new(r.name(), PlotPoints::Borrowed(s.drift.points()))
+                                        .color(c)
+                                        .width(reflow::line_width(plot.ctx(), 2.0)),
+                                );
+                                plot.line(
+                                    Line::new(
+                                        format!("{} factors", r.name()),
+                                        PlotPoints::Borrowed(s.factor_drift.points()),
+                                    )
                                     .color(c)
-                                    .width(2.0),
-                            );
-                            plot.line(
-                                Line::new(
-                                    format!("{} factors", r.name()),
-                                    PlotPoints::Borrowed(s.factor_drift.points()),
-                                )
-                                .color(c)
-                                .style(LineStyle::dashed_loose())
-                                .width(1.5),
-                            );
-                        }
-                    });
-            });
+                                    .style(LineStyle::dashed_loose())
+                                    .width(reflow::line_width(plot.ctx(), 1.5)),
+                                );
+                            }
+                        });
+                });
             }
             _ => {
                 ui.vertical(|ui| {
-                    plot_header(
-                        ui,
-                        "singular values of UVᵀ at the end vs X* (grey, dashed)",
-                        None,
-                        false,
-                    );
+                    if let Some(f) = plot_header(ui, SPECTRUM_TITLE, None, true).figure {
+                        figure = Some((3, f));
+                    }
                     Plot::new("gauge spectrum")
                         .width(w)
                         .height(h)
@@ -333,7 +427,7 @@ impl Panel for LiveRuns {
                                 Line::new("X*", tl)
                                     .color(Color32::GRAY)
                                     .style(LineStyle::dashed_loose())
-                                    .width(2.0),
+                                    .width(reflow::line_width(plot.ctx(), 2.0)),
                             );
                             plot.hline(
                                 HLine::new("floor 1e-12", floor.log10())
@@ -350,7 +444,7 @@ impl Panel for LiveRuns {
                                     plot.line(
                                         Line::new(r.name(), pts)
                                             .color(rule_color(*r, i))
-                                            .width(2.0),
+                                            .width(reflow::line_width(plot.ctx(), 2.0)),
                                     );
                                 }
                             }
@@ -358,7 +452,11 @@ impl Panel for LiveRuns {
                 });
             }
         });
-        for ((r, lr), s) in rules.iter().zip(series.iter()) {
+        if let Some((pick, format)) = figure {
+            let (stem, fig) = live_figure(&rules, &self.series, &target, pick);
+            save_figure(lab, ui.ctx(), format, stem, egui::vec2(w, h), || fig);
+        }
+        for ((r, lr), s) in rules.iter().zip(self.series.iter()) {
             if let Some(sum) = &s.summary {
                 ui.label(
                     RichText::new(format!(

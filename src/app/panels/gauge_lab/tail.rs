@@ -6,6 +6,7 @@ use egui_plot::{FilledArea, Line, LineStyle, Plot};
 
 use super::{SweepTab, rule_color};
 use crate::app::widgets::plots::{Swatch, legend_row};
+use crate::app::widgets::reflow;
 use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{PAPER_TAIL, PAPER_TAIL_RULES, RunResult, ZooPreset, summarise};
 
@@ -58,7 +59,11 @@ fn plot(ui: &mut egui::Ui, preset: &ZooPreset, runs: &[RunResult], hover: bool) 
                     );
                 }
                 let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
-                plot.line(Line::new(r.name(), line).color(col).width(2.5));
+                plot.line(
+                    Line::new(r.name(), line)
+                        .color(col)
+                        .width(reflow::line_width(plot.ctx(), 2.5)),
+                );
                 let column = PAPER_TAIL_RULES.iter().position(|n| *n == r.info().name);
                 if let Some(k) = column.map(|c| c + 1) {
                     let paper: Vec<[f64; 2]> = PAPER_TAIL
@@ -69,7 +74,7 @@ fn plot(ui: &mut egui::Ui, preset: &ZooPreset, runs: &[RunResult], hover: bool) 
                         Line::new(format!("{} (paper)", r.name()), paper)
                             .color(col.gamma_multiply(0.7))
                             .style(LineStyle::dashed_loose())
-                            .width(1.2),
+                            .width(reflow::line_width(plot.ctx(), 1.2)),
                     );
                 }
             }
