@@ -9,8 +9,10 @@ use crate::app::history::BandSeries;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
-use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header};
+use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells};
+use crate::experiment::figures::{GREY, optimizer_rgb};
+use crate::figure::{Axis, Body, Dash, Figure, Mark};
 
 /// The memory-and-reads tab.
 pub struct Activations {
@@ -105,9 +107,12 @@ impl Activations {
         let cells = Cells::fit(ui, "activation plots", 3, 320.0, 3);
         let (w, h) = (cells.w, cells.height(ui.available_height(), 120.0, 640.0));
         let hover = lab.hover;
+        let mut figure = None;
         reflow::grid(ui, 3, cells, |ui, k| {
             let (title, y_label) = titles[k];
-            plot_header(ui, title, None, false);
+            if let Some(f) = plot_header(ui, title, None, true).figure {
+                figure = Some((k, f));
+            }
             linear_plot(title, y_label)
                 .width(w)
                 .height(h)
@@ -142,7 +147,75 @@ impl Activations {
                     }
                 });
         });
+        if let Some((k, format)) = figure {
+            let fig = activation_figure(lab, band_arm, k, titles[k], preset.d_k);
+            let stem = [
+                "activations_s_kurtosis",
+                "activations_s_axis",
+                "activations_reads_kurtosis",
+            ][k];
+            save_figure(lab, ui.ctx(), format, stem, egui::vec2(w, h), || fig);
+        }
         latest_table(lab, ui);
+    }
+}
+
+/// Activation plot `k` as a figure: the band arm's rotation baseline (5–95% shaded, mean
+/// dashed), each arm's value, and for A the isotropic level.
+fn activation_figure(
+    lab: &Lab,
+    band_arm: usize,
+    k: usize,
+    (title, y_label): (&str, &str),
+    d_k: usize,
+) -> Figure {
+    let arms = &lab.history.arms;
+    let mut marks = Vec::new();
+    if let Some(a) = arms.get(band_arm) {
+        let rows: Vec<&[f64; 5]> = a.activations[k].finite_points().collect();
+        let name = &a.label.name;
+        marks.push(Mark::band(
+            format!("{name} rotation baseline 5–95%"),
+            GREY,
+            rows.iter().map(|p| p[0]).collect(),
+            rows.iter().map(|p| p[2]).collect(),
+            rows.iter().map(|p| p[4]).collect(),
+        ));
+        marks.push(Mark::line(
+            format!("{name} rotation baseline mean"),
+            GREY,
+            rows.iter().map(|p| [p[0], p[3]]).collect(),
+            1.5,
+            Dash::Dashed,
+        ));
+    }
+    if k == 1 {
+        marks.push(Mark::hline(
+            "3/(d_k+2), random directions",
+            GREY,
+            crate::metrics::isotropic_axis_concentration(d_k),
+            Dash::Dotted,
+        ));
+    }
+    for (i, a) in arms.iter().enumerate() {
+        marks.push(Mark::line(
+            a.label.name.clone(),
+            optimizer_rgb(&a.label.optimizer, i),
+            a.activations[k]
+                .finite_points()
+                .map(|p| [p[0], p[1]])
+                .collect(),
+            2.5,
+            Dash::Solid,
+        ));
+    }
+    Figure {
+        title: title.into(),
+        body: Body::Plot {
+            x: Axis::linear("training step").including(0.0),
+            y: Axis::linear(y_label),
+            marks,
+        },
     }
 }
 
