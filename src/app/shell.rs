@@ -16,6 +16,7 @@ use super::widgets::paste::paste_window;
 use super::widgets::reflow;
 use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset};
+use crate::share;
 use crate::worker::StopRule;
 
 /// Everything restored at the next start (eframe persistence).
@@ -429,7 +430,22 @@ impl AppState {
                     }
                 }
                 ui.separator();
-                if ui.button("Copy preset").clicked() {
+                if ui
+                    .button("Copy preset")
+                    .on_hover_text(
+                        "One line with only what differs from a bundled preset (bl1:…), for a \
+                         chat message or a link; Paste preset… reads it back exactly",
+                    )
+                    .clicked()
+                {
+                    let line = share::encode(&self.lab.preset);
+                    self.lab.inform(format!(
+                        "Preset copied to the clipboard as its share string: {line}"
+                    ));
+                    ui.ctx().copy_text(line);
+                    ui.close();
+                }
+                if ui.button("Copy preset as RON").clicked() {
                     ui.ctx().copy_text(self.lab.preset.to_ron());
                     self.lab
                         .inform("Preset copied to the clipboard as RON text.");

@@ -10,6 +10,7 @@ mod matched;
 mod merge;
 mod presets;
 mod run;
+mod share;
 mod shared;
 mod sweep;
 mod zoo;
@@ -127,6 +128,7 @@ enum Command {
     Attention(attention::AttentionArgs),
     Bench(bench::BenchArgs),
     Presets(presets::PresetsArgs),
+    Share(share::ShareArgs),
 }
 
 impl Cli {
@@ -145,6 +147,7 @@ impl Cli {
             Some(Command::Attention(a)) => a.run(),
             Some(Command::Bench(a)) => a.run(),
             Some(Command::Presets(a)) => a.run(),
+            Some(Command::Share(a)) => a.run(),
         }
     }
 
