@@ -56,6 +56,9 @@ pub struct GuiOptions {
     pub scale: Option<f32>,
     /// Start in presentation mode.
     pub present: bool,
+    /// Screenshot mode: photograph a tab as it opens, without running its analysis first (the
+    /// layout screenshots of CI, where the analyses would take many minutes).
+    pub no_analysis: bool,
 }
 
 /// Opens the main window and blocks until it is closed. In screenshot mode, returns an error if
@@ -112,7 +115,11 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             let shot = opts
                 .screenshot
                 .clone()
-                .map(|path| ShotPlan::new(path, opts.run_steps, opts.frame_seconds, outcome2));
+                .map(|path| ShotPlan::new(path, opts.run_steps, opts.frame_seconds, outcome2))
+                .map(|mut plan| {
+                    plan.analyses = !opts.no_analysis;
+                    plan
+                });
             let mut state = AppState::new(&cc.egui_ctx, settings);
             if shot_mode {
                 state.set_zoom_base(&cc.egui_ctx, scale);
