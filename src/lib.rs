@@ -2,7 +2,8 @@
 //! what a model learns, when the model itself cannot see the basis?
 //!
 //! The numerics (`model`, `optim`, `metrics`, `experiment`, `sensing`, `attention`, `preset`,
-//! `rng`) are headless and import nothing from the GUI; `app` renders state and sends commands.
+//! `share`, `rng`) are headless and import nothing from the GUI; `app` renders state and sends
+//! commands.
 //!
 //! Doc comments cite the numerics reference in the repository, `docs/numerics.md`, as
 //! "numerics §n": the model, every update rule, every metric, the twin protocol and the gauge
@@ -24,5 +25,6 @@ pub mod preset;
 pub mod rng;
 pub mod sensing;
 pub mod shard;
+pub mod share;
 pub mod validate;
 pub mod worker;

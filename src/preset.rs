@@ -250,13 +250,17 @@ impl Preset {
         Ok(preset)
     }
 
-    /// Loads a preset file, or a bundled preset by name ([`BUNDLED`]) when no
-    /// file of that name exists. The file is only read. Errors as [`Preset::from_ron`], plus
-    /// unreadable and over-long files.
+    /// Loads a preset file, or a bundled preset by name ([`BUNDLED`]) or a share string
+    /// (`bl1:…`, see [`crate::share`]) when no file of that name exists. The file is only read.
+    /// Errors as [`Preset::from_ron`] and [`crate::share::decode`], plus unreadable and
+    /// over-long files.
     pub fn load(path_or_name: &str) -> Result<Self, PresetError> {
         let path = Path::new(path_or_name);
         // A folder that happens to share a bundled preset's name does not hide the preset.
         if !path.is_file() {
+            if crate::share::is_share_string(path_or_name) {
+                return crate::share::decode(path_or_name);
+            }
             if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == path_or_name) {
                 return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
             }

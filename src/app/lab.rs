@@ -166,9 +166,15 @@ impl Lab {
         }
     }
 
-    /// Loads RON text (a file's or pasted); errors become a notice and change nothing.
+    /// Loads RON text (a file's or pasted) or a share string (`bl1:…`, see [`crate::share`]);
+    /// errors become a notice and change nothing.
     pub fn load_preset_text(&mut self, text: &str, source: &str) -> bool {
-        let loaded = Preset::from_ron(text, source);
+        let loaded = crate::share::parse_pasted::<Preset>(text, source);
+        let source = if crate::share::is_share_string(text) {
+            "the share string"
+        } else {
+            source
+        };
         self.apply_loaded(loaded, &format!("Loaded {source}."))
     }
 

@@ -56,6 +56,9 @@ pub struct GuiOptions {
     pub scale: Option<f32>,
     /// Start in presentation mode.
     pub present: bool,
+    /// Screenshot mode: photograph a tab as it opens, without running its analysis first (the
+    /// layout screenshots of CI, where the analyses would take many minutes).
+    pub no_analysis: bool,
 }
 
 /// Opens the main window and blocks until it is closed. In screenshot mode, returns an error if
@@ -69,7 +72,7 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
         let [w, h] = opts.size.unwrap_or([1920.0, 1200.0]);
         [w * scale, h * scale]
     } else {
-        [1680.0, 1050.0]
+        FIRST_WINDOW
     };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -94,9 +97,6 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
         "basis-lab",
         options,
         Box::new(move |cc| {
-            if shot_mode {
-                cc.egui_ctx.set_zoom_factor(scale);
-            }
             let mut settings = if let Some(s) = opts.settings.clone() {
                 s
             } else if shot_mode {
@@ -115,8 +115,15 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             let shot = opts
                 .screenshot
                 .clone()
-                .map(|path| ShotPlan::new(path, opts.run_steps, opts.frame_seconds, outcome2));
+                .map(|path| ShotPlan::new(path, opts.run_steps, opts.frame_seconds, outcome2))
+                .map(|mut plan| {
+                    plan.analyses = !opts.no_analysis;
+                    plan
+                });
             let mut state = AppState::new(&cc.egui_ctx, settings);
+            if shot_mode {
+                state.set_zoom_base(&cc.egui_ctx, scale);
+            }
             if let Some(text) = kept_aside {
                 let more = state.lab.notice.take().map(|n| format!(" {}", n.text));
                 state.lab.error(text + &more.unwrap_or_default());
@@ -138,6 +145,8 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             }
             Ok(Box::new(BasisLabApp {
                 state,
+                // A screenshot's window keeps the size it was asked for.
+                fitted: shot_mode,
                 shot,
                 theme: None,
                 frame_began: Instant::now(),
@@ -158,12 +167,55 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The window size in points that fits a monitor of `monitor` points: `size` shrunk to at most
+/// [`MONITOR_SHARE`] of the monitor on each side (room for a title bar and a task bar), but
+/// not below [`MIN_WINDOW`] unless the monitor itself is smaller. Used for the first window
+/// and for a restored one.
+pub fn fit_window(size: egui::Vec2, monitor: egui::Vec2) -> egui::Vec2 {
+    let room = monitor * MONITOR_SHARE;
+    let floor = MIN_WINDOW.min(monitor);
+    size.min(room).max(floor).min(monitor)
+}
+
+/// The largest share of the monitor a window takes on each side, width and height.
+pub const MONITOR_SHARE: egui::Vec2 = egui::vec2(0.96, 0.9);
+/// The smallest window [`fit_window`] makes on a monitor that has room for it (points).
+pub const MIN_WINDOW: egui::Vec2 = egui::vec2(640.0, 480.0);
+/// The window's size on a first start, in points, before it is fitted to the monitor.
+pub const FIRST_WINDOW: [f32; 2] = [1680.0, 1050.0];
+
 struct BasisLabApp {
     state: AppState,
+    /// Whether the window has been fitted to its monitor ([`fit_window`]), done once when the
+    /// monitor's size is first known.
+    fitted: bool,
     shot: Option<ShotPlan>,
     theme: Option<bool>,
     /// When the current frame's `logic` started (for frame statistics).
     frame_began: Instant,
+}
+
+impl BasisLabApp {
+    /// Shrinks the window to [`fit_window`] once the monitor's size is known (after the first
+    /// frame; winit gives no monitor before the window exists). A maximised or full-screen
+    /// window is left alone.
+    fn fit_to_monitor(&mut self, ctx: &egui::Context) {
+        let (monitor, inner, maximized, fullscreen) = ctx.input(|i| {
+            let v = i.viewport();
+            (v.monitor_size, v.inner_rect, v.maximized, v.fullscreen)
+        });
+        let (Some(monitor), Some(inner)) = (monitor, inner) else {
+            return;
+        };
+        self.fitted = true;
+        if maximized == Some(true) || fullscreen == Some(true) || monitor.min_elem() < 1.0 {
+            return;
+        }
+        let size = fit_window(inner.size(), monitor);
+        if (size - inner.size()).abs().max_elem() >= 1.0 {
+            ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(size));
+        }
+    }
 }
 
 impl eframe::App for BasisLabApp {
@@ -175,6 +227,9 @@ impl eframe::App for BasisLabApp {
             stats.frame_started(now, self.frame_began);
         }
         self.frame_began = now;
+        if !self.fitted {
+            self.fit_to_monitor(ctx);
+        }
         self.state.logic();
         if let Some(plan) = &mut self.shot {
             plan.drive(&mut self.state, ctx);

@@ -84,7 +84,8 @@ fn free_name(file: &Path) -> PathBuf {
 }
 
 /// Checks the shell's settings restored from disk as the controls would: a valid preset, a
-/// positive speed, a stop rule within its fields' ranges. What fails is reset to its default;
+/// positive speed, a stop rule within its fields' ranges, a zoom within
+/// [`super::shell::ZOOM_RANGE`]. What fails is reset to its default;
 /// returns one line per problem, for a notice. Each panel checks its own part (and its kept
 /// results) in [`super::panel::Panel::load`].
 pub fn sanitize(s: &mut Settings) -> Vec<String> {
@@ -117,6 +118,16 @@ pub fn sanitize(s: &mut Settings) -> Vec<String> {
     {
         notes.push(format!("`speed` {v} is not a positive speed; reset"));
         s.speed = defaults.speed;
+    }
+    if !super::shell::ZOOM_RANGE.contains(&s.zoom) {
+        notes.push(format!(
+            "`zoom` {} is outside {}..={}; reset to {}",
+            s.zoom,
+            super::shell::ZOOM_RANGE.start(),
+            super::shell::ZOOM_RANGE.end(),
+            defaults.zoom
+        ));
+        s.zoom = defaults.zoom;
     }
     notes
 }

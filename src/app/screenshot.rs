@@ -21,6 +21,8 @@ pub(super) struct ShotPlan {
     started: Instant,
     /// Frame-statistics mode, see [`GuiOptions::frame_seconds`].
     frames: Option<FrameStats>,
+    /// Whether the open tab's analysis runs before the shot (see [`GuiOptions::no_analysis`]).
+    pub(super) analyses: bool,
     armed: bool,
     settled_frames: u32,
     requested: bool,
@@ -128,6 +130,7 @@ impl ShotPlan {
             path,
             steps,
             frames: frame_seconds.map(FrameStats::new),
+            analyses: true,
             started: Instant::now(),
             armed: false,
             settled_frames: 0,
@@ -161,8 +164,11 @@ impl ShotPlan {
             lab.send(Command::SetSpeed(None));
             lab.send(Command::SetStop(lab.stop));
             lab.send(Command::Play);
-            let (lab, section) = (&mut state.lab, state.sections[state.open].as_mut());
-            section.start(lab);
+            // A section with tabs starts the open tab's analysis; one without, its own run.
+            if self.analyses || state.section().tabs().is_none() {
+                let (lab, section) = (&mut state.lab, state.sections[state.open].as_mut());
+                section.start(lab);
+            }
             return;
         }
         let budget =

@@ -16,6 +16,7 @@ use super::widgets::paste::paste_window;
 use super::widgets::reflow;
 use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset};
+use crate::share;
 use crate::worker::StopRule;
 
 /// Everything restored at the next start (eframe persistence).
@@ -34,7 +35,14 @@ pub struct Settings {
     pub stop: StopRule,
     /// Each panel's own settings and kept results, as RON, by path (`test`, `test/eps`).
     pub panels: BTreeMap<String, String>,
+    /// The user's zoom of the whole UI (Ctrl + = / − / 0), within [`ZOOM_RANGE`]. Default 1.
+    pub zoom: f32,
 }
+
+/// The zoom factors the user may choose (Ctrl + = / −), in steps of [`ZOOM_STEP`].
+pub const ZOOM_RANGE: std::ops::RangeInclusive<f32> = 0.5..=3.0;
+/// How much one Ctrl + = or Ctrl + − changes the zoom.
+pub const ZOOM_STEP: f32 = 0.1;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -45,6 +53,7 @@ impl Default for Settings {
             speed: Some(200.0),
             stop: StopRule::default(),
             panels: BTreeMap::new(),
+            zoom: 1.0,
         }
     }
 }
@@ -71,8 +80,11 @@ pub struct AppState {
     /// Presentation mode: full screen, no side panels, everything larger (see
     /// [`AppState::set_presenting`]).
     pub presenting: bool,
-    /// The zoom factor before presentation mode, restored when it ends.
-    zoom_before: f32,
+    /// The user's zoom (Ctrl + = / − / 0, saved in [`Settings::zoom`]); the UI is drawn at
+    /// `zoom_base × zoom`, and 1.4× that in presentation mode.
+    pub zoom: f32,
+    /// The zoom under the user's: screenshot mode's pixels per point (`--scale`), else 1.
+    zoom_base: f32,
     /// Whether presentation mode may switch the window to full screen (not in screenshot mode,
     /// which photographs a window of a given size).
     pub fullscreen_allowed: bool,
@@ -106,7 +118,8 @@ impl AppState {
             paste_text: None,
             drawer_open: false,
             presenting: false,
-            zoom_before: 1.0,
+            zoom: settings.zoom,
+            zoom_base: 1.0,
             fullscreen_allowed: true,
             central_overflow: 0.0,
             shown: None,
@@ -123,6 +136,10 @@ impl AppState {
         if !state.open_section(&settings.open) {
             state.open_section("test");
         }
+        // The shell handles egui's zoom keys itself, so that they compose with presentation
+        // mode's zoom and are saved.
+        ctx.options_mut(|o| o.zoom_with_keyboard = false);
+        state.apply_zoom(ctx);
         state
     }
 
@@ -135,6 +152,50 @@ impl AppState {
             speed: self.lab.speed,
             stop: self.lab.stop,
             panels: save_panels(&self.sections),
+            zoom: self.zoom,
+        }
+    }
+
+    /// Sets the user's zoom to `zoom` (rounded to a tenth, clamped to [`ZOOM_RANGE`]) and
+    /// applies it, times presentation mode's zoom when presenting.
+    pub fn set_zoom(&mut self, ctx: &egui::Context, zoom: f32) {
+        let zoom = if zoom.is_finite() { zoom } else { 1.0 };
+        self.zoom = ((zoom * 10.0).round() / 10.0).clamp(*ZOOM_RANGE.start(), *ZOOM_RANGE.end());
+        self.apply_zoom(ctx);
+    }
+
+    /// Draws everything `base` times larger under the user's zoom (screenshot mode's
+    /// `--scale`, which emulates a HiDPI screen).
+    pub fn set_zoom_base(&mut self, ctx: &egui::Context, base: f32) {
+        self.zoom_base = base;
+        self.apply_zoom(ctx);
+    }
+
+    fn apply_zoom(&self, ctx: &egui::Context) {
+        let present = if self.presenting {
+            reflow::PRESENT_ZOOM
+        } else {
+            1.0
+        };
+        ctx.set_zoom_factor(self.zoom_base * self.zoom * present);
+    }
+
+    /// Ctrl + = (or +) zooms in, Ctrl + − out, Ctrl + 0 back to 1, as in a browser.
+    fn zoom_keys(&mut self, ctx: &egui::Context) {
+        use egui::gui_zoom::kb_shortcuts as keys;
+        let (reset, zoom_in, zoom_out) = ctx.input_mut(|i| {
+            (
+                i.consume_shortcut(&keys::ZOOM_RESET),
+                i.consume_shortcut(&keys::ZOOM_IN) | i.consume_shortcut(&keys::ZOOM_IN_SECONDARY),
+                i.consume_shortcut(&keys::ZOOM_OUT),
+            )
+        });
+        if reset {
+            self.set_zoom(ctx, 1.0);
+        } else if zoom_in {
+            self.set_zoom(ctx, self.zoom + ZOOM_STEP);
+        } else if zoom_out {
+            self.set_zoom(ctx, self.zoom - ZOOM_STEP);
         }
     }
 
@@ -201,6 +262,7 @@ impl AppState {
             self.request_screenshot(&ctx, None);
         }
         self.presentation_keys(&ctx);
+        self.zoom_keys(&ctx);
         reflow::set_presenting(&ctx, self.presenting);
         if self.presenting {
             egui::Panel::top("present bar").show(ui, |ui| self.presentation_bar(ui));
@@ -267,12 +329,7 @@ impl AppState {
             return;
         }
         self.presenting = on;
-        if on {
-            self.zoom_before = ctx.zoom_factor();
-            ctx.set_zoom_factor(self.zoom_before * reflow::PRESENT_ZOOM);
-        } else {
-            ctx.set_zoom_factor(self.zoom_before);
-        }
+        self.apply_zoom(ctx);
         if self.fullscreen_allowed {
             ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
         }
@@ -429,7 +486,22 @@ impl AppState {
                     }
                 }
                 ui.separator();
-                if ui.button("Copy preset").clicked() {
+                if ui
+                    .button("Copy preset")
+                    .on_hover_text(
+                        "One line with only what differs from a bundled preset (bl1:…), for a \
+                         chat message or a link; Paste preset… reads it back exactly",
+                    )
+                    .clicked()
+                {
+                    let line = share::encode(&self.lab.preset);
+                    self.lab.inform(format!(
+                        "Preset copied to the clipboard as its share string: {line}"
+                    ));
+                    ui.ctx().copy_text(line);
+                    ui.close();
+                }
+                if ui.button("Copy preset as RON").clicked() {
                     ui.ctx().copy_text(self.lab.preset.to_ron());
                     self.lab
                         .inform("Preset copied to the clipboard as RON text.");
@@ -461,6 +533,18 @@ impl AppState {
                 if ui.checkbox(&mut self.lab.dark, "Dark theme").changed() {
                     ui.close();
                 }
+                ui.separator();
+                let ctx = ui.ctx().clone();
+                for (label, zoom) in [
+                    ("Zoom in (Ctrl + =)", self.zoom + ZOOM_STEP),
+                    ("Zoom out (Ctrl + −)", self.zoom - ZOOM_STEP),
+                    ("Reset zoom (Ctrl + 0)", 1.0),
+                ] {
+                    if ui.button(label).clicked() {
+                        self.set_zoom(&ctx, zoom);
+                    }
+                }
+                ui.label(format!("Zoom {:.0}%", self.zoom * 100.0));
             });
             ui.separator();
             if ui

@@ -315,7 +315,8 @@ impl AttentionPreset {
     }
 
     /// Parses and validates RON text; `file` names the source in errors (line:column for
-    /// syntax, type and unknown-field errors; the field path for out-of-range values).
+    /// syntax, type and unknown-field errors, with the field a wrong value belongs to; the
+    /// field path for out-of-range values).
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
         let error = |line, column, field, message| PresetError {
             file: file.into(),
@@ -338,23 +339,17 @@ impl AttentionPreset {
         let preset: Self = ron::Options::default()
             .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
             .from_str(text)
-            .map_err(|e| {
-                error(
-                    Some(e.span.start.line),
-                    Some(e.span.start.col),
-                    None,
-                    e.code.to_string(),
-                )
-            })?;
+            .map_err(|e| PresetError::parse(&e, text, file))?;
         preset
             .validate()
             .map_err(|e| error(None, None, Some(e.field), e.message))?;
         Ok(preset)
     }
 
-    /// Loads a preset file, or a bundled preset ([`BUNDLED_ATTENTION`]) by name when no file of
-    /// that name exists. Errors as [`AttentionPreset::from_ron`], plus unreadable, over-long and
-    /// non-UTF-8 files.
+    /// Loads a preset file, or a bundled preset ([`BUNDLED_ATTENTION`]) by name or a share
+    /// string (`ba1:…`, see [`crate::share`]) when no file of that name exists. Errors as
+    /// [`AttentionPreset::from_ron`] and [`crate::share::decode`], plus unreadable, over-long
+    /// and non-UTF-8 files.
     pub fn load(path_or_name: &str) -> Result<Self, PresetError> {
         let path = Path::new(path_or_name);
         let error = |message: String| PresetError {
@@ -365,6 +360,9 @@ impl AttentionPreset {
             message,
         };
         if !path.is_file() {
+            if crate::share::is_share_string(path_or_name) {
+                return crate::share::decode(path_or_name);
+            }
             if let Some((_, text)) = BUNDLED_ATTENTION.iter().find(|(n, _)| *n == path_or_name) {
                 return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
             }

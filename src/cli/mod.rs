@@ -10,6 +10,7 @@ mod matched;
 mod merge;
 mod presets;
 mod run;
+mod share;
 mod shared;
 mod sweep;
 mod zoo;
@@ -57,7 +58,8 @@ pub struct Cli {
     /// Seconds measured by --frame-stats.
     #[arg(long, default_value_t = 30.0, requires = "frame_stats")]
     frame_seconds: f64,
-    /// Open this section: model, axes, step, why, test, reading, blind-spots or gauge.
+    /// Open this section: model, axes, step, why, test, reading, blind-spots, gauge or
+    /// attention.
     #[arg(long, value_parser = parse_section)]
     panel: Option<String>,
     /// Open this tab of the section (of the controlled test without --panel): live, activations,
@@ -76,6 +78,9 @@ pub struct Cli {
     /// With --screenshot: photograph presentation mode (full screen, larger type).
     #[arg(long, requires = "screenshot")]
     present: bool,
+    /// With --screenshot: photograph a tab as it opens, without running its analysis first.
+    #[arg(long, requires = "screenshot")]
+    no_analysis: bool,
 }
 
 /// `WxH` in points, each 320 to 8000.
@@ -127,6 +132,7 @@ enum Command {
     Attention(attention::AttentionArgs),
     Bench(bench::BenchArgs),
     Presets(presets::PresetsArgs),
+    Share(share::ShareArgs),
 }
 
 impl Cli {
@@ -145,6 +151,7 @@ impl Cli {
             Some(Command::Attention(a)) => a.run(),
             Some(Command::Bench(a)) => a.run(),
             Some(Command::Presets(a)) => a.run(),
+            Some(Command::Share(a)) => a.run(),
         }
     }
 
@@ -190,6 +197,7 @@ impl Cli {
             size: self.size,
             scale: Some(self.scale),
             present: self.present,
+            no_analysis: self.no_analysis,
         })
     }
 }

@@ -1,4 +1,4 @@
-//! The window where a preset's RON text is pasted, shared by the key lab's presets (the shell)
+//! The window where a preset's share string or RON text is pasted, shared by the key lab's presets (the shell)
 //! and the attention section's.
 
 use eframe::egui;
@@ -26,7 +26,7 @@ pub fn paste_window(
             ui.horizontal(|ui| {
                 pressed = ui.button(format!("Load {what}")).clicked();
                 ui.label(format!(
-                    "Paste the {what}'s RON text below (Ctrl+V), then load it."
+                    "Paste the {what}'s share string or RON text below (Ctrl+V), then load it."
                 ));
             });
             let label = ui.label(field);

@@ -327,8 +327,19 @@ impl AttentionTwins {
                 .on_hover_text("An attention preset (.ron), as `basis-lab attention FILE` reads")
                 .clicked();
             if ui
+                .button("Copy")
+                .on_hover_text("Copy the preset's share string (ba1:…), one line for a message")
+                .clicked()
+            {
+                let line = crate::share::encode(&self.preset);
+                ui.ctx().copy_text(line.clone());
+                lab.inform(format!(
+                    "Attention preset copied as its share string: {line}"
+                ));
+            }
+            if ui
                 .button("Paste…")
-                .on_hover_text("Paste an attention preset's RON text")
+                .on_hover_text("Paste an attention preset's share string (ba1:…) or RON text")
                 .clicked()
             {
                 self.paste_text.get_or_insert_with(String::new);
@@ -422,7 +433,7 @@ impl AttentionTwins {
     fn paste_window(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         let mut text = self.paste_text.take();
         paste_window(ui.ctx(), &mut text, "attention preset", |text| {
-            match AttentionPreset::from_ron(text, "pasted text")
+            match crate::share::parse_pasted::<AttentionPreset>(text, "pasted text")
                 .map_err(|e| e.to_string())
                 .and_then(|p| {
                     let name = p.name.clone();
