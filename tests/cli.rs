@@ -267,3 +267,77 @@ fn the_app_refuses_a_settings_file_it_cannot_read_and_names_it() {
     let e = fails(&["--settings", s(&empty)]);
     assert!(e.contains("the file holds no settings"), "{e}");
 }
+
+/// The SVG's text nodes (trimmed).
+fn svg_texts(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn figures_are_written_next_to_the_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&[
+        "run",
+        "classroom",
+        "--steps",
+        "40",
+        "--no-trace",
+        "--figures",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
+    for stem in [
+        "orientation_divergence",
+        "axis_concentration",
+        "loss",
+        "column_norms",
+        "keys",
+    ] {
+        let png = image::open(dir.path().join(format!("{stem}.png"))).unwrap();
+        assert_eq!((png.width(), png.height()), (2160, 1350), "{stem}.png");
+        let texts = svg_texts(&dir.path().join(format!("{stem}.svg")));
+        for arm in ["gd", "adam"] {
+            assert!(
+                texts.iter().any(|t| t.starts_with(arm)),
+                "{stem}.svg lacks {arm}: {texts:?}"
+            );
+        }
+    }
+    let sweep = tempfile::tempdir().unwrap();
+    ok(&[
+        "sweep",
+        "classroom",
+        "--seeds",
+        "2",
+        "--steps",
+        "20",
+        "--figures",
+        "--quiet",
+        "--out",
+        s(sweep.path()),
+    ]);
+    let texts = svg_texts(&sweep.path().join("sweep.svg"));
+    assert!(texts.iter().any(|t| t == "gd per seed") && texts.iter().any(|t| t == "adam"));
+    // A shard's figures would show a part of the sweep: `merge --figures` draws them.
+    let err = fails(&[
+        "sweep",
+        "classroom",
+        "--seeds",
+        "2",
+        "--shard",
+        "0/2",
+        "--figures",
+        "--out",
+        s(sweep.path()),
+    ]);
+    assert!(
+        err.contains("--figures") && err.contains("--shard"),
+        "{err}"
+    );
+}

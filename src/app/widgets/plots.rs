@@ -17,7 +17,9 @@ pub fn log_grid(input: GridInput) -> Vec<GridMark> {
         return Vec::new();
     }
     let decades = hi - lo;
-    let step = if decades > 12.0 { 2.0 } else { 1.0 };
+    // At most about seven labelled marks: egui_plot hides labels that crowd, and a short plot
+    // spanning many decades would otherwise show none.
+    let step = (decades / 7.0).ceil().max(1.0);
     let mut out = Vec::new();
     let mut e = (lo / step).floor() * step;
     while e <= hi + 1.0 {
