@@ -135,9 +135,9 @@ pub struct SweepTab {
     /// The bundled zoo preset it runs.
     bundled: &'static str,
     about: &'static str,
-    plot: fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
+    plot: PlotFn,
     /// The plot as a figure, for "Save figure…".
-    figure: fn(&ZooPreset, &[RunResult]) -> Figure,
+    figure: FigureFn,
     /// Seeds per cell.
     pub seeds: usize,
     /// The last sweep and the preset it ran.
@@ -161,15 +161,17 @@ impl Default for Saved {
     }
 }
 
+/// Draws a sweep tab's plot from its preset and runs.
+type PlotFn = fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool);
+/// A sweep tab's plot as a figure.
+type FigureFn = fn(&ZooPreset, &[RunResult]) -> Figure;
+
 impl SweepTab {
     fn new(
         (id, title): (&'static str, &'static str),
         bundled: &'static str,
         about: &'static str,
-        (plot, figure): (
-            fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
-            fn(&ZooPreset, &[RunResult]) -> Figure,
-        ),
+        (plot, figure): (PlotFn, FigureFn),
     ) -> Self {
         Self {
             id,
