@@ -536,11 +536,15 @@ fn unescape(text: &str, skipped: usize) -> Result<String, PresetError> {
             b'\'' => out.push(b'"'),
             b'+' => out.push(b' '),
             b'%' => {
-                let hex = s.get(i + 1..i + 3).and_then(|h| {
-                    std::str::from_utf8(h)
-                        .ok()
-                        .and_then(|h| u8::from_str_radix(h, 16).ok())
-                });
+                // from_str_radix alone would take a sign (`%+A`).
+                let hex = s
+                    .get(i + 1..i + 3)
+                    .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+                    .and_then(|h| {
+                        std::str::from_utf8(h)
+                            .ok()
+                            .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    });
                 let byte = hex.ok_or_else(|| {
                     err(format!(
                         "`%` at character {} is not followed by two hex digits",

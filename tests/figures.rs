@@ -177,6 +177,10 @@ fn empty_and_degenerate_figures_draw_and_bad_sizes_are_errors() {
     assert!(figure::png(&plot(), (300, 200), 0.0).is_err());
     assert!(figure::png(&plot(), (300, 200), f64::NAN).is_err());
     assert!(figure::svg(&plot(), (30000, 200)).is_err());
+    assert!(
+        figure::png(&plot(), (10_000, 10_000), 1.0).is_err(),
+        "100 million pixels"
+    );
 }
 
 #[test]

@@ -508,6 +508,10 @@ pub fn points_figure(
         }
         marks.push(Mark::hline("zero excess", GREY, 0.0, Dash::Solid));
     }
+    // On a log y axis, zeros (and whisker ends at or below zero) are drawn at the floor, as
+    // on screen.
+    let y = |v: f64| if m.log_y { v.max(LOG_FLOOR) } else { v };
+    let mut floored_any = false;
     let mut ticks = Vec::new();
     for (i, a) in arms.iter().enumerate() {
         // Each arm's whiskers sit slightly apart (as a factor on the log x axis).
@@ -524,10 +528,11 @@ pub fn points_figure(
         } else {
             (1.5, Dash::Dashed)
         };
+        floored_any |= m.log_y && pts.iter().any(|p| p.1 - p.2 <= LOG_FLOOR);
         marks.push(Mark::line(
             a.name.clone(),
             a.color,
-            pts.iter().map(|p| [p.0, p.1]).collect(),
+            pts.iter().map(|p| [p.0, y(p.1)]).collect(),
             width,
             dash,
         ));
@@ -536,12 +541,20 @@ pub fn points_figure(
                 marks.push(Mark::line(
                     String::new(),
                     a.color,
-                    vec![[x * nudge, mean - sd], [x * nudge, mean + sd]],
+                    vec![[x * nudge, y(mean - sd)], [x * nudge, y(mean + sd)]],
                     width,
                     Dash::Solid,
                 ));
             }
         }
+    }
+    if floored_any {
+        marks.push(Mark::hline(
+            format!("0 or below, drawn at {LOG_FLOOR:.0e}"),
+            GREY,
+            LOG_FLOOR,
+            Dash::Dotted,
+        ));
     }
     let mut x = match axis {
         SweepAxis::Eps => Axis::log("Adam's ε (log scale)"),

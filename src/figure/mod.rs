@@ -311,6 +311,9 @@ pub fn blues(v: f64, dark: bool) -> Rgb {
     [mix(0), mix(1), mix(2)]
 }
 
+/// Largest PNG scale (pixels per point) [`png`] accepts.
+pub const MAX_SCALE: f64 = 8.0;
+
 /// Size (points) of a figure the command line writes: a single-column paper figure.
 pub const CLI_SIZE: (u32, u32) = (720, 450);
 

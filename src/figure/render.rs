@@ -15,13 +15,18 @@ use super::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, Shape, blues};
 #[derive(Debug, thiserror::Error)]
 pub enum FigureError {
     /// The requested size has no pixels or is absurdly large.
-    #[error("figure size {w} × {h} pixels is out of range (1 to 20000 per side)")]
+    #[error(
+        "figure size {w} × {h} pixels is out of range (1 to 16384 per side, at most 64 million pixels)"
+    )]
     Size {
         /// Width asked for (pixels).
         w: u32,
         /// Height asked for (pixels).
         h: u32,
     },
+    /// The scale is not a number in (0, [`super::MAX_SCALE`]].
+    #[error("figure scale {0} is out of range (above 0, at most 8 pixels per point)")]
+    Scale(f64),
     /// plotters failed (a message from its backend).
     #[error("drawing failed: {0}")]
     Draw(String),
@@ -75,11 +80,8 @@ pub fn svg(figure: &Figure, size: (u32, u32)) -> Result<String, FigureError> {
 /// [`FigureError::Size`] for an empty or huge size or a scale outside (0, 8];
 /// [`FigureError::Draw`] or [`FigureError::Png`] if drawing or encoding fails.
 pub fn png(figure: &Figure, size: (u32, u32), scale: f64) -> Result<Vec<u8>, FigureError> {
-    if !(scale > 0.0 && scale <= 8.0) {
-        return Err(FigureError::Size {
-            w: size.0,
-            h: size.1,
-        });
+    if !(scale > 0.0 && scale <= super::MAX_SCALE) {
+        return Err(FigureError::Scale(scale));
     }
     let px = (
         (size.0 as f64 * scale).round() as u32,
@@ -114,7 +116,8 @@ pub fn png(figure: &Figure, size: (u32, u32), scale: f64) -> Result<Vec<u8>, Fig
 }
 
 fn check_size((w, h): (u32, u32)) -> Result<(), FigureError> {
-    if w == 0 || h == 0 || w > 20_000 || h > 20_000 {
+    // A bitmap of 64 million pixels is 192 MB: beyond that a figure is a mistake.
+    if w == 0 || h == 0 || w > 16_384 || h > 16_384 || w as u64 * h as u64 > 64 << 20 {
         return Err(FigureError::Size { w, h });
     }
     Ok(())
@@ -261,11 +264,7 @@ impl Mapped<'_> {
     fn label(&self, t: f64, step: f64) -> String {
         let t = if self.axis.reversed { -t } else { t };
         if step == 0.0 {
-            let v = if self.axis.log { 10f64.powf(t) } else { t };
-            return format!("{:.4}", v)
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_string();
+            return significant(if self.axis.log { 10f64.powf(t) } else { t });
         }
         if !self.axis.categories.is_empty() {
             let i = t.round();
@@ -283,10 +282,7 @@ impl Mapped<'_> {
             if step >= 1.0 {
                 format!("1e{}", t.round() as i64)
             } else {
-                format!("{:.3}", 10f64.powf(t))
-                    .trim_end_matches('0')
-                    .trim_end_matches('.')
-                    .to_string()
+                significant(10f64.powf(t))
             }
         } else {
             number(t, step)
@@ -294,14 +290,42 @@ impl Mapped<'_> {
     }
 }
 
-/// `v` printed with as many decimals as `step` needs; large or tiny magnitudes in e-notation.
+/// `v` printed with as many decimals as `step` needs; large or tiny magnitudes in e-notation
+/// with as many digits as `step` needs.
 fn number(v: f64, step: f64) -> String {
     let v = if v.abs() < step * 1e-9 { 0.0 } else { v };
     if v != 0.0 && (v.abs() >= 1e5 || v.abs() < 1e-3) {
-        return format!("{v:.1e}");
+        let digits = (v.abs().log10().floor() - step.log10().floor()).clamp(0.0, 6.0) as usize;
+        return format!("{v:.digits$e}");
     }
     let decimals = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
     format!("{v:.decimals$}")
+}
+
+/// `v` to four significant digits, trailing zeros dropped: `0.25`, `1500`, `2e-9`.
+fn significant(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor();
+    if (-3.0..5.0).contains(&mag) {
+        let decimals = (3.0 - mag).max(0.0) as usize;
+        let text = format!("{v:.decimals$}");
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        }
+    } else {
+        let text = format!("{v:.3e}");
+        let (m, e) = text.split_once('e').unwrap_or((&text, "0"));
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
+        format!("{m}e{e}")
+    }
 }
 
 /// The drawing range of an axis over every value in `values` (already mapped), padded.
@@ -348,6 +372,9 @@ fn ticks(axis: &Axis, lo: f64, hi: f64) -> (Vec<f64>, f64) {
         return (v, 1.0);
     }
     let span = hi - lo;
+    if axis.log && span < 1.5 {
+        return (narrow_log_ticks(axis, lo, hi), 0.5);
+    }
     let step = if axis.log && span >= 1.5 {
         (span / 8.0).ceil().max(1.0)
     } else {
@@ -371,6 +398,34 @@ fn ticks(axis: &Axis, lo: f64, hi: f64) -> (Vec<f64>, f64) {
         t += step;
     }
     (out, step)
+}
+
+/// Ticks of a log axis spanning less than a decade and a half: 1, 2 and 5 times powers of ten
+/// (every digit when that gives fewer than two), as drawing coordinates in `[lo, hi]`.
+fn narrow_log_ticks(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
+    let m = Mapped { axis };
+    let (a, b) = if axis.reversed { (-hi, -lo) } else { (lo, hi) };
+    let pick = |digits: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        for k in (a.floor() as i64)..=(b.ceil() as i64) {
+            for d in digits {
+                let v = d * 10f64.powi(k as i32);
+                if let Some(t) = m.to(v)
+                    && t >= lo
+                    && t <= hi
+                {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    };
+    let ticks = pick(&[1.0, 2.0, 5.0]);
+    if ticks.len() >= 2 {
+        ticks
+    } else {
+        pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    }
 }
 
 fn mark_values(m: &Mark, x: &Mapped, y: &Mapped, xs: &mut Vec<f64>, ys: &mut Vec<f64>) {
@@ -736,7 +791,7 @@ mod tests {
         assert!((t[5] - 1.0).abs() < 1e-12);
         assert_eq!(number(0.4000000001, 0.2), "0.4");
         assert_eq!(number(25000.0, 5000.0), "25000");
-        assert_eq!(number(2.5e-5, 1e-5), "2.5e-5");
+        assert_eq!(number(2.5e-5, 5e-6), "2.5e-5");
     }
 
     #[test]
@@ -749,6 +804,27 @@ mod tests {
         assert_eq!(m.label(-6.0, step), "1e-6");
         assert_eq!(m.to(0.0), None);
         assert_eq!(m.to(100.0), Some(2.0));
+    }
+
+    #[test]
+    fn narrow_log_axes_tick_at_one_two_five() {
+        let axis = Axis::log("y");
+        let m = Mapped { axis: &axis };
+        let (t, step) = ticks(&axis, 1e-9f64.log10(), 3e-9f64.log10());
+        let labels: Vec<String> = t.iter().map(|t| m.label(*t, step)).collect();
+        assert_eq!(labels, ["1e-9", "2e-9"]);
+        let (t, step) = ticks(&axis, 2f64.log10(), 6f64.log10());
+        let labels: Vec<String> = t.iter().map(|t| m.label(*t, step)).collect();
+        assert_eq!(labels, ["2", "5"]);
+        // Less than a 1-2-5 step apart: every digit.
+        let (t, step) = ticks(&axis, 3.5f64.log10(), 4.6f64.log10());
+        let labels: Vec<String> = t.iter().map(|t| m.label(*t, step)).collect();
+        assert_eq!(labels, ["4"]);
+        assert_eq!(significant(0.25), "0.25");
+        assert_eq!(significant(1500.0), "1500");
+        assert_eq!(significant(1.9999999999e-9), "2e-9");
+        assert_eq!(significant(123456.0), "1.235e5");
+        assert_eq!(number(100_000.0, 10.0), "1.0000e5");
     }
 
     #[test]

@@ -344,7 +344,11 @@ pub fn write_figure(
     );
     let bytes = match format {
         FigureFormat::Png(k) => {
-            let scale = ctx.pixels_per_point() as f64 * k as f64;
+            // The screen's own density, without the user's zoom or presentation mode's.
+            let density = ctx
+                .native_pixels_per_point()
+                .unwrap_or_else(|| ctx.pixels_per_point());
+            let scale = (density as f64 * k as f64).min(crate::figure::MAX_SCALE);
             crate::figure::png(figure, size, scale)
         }
         FigureFormat::Svg => crate::figure::svg(figure, size).map(String::into_bytes),

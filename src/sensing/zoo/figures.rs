@@ -68,9 +68,10 @@ pub fn zoo_figure(runs: &[RunResult]) -> Figure {
                 [i as f64 + jitter, r.recovery]
             })
             .collect();
-        let name = if i == 0 { "one seed" } else { "" };
-        marks.push(Mark::points(name, class_rgb(s.equivariant), dots, 3.0));
+        marks.push(Mark::points("", class_rgb(s.equivariant), dots, 3.0));
     }
+    // The legend's entry for the dots, grey as on screen: every class draws them.
+    marks.push(Mark::points("one seed", GREY, Vec::new(), 3.0));
     let names = summaries.iter().map(|s| s.rule.clone()).collect();
     Figure {
         title: "Recovery after training, per update rule (Table 2)".into(),
@@ -164,7 +165,7 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
                 .collect();
             marks.push(Mark::line(
                 format!("{} (paper)", r.name()),
-                c,
+                lighter(c),
                 paper,
                 1.2,
                 Dash::Dashed,
@@ -179,6 +180,11 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
             marks,
         },
     }
+}
+
+/// `c` mixed a third of the way to white (the paper's curves beside ours).
+fn lighter(c: Rgb) -> Rgb {
+    c.map(|v| (v as f64 + (255.0 - v as f64) / 3.0).round() as u8)
 }
 
 /// The figure that fits a sweep, named for its file: the dial's when its rules are dial

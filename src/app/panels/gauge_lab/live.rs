@@ -72,9 +72,11 @@ const DRIFT_TITLE: &str =
     "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)";
 const SPECTRUM_TITLE: &str = "singular values of UVᵀ at the end vs X* (grey, dashed)";
 const PANELS: [(&str, &str); 2] = [
-    ("training loss (log)", "loss"),
-    ("recovery ‖UVᵀ − X*‖F/‖X*‖F (log)", "recovery"),
+    ("training loss (log)", "loss (log scale)"),
+    ("recovery ‖UVᵀ − X*‖F/‖X*‖F (log)", "recovery (log scale)"),
 ];
+/// Singular values below this are drawn at it (a rank-3 target's tail is exactly 0).
+const SPECTRUM_FLOOR: f64 = 1e-12;
 
 /// Live plot `pick` (0 loss, 1 recovery, 2 twin drift, 3 spectrum) as a figure, and its file
 /// name stem.
@@ -119,7 +121,7 @@ fn live_figure(
                     let pts = sp
                         .iter()
                         .enumerate()
-                        .map(|(k, v)| [(k + 1) as f64, *v])
+                        .map(|(k, v)| [(k + 1) as f64, v.max(SPECTRUM_FLOOR)])
                         .collect();
                     marks.push(Mark::line(r.name(), rgb(r, i), pts, 2.0, Dash::Solid));
                 }
@@ -144,9 +146,15 @@ fn live_figure(
             let pts = target
                 .iter()
                 .enumerate()
-                .map(|(k, v)| [(k + 1) as f64, *v])
+                .map(|(k, v)| [(k + 1) as f64, v.max(SPECTRUM_FLOOR)])
                 .collect();
             marks.insert(0, Mark::line("X*", GREY, pts, 2.0, Dash::Dashed));
+            marks.push(Mark::hline(
+                "floor 1e-12",
+                GREY,
+                SPECTRUM_FLOOR,
+                Dash::Dotted,
+            ));
             (
                 "gauge_live_spectrum",
                 SPECTRUM_TITLE,
@@ -417,7 +425,7 @@ impl Panel for LiveRuns {
                         .show_x(hover)
                         .show_y(hover)
                         .show(ui, |plot| {
-                            let floor = 1e-12f64;
+                            let floor = SPECTRUM_FLOOR;
                             let tl: Vec<[f64; 2]> = target
                                 .iter()
                                 .enumerate()
