@@ -40,6 +40,24 @@ pub fn start() {
     });
 }
 
+/// The web build's numerics check: runs `preset` (a bundled preset's name or a share string)
+/// for `steps` steps as `basis-lab run --no-trace` does and returns its `metrics.csv`,
+/// `activations.csv` and `summary.json`, each after a line `--- NAME`. A test compares the text
+/// with the desktop's files byte for byte (`tests/web.rs`).
+///
+/// # Errors
+/// An unknown or invalid preset, as text.
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = runTables)]
+pub fn run_tables(preset: &str, steps: usize) -> Result<String, String> {
+    let mut p = Preset::load(preset).map_err(|e| e.to_string())?;
+    p.steps = steps;
+    let [metrics, activations, summary] =
+        crate::experiment::run::run_tables(&p).map_err(|e| format!("{e:#}"))?;
+    Ok(format!(
+        "--- metrics.csv\n{metrics}--- activations.csv\n{activations}--- summary.json\n{summary}"
+    ))
+}
+
 /// The page's address without its query and fragment.
 pub fn page_url() -> String {
     location()
