@@ -250,7 +250,11 @@ fn the_page_computes_the_desktop_s_numbers() {
         .replace("&gt;", ">")
         .replace("&quot;", "\"")
         .replace("&amp;", "&");
-    assert!(web.starts_with("--- metrics.csv"), "{}", &web[..web.len().min(300)]);
+    assert!(
+        web.starts_with("--- metrics.csv"),
+        "{}",
+        &web[..web.len().min(300)]
+    );
     let mut p = bundled("classroom");
     p.steps = steps;
     let [metrics, activations, summary] = basis_lab::experiment::run::run_tables(&p).unwrap();
@@ -272,7 +276,7 @@ fn the_page_computes_the_desktop_s_numbers() {
 /// must match exactly. Prints how many numbers match bit for bit.
 fn compare(name: &str, web: &str, native: &str) {
     let split = |t: &str| -> Vec<String> {
-        t.split(|c: char| c == ',' || c == '\n' || c == ' ' || c == ':')
+        t.split([',', '\n', ' ', ':'])
             .map(|s| s.trim_end_matches(['[', ']', '{', '}']).to_string())
             .collect()
     };
@@ -302,7 +306,5 @@ fn compare(name: &str, web: &str, native: &str) {
     if name == "metrics.csv" {
         assert_eq!(first_web, first_native, "{name}: step 0 differs");
     }
-    println!(
-        "{name}: {same} of {numbers} numbers bit-identical, largest relative gap {worst:.1e}"
-    );
+    println!("{name}: {same} of {numbers} numbers bit-identical, largest relative gap {worst:.1e}");
 }

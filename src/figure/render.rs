@@ -2,7 +2,6 @@
 //! points times the scale `s` (pixels per point), so a 3× PNG is the 1× figure at three times
 //! the resolution, text and lines included.
 
-
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
 use plotters::element::DashedPathElement;

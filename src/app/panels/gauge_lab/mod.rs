@@ -161,15 +161,17 @@ impl Default for Saved {
     }
 }
 
+/// Draws a sweep tab's plot in the app.
+type PlotFn = fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool);
+/// Describes the same plot as a figure for Save figure….
+type FigureFn = fn(&ZooPreset, &[RunResult]) -> Figure;
+
 impl SweepTab {
     fn new(
         (id, title): (&'static str, &'static str),
         bundled: &'static str,
         about: &'static str,
-        (plot, figure): (
-            fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool),
-            fn(&ZooPreset, &[RunResult]) -> Figure,
-        ),
+        (plot, figure): (PlotFn, FigureFn),
     ) -> Self {
         Self {
             id,
