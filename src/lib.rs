@@ -17,6 +17,7 @@ pub mod experiment;
 pub mod explainer;
 pub mod figure;
 pub mod linalg;
+pub mod link;
 pub mod matv5;
 pub mod metrics;
 pub mod model;
@@ -27,4 +28,6 @@ pub mod sensing;
 pub mod shard;
 pub mod share;
 pub mod validate;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 pub mod worker;

@@ -1,11 +1,22 @@
-//! `basis-lab`: no arguments opens the desktop app; subcommands run experiments headless.
+//! `basis-lab`: no arguments opens the desktop app; subcommands run experiments headless. Built
+//! for wasm32, the same binary is the web page's app (see `basis_lab::web`).
 
+#[cfg(not(target_arch = "wasm32"))]
 mod cli;
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::process::ExitCode;
 
+#[cfg(not(target_arch = "wasm32"))]
 use clap::Parser;
 
+/// The web build's entry (wasm32): the app in the page, no command line.
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    basis_lab::web::start();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn main() -> ExitCode {
     // Rust ignores SIGPIPE, so printing into a closed pipe (`basis-lab presets | head`) would
     // panic; the default action ends the process quietly, as other command-line tools do.

@@ -8,10 +8,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, unbounded};
 use nalgebra::DMatrix;
+use web_time::Instant;
 
 use crate::experiment::{ActivationStats, ArmStatus, HeldOut, PairedRun, StepRecord};
 use crate::metrics::RotationBaseline;
@@ -21,6 +22,11 @@ use crate::preset::Preset;
 const SEND_EVERY: Duration = Duration::from_millis(30);
 /// How often, at most, the worker sends keys and their rotation baseline while running.
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(400);
+/// How long the worker thread steps before it looks for commands again.
+const SLICE: Duration = Duration::from_millis(10);
+/// How long the frame stepper trains per frame: a 60 Hz frame lasts 16.7 ms, so this leaves
+/// the rest for drawing and the page stays responsive.
+pub const FRAME_BUDGET: Duration = Duration::from_millis(9);
 
 /// When a run pauses by itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -130,8 +136,8 @@ pub enum Update {
 }
 
 /// What the UI needs of whatever trains the paired run: commands in, updates out, and whether
-/// it has ended. The desktop app runs it on a thread ([`Worker`]); a build without threads can
-/// step the same [`PairedRun`] inside its frame loop behind this interface instead.
+/// it has ended. The desktop app runs it on a thread ([`Worker`]); the web build, which has no
+/// threads, steps the same [`PairedRun`] inside its frame loop ([`FrameStepper`]).
 pub trait Trainer {
     /// Sends a command; dropped silently once the trainer has ended.
     fn send(&self, cmd: Command);
@@ -155,13 +161,81 @@ impl Trainer for Worker {
     }
 }
 
-/// Starts the trainer of this build on `preset` (paused at step 0): a [`Worker`] thread.
-/// `repaint` is called after every message. Errors: an invalid preset.
+/// Starts the trainer of this build on `preset` (paused at step 0): a [`Worker`] thread on the
+/// desktop, a [`FrameStepper`] in the web build. `repaint` is called after every message.
+/// Errors: an invalid preset.
 pub fn spawn_trainer(
     preset: Preset,
     repaint: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<Box<dyn Trainer>, crate::validate::FieldError> {
-    Ok(Box::new(Worker::spawn(preset, repaint)?))
+    #[cfg(not(target_arch = "wasm32"))]
+    return Ok(Box::new(Worker::spawn(preset, repaint)?));
+    #[cfg(target_arch = "wasm32")]
+    return Ok(Box::new(FrameStepper::new(preset, repaint, FRAME_BUDGET)?));
+}
+
+/// The trainer without a thread: the same loop as [`Worker`]'s, stepped by whoever calls
+/// [`Trainer::drain`] (the web build's frame loop, once per frame) for at most a time budget
+/// per call, so training never blocks the page. Same commands, same updates, same numbers.
+pub struct FrameStepper {
+    tx: Sender<Command>,
+    rx: Receiver<Update>,
+    inner: std::cell::RefCell<Loop>,
+    budget: Duration,
+}
+
+impl FrameStepper {
+    /// A paused run of `preset` at step 0 that trains for up to `budget` per
+    /// [`Trainer::drain`]. `repaint` is called after every message and after every slice of
+    /// work while running, so the frame loop keeps coming back. Errors: an invalid preset.
+    pub fn new(
+        preset: Preset,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+        budget: Duration,
+    ) -> Result<Self, crate::validate::FieldError> {
+        preset.validate()?;
+        let (tx, cmd_rx) = unbounded();
+        let (up_tx, rx) = unbounded();
+        let run = PairedRun::new(&preset).expect("validated above");
+        let mut inner = Loop::new(
+            run,
+            cmd_rx,
+            up_tx,
+            repaint,
+            Arc::new(AtomicBool::new(false)),
+        );
+        inner.restart(None);
+        Ok(Self {
+            tx,
+            rx,
+            inner: std::cell::RefCell::new(inner),
+            budget,
+        })
+    }
+}
+
+impl Trainer for FrameStepper {
+    fn send(&self, cmd: Command) {
+        let _ = self.tx.send(cmd);
+    }
+
+    /// Applies the commands sent since the last call, trains for up to the budget if running,
+    /// and returns the updates that produced.
+    fn drain(&self) -> Vec<Update> {
+        let mut inner = self.inner.borrow_mut();
+        if !inner.quit {
+            inner.pump(self.budget);
+        }
+        let updates: Vec<Update> = self.rx.try_iter().collect();
+        if updates.iter().any(|u| matches!(u, Update::Snapshot(_))) {
+            inner.snapshot_unread.store(false, Ordering::Relaxed);
+        }
+        updates
+    }
+
+    fn is_finished(&self) -> bool {
+        self.inner.borrow().quit
+    }
 }
 
 /// A running worker thread; dropping it stops the thread and joins it.
@@ -337,10 +411,31 @@ impl Loop {
                 }
                 continue;
             }
-            self.work_slice();
-            if self.quit {
-                return;
+            if let Some(wait) = self.work_slice(SLICE) {
+                match self.rx.recv_timeout(wait) {
+                    Ok(cmd) => {
+                        if !self.handle(cmd) {
+                            return;
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
             }
+        }
+    }
+
+    /// One turn of the frame stepper: the commands that arrived, then up to `budget` of
+    /// training; asks for another frame while there is work left.
+    fn pump(&mut self, budget: Duration) {
+        let batch: Vec<Command> = self.rx.try_iter().collect();
+        if !batch.is_empty() && !self.handle_batch(batch) {
+            self.quit = true;
+            return;
+        }
+        if self.running || self.pending > 0 {
+            self.work_slice(budget);
+            (self.repaint)();
         }
     }
 
@@ -441,10 +536,12 @@ impl Loop {
         self.flush(true);
     }
 
-    /// Runs steps for up to ~10 ms (fewer when paced), then reports.
-    fn work_slice(&mut self) {
+    /// Runs steps for up to `budget` (fewer when paced), then reports. When paced and ahead of
+    /// the pace, returns how long until the next step is due (the thread waits for a command
+    /// that long; the frame stepper comes back next frame).
+    fn work_slice(&mut self, budget: Duration) -> Option<Duration> {
         let start = Instant::now();
-        while start.elapsed() < Duration::from_millis(10) && (self.running || self.pending > 0) {
+        while start.elapsed() < budget && (self.running || self.pending > 0) {
             if let Some(rate) = self.speed {
                 let due = (self.paced_since.elapsed().as_secs_f64() * rate) as usize;
                 // After a stall (a slow snapshot, say) resume the pace instead of catching up.
@@ -456,17 +553,7 @@ impl Loop {
                         .clamp(0.0, 0.05),
                     );
                     self.flush(false);
-                    match self.rx.recv_timeout(wait) {
-                        Ok(cmd) => {
-                            self.quit = !self.handle(cmd);
-                            return;
-                        }
-                        Err(RecvTimeoutError::Timeout) => continue,
-                        Err(RecvTimeoutError::Disconnected) => {
-                            self.quit = true;
-                            return;
-                        }
-                    }
+                    return Some(wait);
                 }
             }
             if let Some(reason) = self.stop_reason() {
@@ -478,6 +565,7 @@ impl Loop {
             self.one_step();
         }
         self.flush(!(self.running || self.pending > 0));
+        None
     }
 
     fn one_step(&mut self) {

@@ -1,6 +1,7 @@
 //! A thread of background work with progress, cancel and a result to collect; every
 //! [`super::analysis::Analysis`] runs its work in one.
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,9 +30,21 @@ impl<T: Send + 'static> Job<T> {
         let done = Arc::new(AtomicUsize::new(0));
         let cancel = Arc::new(AtomicBool::new(false));
         let result = Arc::new(Mutex::new(None));
+        // A page has no threads: the panels that start jobs are desktop-only there (see
+        // `panels::desktop_only`), and a job that is started anyway ends at once and says why.
+        #[cfg(target_arch = "wasm32")]
+        let handle = {
+            let _ = (name, repaint, work);
+            *result.lock().expect("job result lock") = Some(Err(
+                "this analysis runs in the desktop app only (a page has no worker threads)"
+                    .to_string(),
+            ));
+            None
+        };
+        #[cfg(not(target_arch = "wasm32"))]
         let handle = {
             let (done, cancel, result) = (done.clone(), cancel.clone(), result.clone());
-            std::thread::Builder::new()
+            let thread = std::thread::Builder::new()
                 .name(name.into())
                 .spawn(move || {
                     let progress = || {
@@ -48,14 +61,15 @@ impl<T: Send + 'static> Job<T> {
                     *result.lock().expect("job result lock") = Some(outcome);
                     repaint();
                 })
-                .expect("spawn job thread")
+                .expect("spawn job thread");
+            Some(thread)
         };
         Self {
             total,
             done,
             cancel,
             result,
-            handle: Some(handle),
+            handle,
         }
     }
 

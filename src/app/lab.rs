@@ -4,12 +4,12 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eframe::egui::Color32;
+use web_time::Instant;
 
 use super::history::RunHistory;
-use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset, PresetError};
 use crate::worker::{Command, StopRule, Trainer, Update, spawn_trainer};
 
@@ -206,12 +206,13 @@ impl Lab {
         self.write_file(path, text.as_bytes(), "The settings are still here")
     }
 
-    /// Writes `bytes` to `path` atomically; the outcome becomes a notice, which on failure
-    /// says `kept` (what is still in memory for another try).
+    /// Writes `bytes` to `path` atomically (in the web build: downloads them, see
+    /// [`super::files::write`]); the outcome becomes a notice, which on failure says `kept`
+    /// (what is still in memory for another try).
     pub fn write_file(&mut self, path: &Path, bytes: &[u8], kept: &str) -> bool {
-        match write_atomic(path, bytes) {
-            Ok(()) => {
-                self.inform(format!("Saved {}.", path.display()));
+        match super::files::write(path, bytes) {
+            Ok(done) => {
+                self.inform(done);
                 true
             }
             Err(e) => {

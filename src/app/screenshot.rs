@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use web_time::Instant;
 
 use eframe::egui;
 
@@ -214,7 +216,7 @@ impl ShotPlan {
         let (path, outcome, ctx2) = (self.path.clone(), self.outcome.clone(), ctx.clone());
         ctx.request_screenshot(move |img| {
             std::thread::spawn(move || {
-                let r = super::shell::save_png(&img, &path).map(|()| path.clone());
+                let r = super::shell::save_png(&img, &path).map(|_| path.clone());
                 *outcome.lock().expect("lock") = Some(r);
                 ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
                 ctx2.request_repaint();

@@ -14,7 +14,6 @@ use super::panel::Panel;
 use super::panels;
 use super::widgets::paste::paste_window;
 use super::widgets::reflow;
-use crate::experiment::output::write_atomic;
 use crate::preset::{BUNDLED, Preset};
 use crate::share;
 use crate::worker::StopRule;
@@ -91,7 +90,11 @@ pub struct AppState {
     /// Whether the side column's drawer is open (on windows too narrow to pin it, see
     /// [`reflow::SIDE_FOLD`]).
     pub drawer_open: bool,
-    screenshot_outcome: Arc<Mutex<Option<Result<PathBuf, String>>>>,
+    /// The notice of the last screenshot: what was saved, or why not.
+    screenshot_outcome: Arc<Mutex<Option<Result<String, String>>>>,
+    /// The preset file being chosen in the browser (web build: opening is an upload).
+    #[cfg(target_arch = "wasm32")]
+    upload: Option<super::files::Upload>,
 }
 
 impl AppState {
@@ -125,6 +128,8 @@ impl AppState {
             shown: None,
             screenshot_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             screenshot_outcome: Arc::new(Mutex::new(None)),
+            #[cfg(target_arch = "wasm32")]
+            upload: None,
         };
         problems.extend(load_panels(&mut state.sections, &settings.panels));
         if !problems.is_empty() {
@@ -157,6 +162,28 @@ impl AppState {
     }
 
     /// Sets the user's zoom to `zoom` (rounded to a tenth, clamped to [`ZOOM_RANGE`]) and
+    /// Sets egui's theme to the lab's (dark or light) when it differs from `applied`, the one
+    /// last set.
+    pub fn sync_theme(&self, ctx: &egui::Context, applied: &mut Option<bool>) {
+        if *applied != Some(self.lab.dark) {
+            *applied = Some(self.lab.dark);
+            ctx.set_theme(if self.lab.dark {
+                egui::Theme::Dark
+            } else {
+                egui::Theme::Light
+            });
+        }
+    }
+
+    /// The open view as `section` or `section/tab` (what a page link's `view` names).
+    pub fn view_path(&self) -> String {
+        let s = self.section();
+        match s.tabs() {
+            Some(t) => format!("{}/{}", s.id(), t.open().id()),
+            None => s.id().to_string(),
+        }
+    }
+
     /// applies it, times presentation mode's zoom when presenting.
     pub fn set_zoom(&mut self, ctx: &egui::Context, zoom: f32) {
         let zoom = if zoom.is_finite() { zoom } else { 1.0 };
@@ -240,14 +267,14 @@ impl AppState {
     /// every panel's background work, screenshot outcomes.
     pub fn logic(&mut self) {
         self.lab.poll();
+        #[cfg(target_arch = "wasm32")]
+        self.collect_upload();
         for s in &mut self.sections {
             s.logic(&mut self.lab);
         }
         if let Some(outcome) = self.screenshot_outcome.lock().expect("lock").take() {
             match outcome {
-                Ok(p) => self
-                    .lab
-                    .inform(format!("Screenshot saved to {}.", p.display())),
+                Ok(done) => self.lab.inform(format!("Screenshot: {done}")),
                 Err(e) => self.lab.error(format!("Screenshot failed: {e}")),
             }
         }
@@ -426,21 +453,73 @@ impl AppState {
     /// [`AppState::screenshot_dir`]); the outcome arrives as a notice.
     pub fn request_screenshot(&self, ctx: &egui::Context, path: Option<PathBuf>) {
         let path = path.unwrap_or_else(|| {
-            let secs = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
+            let secs = web_time::SystemTime::now()
+                .duration_since(web_time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
             self.screenshot_dir.join(format!("basis-lab-{secs}.png"))
         });
         let outcome = self.screenshot_outcome.clone();
         let ctx2 = ctx.clone();
         ctx.request_screenshot(move |img| {
-            // Encoding a full-window PNG takes a while: keep it off the UI thread.
-            std::thread::spawn(move || {
-                let r = save_png(&img, &path).map(|()| path.clone());
+            let save = move || {
+                let r = save_png(&img, &path);
                 *outcome.lock().expect("lock") = Some(r);
                 ctx2.request_repaint();
-            });
+            };
+            // Encoding a full-window PNG takes a while: keep it off the UI thread (a page has
+            // no other thread: there it is encoded in place).
+            #[cfg(not(target_arch = "wasm32"))]
+            std::thread::spawn(save);
+            #[cfg(target_arch = "wasm32")]
+            save();
         });
+    }
+
+    /// File → Open preset…: the desktop's open dialog, or the browser's file picker (whose
+    /// file arrives in a later frame, see [`AppState::logic`]).
+    fn open_preset(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        match super::files::pick_file("RON preset", "ron") {
+            Some(path) => {
+                self.lab.load_preset_file(&path);
+            }
+            None => self.no_file_chosen(),
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let repaint = self.lab.repaint_handle();
+            self.upload = Some(super::files::Upload::start("RON preset", "ron", repaint));
+        }
+    }
+
+    /// Loads the preset file the browser's picker delivered, if it has.
+    #[cfg(target_arch = "wasm32")]
+    fn collect_upload(&mut self) {
+        let Some(picked) = self.upload.as_ref().and_then(|u| u.take()) else {
+            return;
+        };
+        self.upload = None;
+        match picked {
+            Some((name, bytes)) => {
+                let text = String::from_utf8_lossy(&bytes);
+                self.lab.load_preset_text(&text, &name);
+            }
+            None => self.lab.inform("No file chosen."),
+        }
+    }
+
+    /// File → Copy link (web build): the page's link to this preset in this view.
+    #[cfg(target_arch = "wasm32")]
+    fn copy_link(&mut self, ctx: &egui::Context) {
+        let link = crate::link::page_link(
+            &crate::web::page_url(),
+            &self.view_path(),
+            self.lab.history.running,
+            &share::encode(&self.lab.preset),
+        );
+        self.lab
+            .inform(format!("Link copied to the clipboard: {link}"));
+        ctx.copy_text(link);
     }
 
     fn no_file_chosen(&mut self) {
@@ -462,23 +541,12 @@ impl AppState {
             ui.menu_button("File", |ui| {
                 if ui.button("Open preset…").clicked() {
                     ui.close();
-                    match rfd::FileDialog::new()
-                        .add_filter("RON preset", &["ron"])
-                        .pick_file()
-                    {
-                        Some(path) => {
-                            self.lab.load_preset_file(&path);
-                        }
-                        None => self.no_file_chosen(),
-                    }
+                    self.open_preset();
                 }
                 if ui.button("Save preset…").clicked() {
                     ui.close();
-                    match rfd::FileDialog::new()
-                        .add_filter("RON preset", &["ron"])
-                        .set_file_name(format!("{}.ron", self.lab.preset.name))
-                        .save_file()
-                    {
+                    let name = format!("{}.ron", self.lab.preset.name);
+                    match super::files::save_dialog("RON preset", "ron", &name) {
                         Some(path) => {
                             self.lab.save_preset_file(&path);
                         }
@@ -499,6 +567,18 @@ impl AppState {
                         "Preset copied to the clipboard as its share string: {line}"
                     ));
                     ui.ctx().copy_text(line);
+                    ui.close();
+                }
+                #[cfg(target_arch = "wasm32")]
+                if ui
+                    .button("Copy link")
+                    .on_hover_text(
+                        "A link to this page that opens this preset in this view (and plays the \
+                         run if it is playing): one link for a room of students",
+                    )
+                    .clicked()
+                {
+                    self.copy_link(ui.ctx());
                     ui.close();
                 }
                 if ui.button("Copy preset as RON").clicked() {
@@ -718,8 +798,9 @@ fn notice_row(ui: &mut egui::Ui, lab: &mut Lab) {
     });
 }
 
-/// Encodes `img` as PNG and writes it atomically to `path`.
-pub fn save_png(img: &egui::ColorImage, path: &Path) -> Result<(), String> {
+/// Encodes `img` as PNG and writes it atomically to `path` (in the web build: downloads it
+/// under `path`'s file name); returns the sentence for the notice.
+pub fn save_png(img: &egui::ColorImage, path: &Path) -> Result<String, String> {
     let [w, h] = img.size;
     let bytes: Vec<u8> = img.pixels.iter().flat_map(|c| c.to_array()).collect();
     let buffer = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
@@ -728,5 +809,5 @@ pub fn save_png(img: &egui::ColorImage, path: &Path) -> Result<(), String> {
     buffer
         .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
         .map_err(|e| e.to_string())?;
-    write_atomic(path, &png).map_err(|e| format!("{}: {e}", path.display()))
+    super::files::write(path, &png).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -139,17 +139,95 @@ pub fn run_to_dir(
     }
     super::output::ensure_writable_dir(out)
         .with_context(|| format!("cannot write to {}", out.display()))?;
-    let mut run = PairedRun::new(preset)?;
-    let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
     let csv_path = out.join("metrics.csv");
     let mut csv_file = AtomicFile::create(&csv_path)
         .with_context(|| format!("cannot write {}", csv_path.display()))?;
-    let mut csv = csv::Writer::from_writer(csv_file.writer());
-    csv.write_record(METRICS_HEADER)?;
     let act_path = out.join("activations.csv");
     let mut act_file = AtomicFile::create(&act_path)
         .with_context(|| format!("cannot write {}", act_path.display()))?;
-    let mut act_csv = csv::Writer::from_writer(act_file.writer());
+    let Ran {
+        run,
+        finals,
+        names,
+        summary,
+        trace,
+        curves,
+    } = run_core(preset, opts, csv_file.writer(), act_file.writer(), progress)?;
+    // Every file is staged first and renamed only when all are complete, so a failure never
+    // leaves a new metrics.csv beside an old summary.
+    let summary_path = out.join("summary.json");
+    let mut summary_file = AtomicFile::create(&summary_path)
+        .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    serde_json::to_writer_pretty(summary_file.writer(), &summary)?;
+    let mut staged = vec![
+        (csv_path, csv_file),
+        (act_path, act_file),
+        (summary_path, summary_file),
+    ];
+    if let Some(mut t) = trace {
+        t.finish(&run, &finals, &names);
+        let trace_path = out.join("trace.json");
+        let mut f = AtomicFile::create(&trace_path)
+            .with_context(|| format!("cannot write {}", trace_path.display()))?;
+        serde_json::to_writer(f.writer(), &t.as_json(preset, &run, &names))?;
+        f.writer().write_all(b"\n")?;
+        staged.push((trace_path, f));
+    }
+    for (path, file) in staged {
+        file.commit()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(mut curves) = curves {
+        let mut keys = Vec::new();
+        for (i, arm) in run.arms().iter().enumerate() {
+            if let ArmStatus::Diverged { step, .. } = arm.status() {
+                curves[i].diverged_at = Some(*step);
+            } else {
+                keys.push((names[i].clone(), arm.keys(0).clone()));
+            }
+        }
+        let all = vec![
+            (
+                "orientation_divergence".into(),
+                figures::orientation_figure(&curves),
+            ),
+            (
+                "axis_concentration".into(),
+                figures::axis_figure(&curves, preset.d_k, None),
+            ),
+            ("loss".into(), figures::loss_figure(&curves)),
+            ("column_norms".into(), figures::norms_figure(&curves)),
+            ("keys".into(), figures::keys_figure(&keys)),
+        ];
+        crate::figure::write_all(out, &all)?;
+    }
+    Ok(summary)
+}
+
+/// A finished run and what [`run_core`] collected on the way.
+struct Ran {
+    run: PairedRun,
+    finals: Vec<StepRecord>,
+    names: Vec<String>,
+    summary: Summary,
+    trace: Option<TraceLog>,
+    curves: Option<Vec<ArmCurves>>,
+}
+
+/// Runs `preset` to its end, writing `metrics.csv` into `metrics` and `activations.csv` into
+/// `activations` (headers included), keeping the trace and the curves if `opts` asks for them.
+fn run_core(
+    preset: &Preset,
+    opts: RunOptions,
+    metrics: impl Write,
+    activations: impl Write,
+    progress: &dyn Fn(usize),
+) -> Result<Ran> {
+    let mut run = PairedRun::new(preset)?;
+    let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
+    let mut csv = csv::Writer::from_writer(metrics);
+    csv.write_record(METRICS_HEADER)?;
+    let mut act_csv = csv::Writer::from_writer(activations);
     act_csv.write_record(ACTIVATIONS_HEADER)?;
     let mut trace = opts.trace.then(|| TraceLog::new(&run));
     let mut last_loss = vec![[f64::NAN; 2]; names.len()];
@@ -232,55 +310,33 @@ pub fn run_to_dir(
             })
             .collect(),
     };
-    // Every file is staged first and renamed only when all are complete, so a failure never
-    // leaves a new metrics.csv beside an old summary.
-    let summary_path = out.join("summary.json");
-    let mut summary_file = AtomicFile::create(&summary_path)
-        .with_context(|| format!("cannot write {}", summary_path.display()))?;
-    serde_json::to_writer_pretty(summary_file.writer(), &summary)?;
-    let mut staged = vec![
-        (csv_path, csv_file),
-        (act_path, act_file),
-        (summary_path, summary_file),
-    ];
-    if let Some(mut t) = trace {
-        t.finish(&run, &finals, &names);
-        let trace_path = out.join("trace.json");
-        let mut f = AtomicFile::create(&trace_path)
-            .with_context(|| format!("cannot write {}", trace_path.display()))?;
-        serde_json::to_writer(f.writer(), &t.as_json(preset, &run, &names))?;
-        f.writer().write_all(b"\n")?;
-        staged.push((trace_path, f));
-    }
-    for (path, file) in staged {
-        file.commit()
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(mut curves) = curves {
-        let mut keys = Vec::new();
-        for (i, arm) in run.arms().iter().enumerate() {
-            if let ArmStatus::Diverged { step, .. } = arm.status() {
-                curves[i].diverged_at = Some(*step);
-            } else {
-                keys.push((names[i].clone(), arm.keys(0).clone()));
-            }
-        }
-        let all = vec![
-            (
-                "orientation_divergence".into(),
-                figures::orientation_figure(&curves),
-            ),
-            (
-                "axis_concentration".into(),
-                figures::axis_figure(&curves, preset.d_k, None),
-            ),
-            ("loss".into(), figures::loss_figure(&curves)),
-            ("column_norms".into(), figures::norms_figure(&curves)),
-            ("keys".into(), figures::keys_figure(&keys)),
-        ];
-        crate::figure::write_all(out, &all)?;
-    }
-    Ok(summary)
+    Ok(Ran {
+        run,
+        finals,
+        names,
+        summary,
+        trace,
+        curves,
+    })
+}
+
+/// What [`run_to_dir`] writes as `metrics.csv`, `activations.csv` and `summary.json`, byte for
+/// byte, made in memory (no trace, no figures). The web build's numerics check compares it
+/// with the desktop's files.
+///
+/// # Errors
+/// An invalid preset.
+pub fn run_tables(preset: &Preset) -> Result<[String; 3]> {
+    preset.validate()?;
+    let (mut metrics, mut activations) = (Vec::new(), Vec::new());
+    let opts = RunOptions {
+        trace: false,
+        figures: false,
+    };
+    let ran = run_core(preset, opts, &mut metrics, &mut activations, &|_| {})?;
+    let summary = serde_json::to_string_pretty(&ran.summary)?;
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("CSV of numbers and names is UTF-8");
+    Ok([text(metrics), text(activations), summary])
 }
 
 /// Appends one record (and a held-out result, if any) to an arm's curves.

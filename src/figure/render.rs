@@ -2,8 +2,6 @@
 //! points times the scale `s` (pixels per point), so a 3× PNG is the 1× figure at three times
 //! the resolution, text and lines included.
 
-use std::sync::Once;
-
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
 use plotters::element::DashedPathElement;
@@ -41,9 +39,11 @@ fn draw_err<E: std::fmt::Debug>(e: E) -> FigureError {
 
 const FONT: &str = "sans-serif";
 
-/// Registers the embedded DejaVu Sans under the family name the figures use, once.
+/// Registers the embedded DejaVu Sans under the family name the figures use, once. (In the web
+/// build plotters measures text with the browser's fonts and registers none.)
+#[cfg(not(target_arch = "wasm32"))]
 fn ensure_font() {
-    static ONCE: Once = Once::new();
+    static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let bytes: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
         // The font is a fixed asset; a failure here is a broken build, caught by the tests.
@@ -54,6 +54,9 @@ fn ensure_font() {
         );
     });
 }
+
+#[cfg(target_arch = "wasm32")]
+fn ensure_font() {}
 
 /// The figure as an SVG document of `size` (width, height) points.
 ///
@@ -88,6 +91,12 @@ pub fn png(figure: &Figure, size: (u32, u32), scale: f64) -> Result<Vec<u8>, Fig
         (size.1 as f64 * scale).round() as u32,
     );
     check_size(px)?;
+    // plotters' web build cannot draw text into a bitmap (it would panic).
+    if cfg!(target_arch = "wasm32") {
+        return Err(FigureError::Draw(
+            "PNG figures are drawn by the desktop app; in the web page choose SVG".into(),
+        ));
+    }
     ensure_font();
     let mut buf = vec![255u8; px.0 as usize * px.1 as usize * 3];
     {

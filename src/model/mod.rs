@@ -278,13 +278,13 @@ impl Workspace {
         let target = g * self.scores[b];
         let mut sum = 0.0;
         for r in self.scores.iter_mut() {
-            *r = (g * *r - max).exp();
+            *r = libm::exp(g * *r - max);
             sum += *r;
         }
         for r in self.scores.iter_mut() {
             *r /= sum;
         }
-        max + sum.ln() - target
+        max + libm::log(sum) - target
     }
 
     /// Forward and reverse pass of one episode; accumulates `scale·∂(Σ query losses)/∂K` into

@@ -54,10 +54,10 @@ impl Optimizer for Dial {
             }
             count += g.len();
         }
-        let shared = ((sum / count.max(1) as f64).sqrt() + eps).powf(1.0 - p);
+        let shared = libm::pow((sum / count.max(1) as f64).sqrt() + eps, 1.0 - p);
         for ((w, m), v) in params.iter_mut().zip(&self.m).zip(&self.v) {
             for ((wi, &mi), &vi) in w.iter_mut().zip(m.iter()).zip(v.iter()) {
-                let denom = ((vi / bc2).sqrt() + eps).powf(p) * shared;
+                let denom = libm::pow((vi / bc2).sqrt() + eps, p) * shared;
                 if denom != 0.0 {
                     *wi -= lr * (mi / bc1) / denom;
                 }

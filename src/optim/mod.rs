@@ -189,7 +189,7 @@ impl Schedule {
         match self {
             Schedule::Constant => lr,
             Schedule::Cosine => {
-                lr * 0.5 * (1.0 + (std::f64::consts::PI * t as f64 / budget.max(1) as f64).cos())
+                lr * 0.5 * (1.0 + libm::cos(std::f64::consts::PI * t as f64 / budget.max(1) as f64))
             }
         }
     }

@@ -44,7 +44,7 @@ fn inverse_fourth_root(a: &DMatrix<f64>, lambda: f64) -> DMatrix<f64> {
     let n = a.nrows();
     let damped = a + DMatrix::<f64>::identity(n, n) * lambda;
     let eig = damped.symmetric_eigen();
-    let d = eig.eigenvalues.map(|e| e.max(1e-6).powf(-0.25));
+    let d = eig.eigenvalues.map(|e| libm::pow(e.max(1e-6), -0.25));
     &eig.eigenvectors * DMatrix::from_diagonal(&d) * eig.eigenvectors.transpose()
 }
 

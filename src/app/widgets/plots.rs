@@ -6,6 +6,7 @@ use std::ops::RangeInclusive;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotPoint};
 
+use crate::app::files::save_dialog;
 use crate::app::history::LOG_FLOOR;
 use crate::app::lab::Lab;
 
@@ -283,7 +284,9 @@ pub fn export_button(ui: &mut egui::Ui, hover: &str) -> bool {
 pub fn figure_menu(ui: &mut egui::Ui) -> Option<FigureFormat> {
     let mut chosen = None;
     ui.menu_button(RichText::new("Save figure…").small(), |ui| {
-        for k in 1..=3u8 {
+        // The web build draws figures as SVG only (see `figure::png`).
+        let densities = if cfg!(target_arch = "wasm32") { 0 } else { 3 };
+        for k in 1..=densities {
             if ui
                 .button(format!("PNG at {k}× screen density"))
                 .on_hover_text("This plot alone, light theme, for slides and documents")
@@ -379,13 +382,4 @@ pub fn export_table(
         }
         Err(e) => lab.error(format!("Could not write the table: {e}")),
     }
-}
-
-/// The desktop's save dialog for a `kind` file (`"CSV"`, extension `ext`) proposing `name`;
-/// `None` if the user cancelled or the desktop has no dialog service.
-pub fn save_dialog(kind: &str, ext: &str, name: &str) -> Option<std::path::PathBuf> {
-    rfd::FileDialog::new()
-        .add_filter(kind, &[ext])
-        .set_file_name(name)
-        .save_file()
 }

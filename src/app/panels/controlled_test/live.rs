@@ -6,14 +6,14 @@ use egui_plot::{HLine, LineStyle, Points, VLine};
 use serde::{Deserialize, Serialize};
 
 use super::{arm_legend, arm_name, band_area, band_arm_picker, line, sci};
+use crate::app::files::save_dialog;
 use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries, RunHistory};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{
-    Clicked, Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_dialog,
-    save_figure,
+    Clicked, Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_figure,
 };
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::ArmStatus;

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::history::{ArmHistory, BandSeries, MinMaxSeries};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
+use crate::app::panels::{SWEEP_WHY, desktop_only};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
@@ -49,10 +50,10 @@ impl Default for ControlledTest {
             tabs: Tabs::new(vec![
                 Box::new(Live::default()),
                 Box::new(Activations::default()),
-                Box::new(SeedSweep::default()),
-                Box::new(EpsSweep::default()),
-                Box::new(Matched::default()),
-                Box::new(DkSweep::default()),
+                desktop_only(Box::new(SeedSweep::default()), SWEEP_WHY),
+                desktop_only(Box::new(EpsSweep::default()), SWEEP_WHY),
+                desktop_only(Box::new(Matched::default()), SWEEP_WHY),
+                desktop_only(Box::new(DkSweep::default()), SWEEP_WHY),
             ]),
             step_n: 100,
             about_open: false,

@@ -325,10 +325,7 @@ impl HsiTab {
             )
             .labelled_by(l.id);
             if ui.button("Choose…").clicked() {
-                match rfd::FileDialog::new()
-                    .add_filter("MATLAB v5 file", &["mat"])
-                    .pick_file()
-                {
+                match crate::app::files::pick_file("MATLAB v5 file", "mat") {
                     Some(p) => inputs.scene = p.display().to_string(),
                     None => lab.inform(
                         "No file chosen. (Without a file-dialog service, type the path into the \

@@ -1,0 +1,137 @@
+//! Links to the web page that open an experiment: `PAGE?view=test&play#bl1:…`. The fragment
+//! (after `#`) is the preset's share string ([`crate::share`]), which browsers never send to
+//! the server; the query names the view to open (`section` or `section/tab`, as `--panel` and
+//! `--tab` take them) and, with `play`, starts the live run. Headless, so it is tested without
+//! a browser.
+
+/// What a link asks the page for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageLink {
+    /// The view to open: a section id, optionally `/` and one of its tab ids.
+    pub view: Option<String>,
+    /// Start the live run as soon as the page opens.
+    pub play: bool,
+    /// The share string (or whatever followed `#`, for the share reader to judge).
+    pub share: Option<String>,
+}
+
+/// The link to `page` (its query and fragment are dropped) that opens `view` with the preset
+/// whose share string is `share`, playing the live run if `play`.
+pub fn page_link(page: &str, view: &str, play: bool, share: &str) -> String {
+    let base = page.split(['?', '#']).next().unwrap_or(page);
+    let mut link = format!("{base}?view={}", escape(view));
+    if play {
+        link.push_str("&play");
+    }
+    link.push('#');
+    link.push_str(share);
+    link
+}
+
+/// Reads a page's `search` (the query with or without its `?`) and `hash` (the fragment with or
+/// without its `#`). Unknown query parameters are ignored; an empty fragment is no preset.
+pub fn parse_page_link(search: &str, hash: &str) -> PageLink {
+    let mut link = PageLink::default();
+    for pair in search.trim_start_matches('?').split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "view" if !value.is_empty() => link.view = Some(unescape(value)),
+            "play" => link.play = !matches!(value, "0" | "false" | "no"),
+            _ => {}
+        }
+    }
+    let hash = hash.trim_start_matches('#');
+    if !hash.is_empty() {
+        link.share = Some(hash.to_string());
+    }
+    link
+}
+
+/// The view's ids are lowercase words; anything else is percent-escaped.
+fn escape(view: &str) -> String {
+    view.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_') {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Undoes [`escape`] (and any browser's escaping); a broken escape is kept as it is.
+fn unescape(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_reads_back_as_what_made_it() {
+        let link = page_link(
+            "https://example.org/lab/index.html?view=old#bl1:x",
+            "test/live",
+            true,
+            "bl1:(steps:40)",
+        );
+        assert_eq!(
+            link,
+            "https://example.org/lab/index.html?view=test/live&play#bl1:(steps:40)"
+        );
+        let (rest, hash) = link.split_once('#').unwrap();
+        let search = &rest[rest.find('?').unwrap()..];
+        assert_eq!(
+            parse_page_link(search, hash),
+            PageLink {
+                view: Some("test/live".into()),
+                play: true,
+                share: Some("bl1:(steps:40)".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn missing_and_unknown_parts_are_ignored() {
+        assert_eq!(parse_page_link("", ""), PageLink::default());
+        assert_eq!(parse_page_link("?", "#"), PageLink::default());
+        let l = parse_page_link("?utm=1&view=&play=0", "");
+        assert_eq!(l, PageLink::default());
+        let l = parse_page_link("play=yes&view=gauge%2Fzoo&view=test", "#bl1:");
+        assert_eq!(l.view.as_deref(), Some("test"));
+        assert!(l.play);
+        assert_eq!(l.share.as_deref(), Some("bl1:"));
+    }
+
+    #[test]
+    fn odd_views_are_escaped_and_read_back() {
+        let link = page_link("p", "a b&c%", false, "s");
+        assert_eq!(link, "p?view=a%20b%26c%25#s");
+        assert_eq!(
+            parse_page_link("view=a%20b%26c%25", "").view.as_deref(),
+            Some("a b&c%")
+        );
+        assert_eq!(parse_page_link("view=%zz", "").view.as_deref(), Some("%zz"));
+    }
+}

@@ -1,0 +1,287 @@
+//! The web build (issue #16). Always: the frame stepper trains exactly as the worker thread's
+//! run does, and every bundled preset survives a page link bit for bit. In CI (`.ci/run`, after
+//! `web/build.sh`), with `--ignored`: the page in headless Chromium (Debian's `chromium`) served
+//! from a static server on 127.0.0.1 opens a link's preset and trains it live, and its numbers
+//! are the desktop's, bit for bit. The screenshot stays in `target/tmp/web/` to be looked at.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use basis_lab::experiment::StepRecord;
+use basis_lab::link::{page_link, parse_page_link};
+use basis_lab::preset::{BUNDLED, Preset};
+use basis_lab::share;
+use basis_lab::worker::{Command as Cmd, FrameStepper, Trainer, Update};
+
+fn bundled(name: &str) -> Preset {
+    Preset::load(name).unwrap()
+}
+
+#[test]
+fn the_frame_stepper_trains_as_the_paired_run_does() {
+    let mut p = bundled("classroom");
+    p.steps = 30;
+    // A tiny budget: the 30 steps take many calls, as they take many frames in a page.
+    let stepper = FrameStepper::new(p.clone(), Arc::new(|| {}), Duration::from_micros(200))
+        .expect("valid preset");
+    stepper.send(Cmd::Step(30));
+    let mut records: Vec<StepRecord> = Vec::new();
+    let mut calls = 0;
+    loop {
+        calls += 1;
+        assert!(calls < 100_000, "the stepper never finished its 30 steps");
+        let mut done = false;
+        for u in stepper.drain() {
+            match u {
+                Update::Steps(r) => records.extend(r),
+                Update::Status { step, running, .. } => done = step == 30 && !running,
+                Update::Crashed(m) | Update::Rejected(m) => panic!("{m}"),
+                _ => {}
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    assert!(calls > 2, "a 200 µs budget should need several calls");
+    let mut run = basis_lab::experiment::PairedRun::new(&p).unwrap();
+    let mut expected = Vec::new();
+    for _ in 0..30 {
+        expected.extend_from_slice(run.step());
+    }
+    assert_eq!(records.len(), 30 * p.arms.len());
+    // Debug text compares every f64 exactly (NaN included, which `==` would not).
+    assert_eq!(format!("{records:?}"), format!("{expected:?}"));
+}
+
+#[test]
+fn every_bundled_preset_survives_a_page_link_bit_for_bit() {
+    for (name, _) in BUNDLED {
+        let p = bundled(name);
+        let link = page_link(
+            "https://example.org/basis-lab/?view=x#old",
+            "test/live",
+            false,
+            &share::encode(&p),
+        );
+        let (rest, hash) = link.split_once('#').unwrap();
+        let parsed = parse_page_link(&rest[rest.find('?').unwrap()..], hash);
+        assert_eq!(parsed.view.as_deref(), Some("test/live"));
+        assert!(!parsed.play);
+        let back: Preset = share::decode(parsed.share.as_deref().unwrap()).unwrap();
+        assert_eq!(back.to_ron(), p.to_ron(), "{name}");
+        // The whole link is accepted too (what a student pastes into Paste preset…).
+        let pasted: Preset = share::decode(&link).unwrap();
+        assert_eq!(pasted.to_ron(), p.to_ron(), "{name}");
+    }
+}
+
+#[test]
+fn a_tampered_link_is_an_error_naming_the_field() {
+    let link = page_link("p", "test", true, "bl1:(d_k:0)");
+    let (_, hash) = link.split_once('#').unwrap();
+    let err = share::decode::<Preset>(parse_page_link("", hash).share.as_deref().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("d_k"), "{err}");
+}
+
+/// The built page (`web/build.sh`), or a panic saying how to build it.
+fn web_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/web");
+    assert!(
+        dir.join("basis-lab_bg.wasm").is_file() && dir.join("index.html").is_file(),
+        "no web build in {}: run web/build.sh first",
+        dir.display()
+    );
+    dir
+}
+
+/// Serves the files of `dirs` (the first that has a file wins) on 127.0.0.1 at a free port,
+/// on a thread that lives as long as the test; returns the port.
+fn serve(dirs: Vec<PathBuf>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut line = String::new();
+            if BufReader::new(&stream).read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split(' ').nth(1).unwrap_or("/");
+            let name = path.split(['?', '#']).next().unwrap_or("/");
+            let name = name.trim_start_matches('/');
+            let name = if name.is_empty() { "index.html" } else { name };
+            let file = dirs
+                .iter()
+                .map(|d| d.join(name))
+                .find(|f| !name.contains("..") && f.is_file());
+            let reply = match file.and_then(|f| std::fs::read(f).ok()) {
+                Some(body) => {
+                    let kind = match name.rsplit('.').next() {
+                        Some("html") => "text/html; charset=utf-8",
+                        Some("js") => "text/javascript",
+                        Some("wasm") => "application/wasm",
+                        _ => "application/octet-stream",
+                    };
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n",
+                        body.len()
+                    );
+                    [head.into_bytes(), body].concat()
+                }
+                None => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_vec(),
+            };
+            let _ = stream.write_all(&reply);
+        }
+    });
+    port
+}
+
+/// Headless Chromium as the probe of this machine kind starts it (no network beyond loopback,
+/// a fresh profile), with `args` and `url`; returns its standard output.
+fn chromium(args: &[&str], url: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-unsafe-swiftshader",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("chromium (Debian's package) must be installed for the web tests");
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Pixels of `img` within a small distance of `rgb`.
+fn count_near(img: &image::RgbaImage, rgb: [u8; 3]) -> usize {
+    img.pixels()
+        .filter(|p| (0..3).all(|i| (p[i] as i32 - rgb[i] as i32).abs() <= 12))
+        .count()
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn the_page_opens_a_linked_preset_and_trains_it_live() {
+    let port = serve(vec![web_dir()]);
+    let preset = bundled("classroom");
+    let link = page_link(
+        &format!("http://127.0.0.1:{port}/index.html"),
+        "test/live",
+        true,
+        &share::encode(&preset),
+    );
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/web");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("live-1280x720.png");
+    let _ = std::fs::remove_file(&png);
+    chromium(
+        &[
+            "--window-size=1280,720",
+            "--virtual-time-budget=20000",
+            &format!("--screenshot={}", png.display()),
+        ],
+        &link,
+    );
+    let img = image::open(&png).expect("a screenshot").to_rgba8();
+    assert_eq!(img.dimensions(), (1280, 720));
+    let mut colours = std::collections::HashSet::new();
+    for p in img.pixels() {
+        colours.insert([p[0] >> 4, p[1] >> 4, p[2] >> 4]);
+    }
+    assert!(colours.len() > 40, "blank page: {} colours", colours.len());
+    // Both arms' curves are drawn in their optimizers' colours.
+    for (i, arm) in preset.arms.iter().enumerate() {
+        let rgb = basis_lab::experiment::figures::optimizer_rgb(&arm.optimizer, i);
+        let n = count_near(&img, rgb);
+        assert!(n > 150, "{}'s colour {rgb:?} on {n} pixels", arm.optimizer);
+    }
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn the_page_computes_the_desktop_s_numbers() {
+    let steps = 300;
+    let check = tempfile::tempdir().unwrap();
+    std::fs::write(
+        check.path().join("check.html"),
+        format!(
+            "<!DOCTYPE html><html><body><pre id=\"out\">running</pre><script type=\"module\">\n\
+             import init, {{ runTables }} from './basis-lab.js';\n\
+             await init();\n\
+             let text;\n\
+             try {{ text = runTables('classroom', {steps}); }} catch (e) {{ text = 'ERROR ' + e; }}\n\
+             document.getElementById('out').textContent = text;\n\
+             </script></body></html>"
+        ),
+    )
+    .unwrap();
+    let port = serve(vec![check.path().to_path_buf(), web_dir()]);
+    let dom = chromium(
+        &["--virtual-time-budget=60000", "--dump-dom"],
+        &format!("http://127.0.0.1:{port}/check.html"),
+    );
+    let start = dom.find("<pre id=\"out\">").expect("the check page") + 14;
+    let end = dom[start..].find("</pre>").unwrap() + start;
+    let web = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    assert!(
+        web.starts_with("--- metrics.csv"),
+        "{}",
+        &web[..web.len().min(300)]
+    );
+    let mut p = bundled("classroom");
+    p.steps = steps;
+    let [metrics, activations, summary] = basis_lab::experiment::run::run_tables(&p).unwrap();
+    let parts: Vec<&str> = web.split("--- ").skip(1).collect();
+    assert_eq!(parts.len(), 3);
+    for (part, (name, native)) in parts.iter().zip([
+        ("metrics.csv", &metrics),
+        ("activations.csv", &activations),
+        ("summary.json", &summary),
+    ]) {
+        let body = part.strip_prefix(&format!("{name}\n")).expect(name);
+        compare(name, body, native);
+    }
+}
+
+/// Asserts that the web build's `web` text is the desktop's `native`, byte for byte (so every
+/// number bit for bit), naming the first line that differs.
+fn compare(name: &str, web: &str, native: &str) {
+    let first = web.lines().zip(native.lines()).position(|(a, b)| a != b);
+    if let Some(i) = first {
+        panic!(
+            "{name}, line {}: web\n{}\ndesktop\n{}",
+            i + 1,
+            web.lines().nth(i).unwrap(),
+            native.lines().nth(i).unwrap()
+        );
+    }
+    assert_eq!(web.len(), native.len(), "{name}: different lengths");
+    println!("{name}: {} lines, byte-identical", web.lines().count());
+}
