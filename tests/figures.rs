@@ -197,10 +197,4 @@ fn write_pair_writes_both_files() {
             (figure::CLI_SIZE.1 as f64 * figure::CLI_SCALE) as u32
         )
     );
-    if let Ok(keep) = std::env::var("BASIS_LAB_KEEP_FIGURES") {
-        let keep = std::path::Path::new(&keep);
-        std::fs::create_dir_all(keep).unwrap();
-        figure::write_pair(&plot(), keep, "plot").unwrap();
-        figure::write_pair(&heatmaps(), keep, "heatmaps").unwrap();
-    }
 }

@@ -7,7 +7,7 @@ use super::LEVELS;
 use super::grid::{GridReport, RateSummary};
 use super::report::{paper_entry, paper_rows};
 use crate::experiment::figures::optimizer_rgb;
-use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb};
+use crate::figure::{Axis, Body, Dash, Figure, Mark};
 
 /// The summaries a report shows: the rates the paper's rule picked, or every summary when no
 /// pick is the paper's.
@@ -30,11 +30,6 @@ pub fn repeat(shown: &[&RateSummary], i: usize) -> bool {
     shown[..i].iter().any(|s| s.rule == shown[i].rule)
 }
 
-/// The colour of rule `name`, the `i`-th shown.
-pub fn color(name: &str, i: usize) -> Rgb {
-    optimizer_rgb(name, i)
-}
-
 /// Title of the RMSE figure.
 pub const RMSE_TITLE: &str = "held-out RMSE along the fit";
 /// Title of the effective-rank figure.
@@ -54,7 +49,7 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
         .collect();
     let deepest = LEVELS[LEVELS.len() - 1];
     for (i, s) in shown.iter().enumerate() {
-        let c = color(&s.rule, i);
+        let c = optimizer_rgb(&s.rule, i);
         let pts: Vec<(f64, f64, f64)> = s
             .levels
             .iter()

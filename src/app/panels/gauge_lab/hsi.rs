@@ -13,6 +13,7 @@ use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
+use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{
     Swatch, export_button, export_table, legend_row, plot_header, save_figure,
 };
@@ -261,7 +262,7 @@ impl Panel for HsiTab {
                     Swatch::Thick
                 };
                 (
-                    color(&s.rule, i),
+                    optimizer_color(&s.rule, i),
                     format!("{} (lr {})", s.rule, s.lr),
                     swatch,
                 )
@@ -414,11 +415,6 @@ impl HsiTab {
 }
 
 /// The colour of the rule `name`, the `i`-th shown.
-fn color(name: &str, i: usize) -> Color32 {
-    let [r, g, b] = figures::color(name, i);
-    Color32::from_rgb(r, g, b)
-}
-
 /// x of a training-loss level: −log10, so deeper levels lie to the right.
 fn level_x(level: f64) -> f64 {
     -level.log10()
@@ -466,7 +462,7 @@ fn path_plot(
                 );
             }
             for (i, s) in shown.iter().enumerate() {
-                let col = color(&s.rule, i);
+                let col = optimizer_color(&s.rule, i);
                 let pts: Vec<(f64, f64, f64)> = s
                     .levels
                     .iter()
