@@ -335,7 +335,7 @@ pub fn sensing_problem(n: usize) -> SensingProblem {
 
 /// A sensing run of `rule` at its paper rate on `problem` with a budget no benchmark reaches,
 /// warmed up by a few steps.
-pub fn sensing_run(problem: &SensingProblem, rule: Rule) -> FactorRun<'_> {
+pub fn sensing_run(problem: &SensingProblem, rule: Rule) -> FactorRun<&SensingProblem> {
     let mut run = FactorRun::new(problem, rule, rule.default_lr(), usize::MAX, 0, false);
     for _ in 0..3 {
         run.step();

@@ -154,14 +154,21 @@ impl WebApp {
         } else if link.share.is_some() {
             state.lab.inform("Opened the preset in the link.");
         }
+        let mut section = "";
         if let Some(view) = &link.view {
-            let (section, tab) = view.split_once('/').unwrap_or((view, ""));
+            let tab;
+            (section, tab) = view.split_once('/').unwrap_or((view, ""));
             if state.open_section(section) && !tab.is_empty() {
                 state.open_tab(section, tab);
             }
         }
         if link.play {
             state.lab.send(Command::Play);
+            // Outside the key lab, `play` also starts the open view's own runs (the gauge
+            // lab's live runs, say), as its main button would.
+            if !section.is_empty() && section != "test" {
+                state.start_open();
+            }
         }
         Self { state, theme: None }
     }

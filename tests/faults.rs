@@ -289,6 +289,88 @@ fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
     assert!(gd.steps > diverged.steps);
 }
 
+/// Everything a live job reports until its runs end, ordered by rule then step (the thread
+/// interleaves rules, the frame loop takes them round-robin).
+fn live_reports(job: &basis_lab::app::panels::gauge_lab::LiveJob, rules: usize) -> Vec<String> {
+    use basis_lab::app::panels::gauge_lab::LiveUpdate;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (mut samples, mut done) = (Vec::new(), vec![None; rules]);
+    while done.iter().any(Option::is_none) {
+        assert!(Instant::now() < deadline, "live runs did not finish");
+        for u in job.drain() {
+            match u {
+                LiveUpdate::Sample(s) => samples.push((s.rule, s.step, format!("{s:?}"))),
+                LiveUpdate::Done {
+                    rule,
+                    spectrum,
+                    summary,
+                } => done[rule] = Some(format!("{spectrum:?} {summary:?}")),
+                LiveUpdate::Crashed(m) => panic!("live runs crashed: {m}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    samples.sort_by_key(|(rule, step, _)| (*rule, *step));
+    samples
+        .into_iter()
+        .map(|(_, _, s)| s)
+        .chain(done.into_iter().map(Option::unwrap))
+        .collect()
+}
+
+#[test]
+fn the_gauge_live_runs_stepped_in_frames_report_what_the_thread_reports() {
+    use basis_lab::app::panels::gauge_lab::LiveJob;
+    let cfg = SensingConfig {
+        n: 10,
+        rank: 2,
+        ..SensingConfig::default()
+    };
+    let rules = vec![
+        (rule("gd"), 0.01),
+        (rule("adam"), 0.01),
+        (rule("muon"), 0.1),
+    ];
+    let repaints = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = repaints.clone();
+    let repaint = Arc::new(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    let thread = LiveJob::start(cfg.clone(), rules.clone(), 5, 600, Arc::new(|| {}));
+    let frames = LiveJob::start_in_frames(cfg, rules, 5, 600, repaint);
+    assert!(!frames.is_finished());
+    let from_thread = live_reports(&thread, 3);
+    let from_frames = live_reports(&frames, 3);
+    assert!(frames.is_finished());
+    // 200 samples per 600-step run (every 3 steps, the last at step 597 or earlier), and the
+    // three summaries.
+    assert!(from_frames.len() > 3 * 150, "{}", from_frames.len());
+    assert_eq!(from_thread, from_frames);
+    // The frame loop asked for another frame while runs were left.
+    assert!(repaints.load(std::sync::atomic::Ordering::Relaxed) > 1);
+}
+
+#[test]
+fn stopping_live_runs_stepped_in_frames_ends_every_run_cancelled() {
+    use basis_lab::app::panels::gauge_lab::{LiveJob, LiveUpdate};
+    let rules = vec![(rule("gd"), 0.01), (rule("muon"), 0.1)];
+    let job =
+        LiveJob::start_in_frames(SensingConfig::default(), rules, 1, 100_000, Arc::new(|| {}));
+    let first = job.drain();
+    assert!(first.iter().any(|u| matches!(u, LiveUpdate::Sample(_))));
+    job.cancel();
+    assert!(job.is_finished());
+    let ends: Vec<Outcome> = job
+        .drain()
+        .into_iter()
+        .filter_map(|u| match u {
+            LiveUpdate::Done { summary, .. } => Some(summary.outcome),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, [Outcome::Cancelled, Outcome::Cancelled]);
+}
+
 #[test]
 fn a_worker_panic_is_reported_and_a_new_worker_runs() {
     let p = Preset::load("classroom").unwrap();

@@ -222,6 +222,34 @@ fn the_page_opens_a_linked_preset_and_trains_it_live() {
 
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn a_link_starts_the_gauge_lab_s_live_runs_in_the_page() {
+    let port = serve(vec![web_dir()]);
+    let link = format!("http://127.0.0.1:{port}/index.html?view=gauge/live&play");
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/web");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("gauge-live-1280x720.png");
+    let _ = std::fs::remove_file(&png);
+    chromium(
+        &[
+            "--window-size=1280,720",
+            "--virtual-time-budget=20000",
+            &format!("--screenshot={}", png.display()),
+        ],
+        &link,
+    );
+    let img = image::open(&png).expect("a screenshot").to_rgba8();
+    assert_eq!(img.dimensions(), (1280, 720));
+    // The default live runs (GD, Adam, Muon, scalar-Adam) draw their curves in their rules'
+    // colours, so the frame loop stepped them.
+    for (i, name) in ["gd", "adam", "muon", "scalar_adam"].iter().enumerate() {
+        let rgb = basis_lab::experiment::figures::optimizer_rgb(name, i);
+        let n = count_near(&img, rgb);
+        assert!(n > 150, "{name}'s colour {rgb:?} on {n} pixels");
+    }
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_page_computes_the_desktop_s_numbers() {
     let steps = 300;
     let check = tempfile::tempdir().unwrap();

@@ -57,8 +57,13 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<String, String> {
 /// and the frame loop collects the outcome with [`Upload::take`].
 #[cfg(target_arch = "wasm32")]
 pub struct Upload {
-    slot: std::rc::Rc<std::cell::RefCell<Option<Option<(String, Vec<u8>)>>>>,
+    /// `None` while the picker is open; then the file's name and bytes, or `None` if cancelled.
+    slot: std::rc::Rc<std::cell::RefCell<Option<Picked>>>,
 }
+
+/// A chosen file's name and bytes; `None` when the user cancelled the picker.
+#[cfg(target_arch = "wasm32")]
+type Picked = Option<(String, Vec<u8>)>;
 
 #[cfg(target_arch = "wasm32")]
 impl Upload {

@@ -168,8 +168,7 @@ impl ShotPlan {
             lab.send(Command::Play);
             // A section with tabs starts the open tab's analysis; one without, its own run.
             if self.analyses || state.section().tabs().is_none() {
-                let (lab, section) = (&mut state.lab, state.sections[state.open].as_mut());
-                section.start(lab);
+                state.start_open();
             }
             return;
         }

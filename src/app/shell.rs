@@ -247,6 +247,12 @@ impl AppState {
         }
     }
 
+    /// Starts the open section's analysis (the open tab's, for a section with tabs), as its
+    /// main button does: a link's `play` and screenshot mode use it.
+    pub fn start_open(&mut self) {
+        self.sections[self.open].start(&mut self.lab);
+    }
+
     /// Shows tab `tab` of section `section`; false if either is unknown.
     pub fn open_tab(&mut self, section: &str, tab: &str) -> bool {
         self.open_section(section) && self.section_mut().tabs_mut().is_some_and(|t| t.select(tab))

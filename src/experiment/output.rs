@@ -39,9 +39,12 @@ impl AtomicFile {
     /// Flushes, syncs to disk and renames over the destination.
     pub fn commit(mut self) -> io::Result<()> {
         let writer = self.writer.take().expect("commit once");
-        let file = writer.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
+        // The file is closed at the end of this block, before the rename (which Windows
+        // refuses for an open file).
+        {
+            let file = writer.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+        }
         std::fs::rename(&self.tmp, &self.dest)
     }
 }

@@ -20,6 +20,7 @@ pub use report::{
 };
 pub use trace::{MAX_TRACE_N, TRACE_SCHEMA, TRACE_STEPS, check_traceable, trace_zoo};
 
+use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nalgebra::DMatrix;
@@ -359,9 +360,11 @@ struct Twin {
     q: DMatrix<f64>,
 }
 
-/// State of one factored run (and optionally its gauge twin) in progress.
-pub struct FactorRun<'a> {
-    problem: &'a SensingProblem,
+/// State of one factored run (and optionally its gauge twin) in progress, on the problem
+/// `P` points to (`&SensingProblem`, or an `Arc` for a run that outlives its caller's frame,
+/// as the web build's live runs do).
+pub struct FactorRun<P> {
+    problem: P,
     rule: Rule,
     schedule: Schedule,
     full_horizon: bool,
@@ -379,18 +382,11 @@ pub struct FactorRun<'a> {
     pub loss: f64,
 }
 
-impl<'a> FactorRun<'a> {
+impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
     /// Starts `rule` at peak rate `lr` on `problem` from the seed's initial factors, on the
     /// rule's own schedule ([`FactorRun::with_schedule`] changes it); with `twins`, also from
     /// (UQ, VQ) for the seed's Haar Q.
-    pub fn new(
-        problem: &'a SensingProblem,
-        rule: Rule,
-        lr: f64,
-        budget: usize,
-        seed: u64,
-        twins: bool,
-    ) -> Self {
+    pub fn new(problem: P, rule: Rule, lr: f64, budget: usize, seed: u64, twins: bool) -> Self {
         let n = problem.cfg.n;
         let (u, v) = problem.init(seed);
         let twin = twins.then(|| {
@@ -416,6 +412,11 @@ impl<'a> FactorRun<'a> {
             t: 0,
             loss: f64::NAN,
         }
+    }
+
+    /// The problem the run fits.
+    pub fn problem(&self) -> &SensingProblem {
+        &self.problem
     }
 
     /// The same run on `schedule` (before its first step).
@@ -492,6 +493,12 @@ impl<'a> FactorRun<'a> {
                 break o;
             }
         };
+        self.summary(seed, outcome)
+    }
+
+    /// The run's result as it stands, ended by `outcome`: recovery, effective rank and
+    /// balancedness of the current factors (seed `seed` is only recorded).
+    pub fn summary(&self, seed: u64, outcome: Outcome) -> RunResult {
         let [u, v] = &self.params;
         let w = u * v.transpose();
         RunResult {

@@ -2,15 +2,19 @@
 //! loss, recovery and the twins' drift; the singular values at the end. The tab owns its own
 //! background job (a thread of rayon-parallel runs), not the key lab's trainer.
 
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use crossbeam_channel::{Receiver, unbounded};
+use crossbeam_channel::{Receiver, Sender, unbounded};
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use web_time::Instant;
 
 use super::{class_color, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
@@ -21,7 +25,7 @@ use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header, save
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::figures::{GREY, optimizer_rgb};
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
-use crate::sensing::zoo::{FactorRun, Rule, RunResult};
+use crate::sensing::zoo::{FactorRun, Outcome, Rule, RunResult};
 use crate::sensing::{SensingConfig, SensingProblem};
 
 /// The live-runs tab: its settings, the job and the series it streamed.
@@ -203,12 +207,18 @@ impl Panel for LiveRuns {
     }
 
     /// Files the samples that arrived.
-    fn logic(&mut self, _lab: &mut Lab) {
+    fn logic(&mut self, lab: &mut Lab) {
         let Some(job) = &self.job else {
             return;
         };
         for u in job.drain() {
             match u {
+                LiveUpdate::Crashed(message) => {
+                    lab.error(format!(
+                        "The live runs stopped on an internal error: {message}. Please report \
+                         it with the settings; Run live starts them again."
+                    ));
+                }
                 LiveUpdate::Sample(s) => {
                     if let Some(series) = self.series.get_mut(s.rule) {
                         series.loss.push(s.step, s.loss);
@@ -505,6 +515,8 @@ pub struct LiveSample {
 pub enum LiveUpdate {
     /// A sample.
     Sample(LiveSample),
+    /// The runs stopped on a panic (its message); the app keeps running.
+    Crashed(String),
     /// A rule finished: its singular values of UVᵀ (descending).
     Done {
         /// Index of the rule.
@@ -524,15 +536,90 @@ pub struct LiveJob {
     pub target_spectrum: Vec<f64>,
     rx: Receiver<LiveUpdate>,
     cancel: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
+    driver: Driver,
+}
+
+/// What steps a live job: a thread of rayon-parallel runs (the desktop), or the frame loop
+/// itself, a slice of steps per [`LiveJob::drain`] (the web build, which has no threads).
+enum Driver {
+    Thread(Option<JoinHandle<()>>),
+    Frames {
+        runs: RefCell<Vec<LiveRun>>,
+        tx: Sender<LiveUpdate>,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    },
 }
 
 /// Samples per live run.
 const LIVE_SAMPLES: usize = 200;
 
+/// Time the frame-loop driver steps per [`LiveJob::drain`] (as the key lab's
+/// [`crate::worker::FrameStepper`] does), leaving the rest of a 60 Hz frame to drawing.
+pub const FRAME_BUDGET: Duration = Duration::from_millis(9);
+
+/// One rule of a live job: its run, its place in the job's list and how often it samples.
+struct LiveRun {
+    index: usize,
+    seed: u64,
+    every: usize,
+    run: FactorRun<Arc<SensingProblem>>,
+}
+
+impl LiveRun {
+    /// Takes one step, sampling W_t before the step computes its loss (so the sample's three
+    /// numbers describe the same factors); `true` once the run has ended (its
+    /// [`LiveUpdate::Done`] sent).
+    fn advance(&mut self, send: &dyn Fn(LiveUpdate)) -> bool {
+        let t = self.run.t;
+        let sample = t.is_multiple_of(self.every).then(|| {
+            let [u, v] = &self.run.params;
+            (
+                crate::sensing::recovery(u, v, &self.run.problem().target),
+                self.run.twin_drift().unwrap_or(f64::NAN),
+                self.run.factor_drift().unwrap_or(f64::NAN),
+            )
+        });
+        let stepped = self.run.step();
+        if let Some((recovery, twin_drift, factor_drift)) = sample {
+            send(LiveUpdate::Sample(LiveSample {
+                rule: self.index,
+                step: t,
+                loss: self.run.loss,
+                recovery,
+                twin_drift,
+                factor_drift,
+            }));
+        }
+        match stepped {
+            Some(outcome) => {
+                self.end(outcome, send);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sends the run's [`LiveUpdate::Done`], ended by `outcome`.
+    fn end(&self, outcome: Outcome, send: &dyn Fn(LiveUpdate)) {
+        let [u, v] = &self.run.params;
+        let mut spectrum: Vec<f64> = (u * v.transpose())
+            .singular_values()
+            .iter()
+            .copied()
+            .collect();
+        spectrum.sort_by(|a, b| b.total_cmp(a));
+        send(LiveUpdate::Done {
+            rule: self.index,
+            spectrum,
+            summary: self.run.summary(self.seed, outcome),
+        });
+    }
+}
+
 impl LiveJob {
     /// Runs every (rule, lr) in `rules` on the instance of `seed` for at most `budget` steps,
-    /// in parallel, sampling about 200 times each.
+    /// sampling about 200 times each: in parallel on a thread of the desktop app, inside the
+    /// frame loop in the web build ([`LiveJob::start_in_frames`]).
     pub fn start(
         cfg: SensingConfig,
         rules: Vec<(Rule, f64)>,
@@ -540,107 +627,145 @@ impl LiveJob {
         budget: usize,
         repaint: Arc<dyn Fn() + Send + Sync>,
     ) -> Self {
+        Self::with_driver(
+            cfg,
+            rules,
+            seed,
+            budget,
+            repaint,
+            cfg!(target_arch = "wasm32"),
+        )
+    }
+
+    /// As [`LiveJob::start`], stepped by [`LiveJob::drain`] for up to [`FRAME_BUDGET`] per
+    /// call, round-robin over the rules (the web build's driver; the same numbers as the
+    /// thread's, since each run depends only on its rule).
+    pub fn start_in_frames(
+        cfg: SensingConfig,
+        rules: Vec<(Rule, f64)>,
+        seed: u64,
+        budget: usize,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        Self::with_driver(cfg, rules, seed, budget, repaint, true)
+    }
+
+    fn with_driver(
+        cfg: SensingConfig,
+        rules: Vec<(Rule, f64)>,
+        seed: u64,
+        budget: usize,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+        in_frames: bool,
+    ) -> Self {
         let problem = Arc::new(SensingProblem::new(&cfg, seed));
         let target_spectrum = problem.target.singular_values().iter().copied().collect();
+        let every = (budget / LIVE_SAMPLES).max(1);
+        let runs: Vec<LiveRun> = rules
+            .iter()
+            .enumerate()
+            .map(|(index, &(rule, lr))| LiveRun {
+                index,
+                seed,
+                every,
+                run: FactorRun::new(problem.clone(), rule, lr, budget, seed, true),
+            })
+            .collect();
         let (tx, rx) = unbounded();
         let cancel = Arc::new(AtomicBool::new(false));
-        let handle = {
-            let (rules, cancel) = (rules.clone(), cancel.clone());
-            std::thread::Builder::new()
+        let driver = if in_frames {
+            repaint();
+            Driver::Frames {
+                runs: RefCell::new(runs),
+                tx,
+                repaint,
+            }
+        } else {
+            let cancel = cancel.clone();
+            let thread = std::thread::Builder::new()
                 .name("basis-lab gauge live".into())
                 .spawn(move || {
-                    let every = (budget / LIVE_SAMPLES).max(1);
-                    rules.par_iter().enumerate().for_each(|(i, &(rule, lr))| {
-                        let mut run = FactorRun::new(&problem, rule, lr, budget, seed, true);
-                        let outcome = loop {
-                            if cancel.load(Ordering::Relaxed) {
-                                break crate::sensing::zoo::Outcome::Cancelled;
-                            }
-                            // Sample W_t before the step computes its loss, so all three
-                            // numbers describe the same factors.
-                            let t = run.t;
-                            let sample = t.is_multiple_of(every).then(|| {
-                                let [u, v] = &run.params;
-                                (
-                                    crate::sensing::recovery(u, v, &problem.target),
-                                    run.twin_drift().unwrap_or(f64::NAN),
-                                    run.factor_drift().unwrap_or(f64::NAN),
-                                )
-                            });
-                            let stepped = run.step();
-                            if let Some((recovery, twin_drift, factor_drift)) = sample {
-                                let _ = tx.send(LiveUpdate::Sample(LiveSample {
-                                    rule: i,
-                                    step: t,
-                                    loss: run.loss,
-                                    recovery,
-                                    twin_drift,
-                                    factor_drift,
-                                }));
-                                repaint();
-                            }
-                            if let Some(o) = stepped {
-                                break o;
-                            }
-                        };
-                        let [u, v] = &run.params;
-                        let w = u * v.transpose();
-                        let summary = RunResult {
-                            rule: rule.name(),
-                            equivariant: rule.equivariant(),
-                            lr,
-                            seed,
-                            tau: problem.cfg.tau,
-                            steps: run.t,
-                            outcome,
-                            train_loss: run.loss,
-                            recovery: crate::sensing::recovery(u, v, &problem.target),
-                            erank: crate::sensing::effective_rank(&w),
-                            balancedness: crate::sensing::balancedness(u, v),
-                            twin_drift: run.twin_drift(),
-                            n: None,
-                            init: None,
-                            schedule: Default::default(),
-                        };
-                        let mut spectrum: Vec<f64> = w.singular_values().iter().copied().collect();
-                        spectrum.sort_by(|a, b| b.total_cmp(a));
-                        let _ = tx.send(LiveUpdate::Done {
-                            rule: i,
-                            spectrum,
-                            summary,
-                        });
+                    let send = |u: LiveUpdate| {
+                        let _ = tx.send(u);
                         repaint();
-                    });
+                    };
+                    let outcome = catch_unwind(AssertUnwindSafe(|| {
+                        runs.into_par_iter().for_each(|mut r| {
+                            while !r.advance(&send) {
+                                if cancel.load(Ordering::Relaxed) {
+                                    r.end(Outcome::Cancelled, &send);
+                                    break;
+                                }
+                            }
+                        })
+                    }));
+                    if let Err(p) = outcome {
+                        send(LiveUpdate::Crashed(panic_message(p.as_ref())));
+                    }
                 })
-                .expect("spawn live thread")
+                .expect("spawn live thread");
+            Driver::Thread(Some(thread))
         };
         Self {
             rules,
             target_spectrum,
             rx,
             cancel,
-            handle: Some(handle),
+            driver,
         }
     }
 
-    /// Every update that has arrived.
+    /// Every update that has arrived; the frame-loop driver first steps its runs for up to
+    /// [`FRAME_BUDGET`] (and asks for another frame while any is left).
     pub fn drain(&self) -> Vec<LiveUpdate> {
+        if let Driver::Frames { runs, tx, repaint } = &self.driver {
+            let send = |u: LiveUpdate| {
+                let _ = tx.send(u);
+            };
+            let mut runs = runs.borrow_mut();
+            let started = Instant::now();
+            while !runs.is_empty() && started.elapsed() < FRAME_BUDGET {
+                runs.retain_mut(|r| !r.advance(&send));
+            }
+            if !runs.is_empty() {
+                repaint();
+            }
+        }
         self.rx.try_iter().collect()
     }
 
-    /// Asks every run to stop.
+    /// Asks every run to stop (the frame-loop driver ends them at once).
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
+        if let Driver::Frames { runs, tx, .. } = &self.driver {
+            for r in runs.borrow_mut().drain(..) {
+                r.end(Outcome::Cancelled, &|u| {
+                    let _ = tx.send(u);
+                });
+            }
+        }
     }
 
     /// Whether all runs have ended.
     pub fn is_finished(&self) -> bool {
-        self.handle.as_ref().is_none_or(|h| h.is_finished())
+        match &self.driver {
+            Driver::Thread(h) => h.as_ref().is_none_or(|h| h.is_finished()),
+            Driver::Frames { runs, .. } => runs.borrow().is_empty(),
+        }
     }
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 impl Drop for LiveJob {
     fn drop(&mut self) {
-        self.cancel();
+        self.cancel.store(true, Ordering::Relaxed);
     }
 }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
+use crate::app::panels::{GAUGE_WHY, desktop_only};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{
@@ -48,10 +49,10 @@ impl Default for GaugeLab {
     fn default() -> Self {
         Self {
             tabs: Tabs::new(vec![
-                Box::new(zoo::tab()),
-                Box::new(dial::tab()),
-                Box::new(tail::tab()),
-                Box::new(HsiTab::default()),
+                desktop_only(Box::new(zoo::tab()), GAUGE_WHY),
+                desktop_only(Box::new(dial::tab()), GAUGE_WHY),
+                desktop_only(Box::new(tail::tab()), GAUGE_WHY),
+                desktop_only(Box::new(HsiTab::default()), GAUGE_WHY),
                 Box::new(LiveRuns::default()),
             ]),
         }
