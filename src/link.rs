@@ -1,8 +1,8 @@
 //! Links to the web page that open an experiment: `PAGE?view=test&play#bl1:…`. The fragment
 //! (after `#`) is the preset's share string ([`crate::share`]), which browsers never send to
 //! the server; the query names the view to open (`section` or `section/tab`, as `--panel` and
-//! `--tab` take them) and, with `play`, starts the live run (and, in a view outside the key
-//! lab, that view's own runs: `?view=gauge/live&play`). Headless, so it is tested without a
+//! `--tab` take them) and, with `play`, starts the live run (or, in a view outside the key lab,
+//! that view's own runs: `?view=gauge/live&play`). Headless, so it is tested without a
 //! browser.
 
 /// What a link asks the page for.

@@ -154,19 +154,21 @@ impl WebApp {
         } else if link.share.is_some() {
             state.lab.inform("Opened the preset in the link.");
         }
-        let mut section = "";
+        // The key lab, unless the link opens another view.
+        let mut key_lab = true;
         if let Some(view) = &link.view {
-            let tab;
-            (section, tab) = view.split_once('/').unwrap_or((view, ""));
-            if state.open_section(section) && !tab.is_empty() {
-                state.open_tab(section, tab);
-            }
+            let (section, tab) = view.split_once('/').unwrap_or((view, ""));
+            let opened =
+                state.open_section(section) && (tab.is_empty() || state.open_tab(section, tab));
+            key_lab = !opened || section == "test";
         }
         if link.play {
-            state.lab.send(Command::Play);
-            // Outside the key lab, `play` also starts the open view's own runs (the gauge
-            // lab's live runs, say), as its main button would.
-            if !section.is_empty() && section != "test" {
+            // `play` plays the key lab's run, or starts the linked view's own runs (the gauge
+            // lab's live runs, say) as its main button would; not both, which would share
+            // each frame's time between them.
+            if key_lab {
+                state.lab.send(Command::Play);
+            } else {
                 state.start_open();
             }
         }

@@ -232,7 +232,7 @@ fn a_link_starts_the_gauge_lab_s_live_runs_in_the_page() {
     chromium(
         &[
             "--window-size=1280,720",
-            "--virtual-time-budget=20000",
+            "--virtual-time-budget=5000",
             &format!("--screenshot={}", png.display()),
         ],
         &link,

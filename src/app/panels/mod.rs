@@ -17,8 +17,8 @@ pub const SWEEP_WHY: &str = "This tab trains the preset many times over (seeds, 
 /// Why the gauge lab's sweep tabs (zoo, dial, tail, hyperspectral) are desktop-only in the web
 /// build; its live runs step inside the page's frame loop.
 pub const GAUGE_WHY: &str = "This tab trains many factored models over grids of learning rates \
-    and seeds, in parallel on every core: minutes in the desktop app, far longer in a page. The \
-    Live runs tab works here.";
+    and seeds (the hyperspectral one also reads a scene file from your disk), in parallel on \
+    every core: minutes in the desktop app, far longer in a page. The Live runs tab works here.";
 /// Why the attention twins are desktop-only in the web build.
 pub const ATTENTION_WHY: &str = "The attention twins train small transformers on a background \
     thread; the web build steps only the key lab's live run inside its frame loop.";

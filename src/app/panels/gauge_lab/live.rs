@@ -1,13 +1,13 @@
 //! Live runs: a few rules trained on one problem instance, each with its gauge twin, streaming
 //! loss, recovery and the twins' drift; the singular values at the end. The tab owns its own
-//! background job (a thread of rayon-parallel runs), not the key lab's trainer.
+//! job, not the key lab's trainer: a thread of rayon-parallel runs on the desktop, stepped by
+//! the frame loop in the web build ([`LiveJob`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use eframe::egui::{self, Color32, RichText};
@@ -27,6 +27,7 @@ use crate::experiment::figures::{GREY, optimizer_rgb};
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
 use crate::sensing::zoo::{FactorRun, Outcome, Rule, RunResult};
 use crate::sensing::{SensingConfig, SensingProblem};
+use crate::worker::FRAME_BUDGET;
 
 /// The live-runs tab: its settings, the job and the series it streamed.
 #[derive(Default)]
@@ -206,7 +207,7 @@ impl Panel for LiveRuns {
         "Live runs and twins"
     }
 
-    /// Files the samples that arrived.
+    /// Files the samples that arrived (in the web build, after stepping the runs).
     fn logic(&mut self, lab: &mut Lab) {
         let Some(job) = &self.job else {
             return;
@@ -515,7 +516,7 @@ pub struct LiveSample {
 pub enum LiveUpdate {
     /// A sample.
     Sample(LiveSample),
-    /// The runs stopped on a panic (its message); the app keeps running.
+    /// The thread's runs stopped on a panic (its message); the app keeps running.
     Crashed(String),
     /// A rule finished: its singular values of UVᵀ (descending).
     Done {
@@ -545,6 +546,8 @@ enum Driver {
     Thread(Option<JoinHandle<()>>),
     Frames {
         runs: RefCell<Vec<LiveRun>>,
+        /// The run [`LiveJob::drain`] steps next.
+        next: Cell<usize>,
         tx: Sender<LiveUpdate>,
         repaint: Arc<dyn Fn() + Send + Sync>,
     },
@@ -553,9 +556,11 @@ enum Driver {
 /// Samples per live run.
 const LIVE_SAMPLES: usize = 200;
 
-/// Time the frame-loop driver steps per [`LiveJob::drain`] (as the key lab's
-/// [`crate::worker::FrameStepper`] does), leaving the rest of a 60 Hz frame to drawing.
-pub const FRAME_BUDGET: Duration = Duration::from_millis(9);
+/// Most steps one [`LiveJob::drain`] of the frame-loop driver takes, whatever the clock says:
+/// a page's clock can be coarse (browsers that resist fingerprinting round it to 100 ms) or
+/// stand still (headless Chromium's virtual time), and a frame must still end. At 9 ms per
+/// frame a page takes a few dozen steps, far below this.
+const MAX_DRAIN_STEPS: usize = 256;
 
 /// One rule of a live job: its run, its place in the job's list and how often it samples.
 struct LiveRun {
@@ -638,8 +643,10 @@ impl LiveJob {
     }
 
     /// As [`LiveJob::start`], stepped by [`LiveJob::drain`] for up to [`FRAME_BUDGET`] per
-    /// call, round-robin over the rules (the web build's driver; the same numbers as the
-    /// thread's, since each run depends only on its rule).
+    /// call, one step at a time round-robin over the rules, as the key lab's
+    /// [`crate::worker::FrameStepper`] steps its run (the web build's driver; the same numbers
+    /// as the thread's, since each run depends only on its rule). A panic here is not caught:
+    /// it unwinds into the caller (in the page it ends the app, and the page says so).
     pub fn start_in_frames(
         cfg: SensingConfig,
         rules: Vec<(Rule, f64)>,
@@ -677,6 +684,7 @@ impl LiveJob {
             repaint();
             Driver::Frames {
                 runs: RefCell::new(runs),
+                next: Cell::new(0),
                 tx,
                 repaint,
             }
@@ -718,16 +726,39 @@ impl LiveJob {
     /// Every update that has arrived; the frame-loop driver first steps its runs for up to
     /// [`FRAME_BUDGET`] (and asks for another frame while any is left).
     pub fn drain(&self) -> Vec<LiveUpdate> {
-        if let Driver::Frames { runs, tx, repaint } = &self.driver {
+        if let Driver::Frames {
+            runs,
+            next,
+            tx,
+            repaint,
+        } = &self.driver
+        {
             let send = |u: LiveUpdate| {
                 let _ = tx.send(u);
             };
-            let mut runs = runs.borrow_mut();
-            let started = Instant::now();
-            while !runs.is_empty() && started.elapsed() < FRAME_BUDGET {
-                runs.retain_mut(|r| !r.advance(&send));
-            }
-            if !runs.is_empty() {
+            let left = {
+                let mut runs = runs.borrow_mut();
+                let started = Instant::now();
+                // One step at a time, round-robin, so a frame overruns the budget by at most
+                // one step of one rule.
+                let mut i = next.get();
+                let mut steps = 0;
+                while !runs.is_empty()
+                    && started.elapsed() < FRAME_BUDGET
+                    && steps < MAX_DRAIN_STEPS
+                {
+                    steps += 1;
+                    i %= runs.len();
+                    if runs[i].advance(&send) {
+                        runs.remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+                next.set(i);
+                !runs.is_empty()
+            };
+            if left {
                 repaint();
             }
         }

@@ -47,15 +47,18 @@ pub struct GaugeLab {
 
 impl Default for GaugeLab {
     fn default() -> Self {
-        Self {
-            tabs: Tabs::new(vec![
-                desktop_only(Box::new(zoo::tab()), GAUGE_WHY),
-                desktop_only(Box::new(dial::tab()), GAUGE_WHY),
-                desktop_only(Box::new(tail::tab()), GAUGE_WHY),
-                desktop_only(Box::new(HsiTab::default()), GAUGE_WHY),
-                Box::new(LiveRuns::default()),
-            ]),
+        let mut tabs = Tabs::new(vec![
+            desktop_only(Box::new(zoo::tab()), GAUGE_WHY),
+            desktop_only(Box::new(dial::tab()), GAUGE_WHY),
+            desktop_only(Box::new(tail::tab()), GAUGE_WHY),
+            desktop_only(Box::new(HsiTab::default()), GAUGE_WHY),
+            Box::new(LiveRuns::default()),
+        ]);
+        // In a page the live runs are the tab that works: open there.
+        if cfg!(target_arch = "wasm32") {
+            tabs.select("live");
         }
+        Self { tabs }
     }
 }
 
