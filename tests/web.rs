@@ -2,7 +2,9 @@
 //! run does, and every bundled preset survives a page link bit for bit. In CI (`.ci/run`, after
 //! `web/build.sh`), with `--ignored`: the page in headless Chromium (Debian's `chromium`) served
 //! from a static server on 127.0.0.1 opens a link's preset and trains it live, and its numbers
-//! are the desktop's, bit for bit. The screenshot stays in `target/tmp/web/` to be looked at.
+//! are the desktop's, bit for bit; the gauge lab's live runs start from a link; Ctrl+S downloads
+//! the app's screenshot (driven through Chromium's DevTools protocol). The screenshots stay in
+//! `target/tmp/web/` to be looked at.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -145,23 +147,27 @@ fn serve(dirs: Vec<PathBuf>) -> u16 {
     port
 }
 
-/// Headless Chromium as the probe of this machine kind starts it (no network beyond loopback,
-/// a fresh profile), with `args` and `url`; returns its standard output.
+/// Headless Chromium as the probe of this machine kind starts it: no network beyond loopback
+/// (with a fresh profile, given apart).
+const CHROMIUM_FLAGS: [&str; 10] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--enable-unsafe-swiftshader",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+];
+
+/// Headless Chromium with [`CHROMIUM_FLAGS`], a fresh profile, `args` and `url`; returns its
+/// standard output.
 fn chromium(args: &[&str], url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--enable-unsafe-swiftshader",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
+        .args(CHROMIUM_FLAGS)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(args)
         .arg(url)
@@ -173,6 +179,125 @@ fn chromium(args: &[&str], url: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A headless Chromium driven through its DevTools protocol (for what command-line flags
+/// cannot do: keys, downloads); killed when dropped.
+struct Devtools {
+    browser: std::process::Child,
+    socket: tungstenite::WebSocket<std::net::TcpStream>,
+    next_id: u64,
+    _profile: tempfile::TempDir,
+}
+
+impl Devtools {
+    /// Starts Chromium on a blank page with a 1280 × 720 window and connects to that page.
+    fn start() -> Self {
+        let profile = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let browser = Command::new("chromium")
+            .args(CHROMIUM_FLAGS)
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--remote-debugging-port={port}"))
+            .args(["--window-size=1280,720", "about:blank"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("chromium (Debian's package) must be installed for the web tests");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let page = loop {
+            let pages = http_get(port, "/json/list")
+                .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok());
+            let url = pages.as_ref().and_then(|v| {
+                v.as_array()?.iter().find(|t| t["type"] == "page")?["webSocketDebuggerUrl"]
+                    .as_str()
+                    .map(str::to_string)
+            });
+            if let Some(url) = url {
+                break url;
+            }
+            assert!(std::time::Instant::now() < deadline, "no DevTools page");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (socket, _) = tungstenite::client(page.as_str(), stream).expect("DevTools socket");
+        Self {
+            browser,
+            socket,
+            next_id: 0,
+            _profile: profile,
+        }
+    }
+
+    /// Sends `method` with `params` and returns its result, skipping the events in between.
+    fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = serde_json::json!({ "id": id, "method": method, "params": params });
+        self.socket
+            .send(tungstenite::Message::Text(msg.to_string().into()))
+            .unwrap();
+        loop {
+            let reply = self.socket.read().expect("DevTools reply");
+            let Ok(text) = reply.to_text() else { continue };
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            if v["id"] == id {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// Evaluates `expr` in the page and returns its value.
+    fn eval(&mut self, expr: &str) -> serde_json::Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            serde_json::json!({ "expression": expr, "returnByValue": true }),
+        );
+        r["result"]["value"].clone()
+    }
+}
+
+impl Drop for Devtools {
+    fn drop(&mut self) {
+        let _ = self.browser.kill();
+        let _ = self.browser.wait();
+    }
+}
+
+/// The body of `GET path` from 127.0.0.1:`port` (DevTools answers HTTP/1.1 only, and keeps the
+/// connection open: the body is read by its length), or `None` while nothing answers.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut reader = BufReader::new(stream);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    String::from_utf8(body).ok()
 }
 
 /// Pixels of `img` within a small distance of `rgb`.
@@ -246,6 +371,73 @@ fn a_link_starts_the_gauge_lab_s_live_runs_in_the_page() {
         let n = count_near(&img, rgb);
         assert!(n > 150, "{name}'s colour {rgb:?} on {n} pixels");
     }
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn ctrl_s_in_the_page_downloads_a_screenshot() {
+    let port = serve(vec![web_dir()]);
+    let downloads = tempfile::tempdir().unwrap();
+    let mut dev = Devtools::start();
+    dev.call(
+        "Browser.setDownloadBehavior",
+        serde_json::json!({ "behavior": "allow", "downloadPath": downloads.path() }),
+    );
+    dev.call(
+        "Page.navigate",
+        serde_json::json!({ "url": format!("http://127.0.0.1:{port}/index.html?view=test/live") }),
+    );
+    // The page removes its loading line once the app runs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while dev.eval("document.getElementById('basis-lab-canvas') !== null && document.getElementById('basis-lab-status') === null") != true {
+        assert!(std::time::Instant::now() < deadline, "the app did not start");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let input = |dev: &mut Devtools, method: &str, params: serde_json::Value| {
+        dev.call(method, params);
+    };
+    for kind in ["mousePressed", "mouseReleased"] {
+        let click = serde_json::json!({ "type": kind, "x": 700, "y": 400, "button": "left", "clickCount": 1 });
+        input(&mut dev, "Input.dispatchMouseEvent", click);
+    }
+    // Ctrl+S: the app's screenshot, a download in the page.
+    for kind in ["rawKeyDown", "keyUp"] {
+        let key = serde_json::json!({ "type": kind, "modifiers": 2, "key": "s", "code": "KeyS", "windowsVirtualKeyCode": 83 });
+        input(&mut dev, "Input.dispatchKeyEvent", key);
+    }
+    let png = loop {
+        let done = std::fs::read_dir(downloads.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "png"));
+        if let Some(p) = done {
+            break p;
+        }
+        assert!(std::time::Instant::now() < deadline, "no download");
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let name = png.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("basis-lab-"), "{name}");
+    // Chromium writes the file, then renames it; read it once it decodes.
+    let img = loop {
+        if let Ok(img) = image::open(&png) {
+            break img.to_rgba8();
+        }
+        assert!(std::time::Instant::now() < deadline, "unreadable download");
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert_eq!(img.width(), 1280, "the page's width");
+    assert!(img.height() >= 500, "{}", img.height());
+    let mut colours = std::collections::HashSet::new();
+    for p in img.pixels() {
+        colours.insert([p[0] >> 4, p[1] >> 4, p[2] >> 4]);
+    }
+    assert!(
+        colours.len() > 20,
+        "blank screenshot: {} colours",
+        colours.len()
+    );
 }
 
 #[test]
