@@ -238,6 +238,16 @@ impl Trainer for FrameStepper {
     }
 }
 
+/// The text of a caught panic's payload (`panic!` with a literal or a formatted message), or
+/// "unknown panic" for any other payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// A running worker thread; dropping it stops the thread and joins it.
 pub struct Worker {
     tx: Sender<Command>,
@@ -270,11 +280,7 @@ impl Worker {
                     Loop::new(run, cmd_rx, up_tx, repaint, unread).run()
                 }));
                 if let Err(payload) = outcome {
-                    let msg = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
+                    let msg = panic_message(payload.as_ref());
                     let _ = crash_tx.send(Update::Crashed(msg));
                     notify();
                 }

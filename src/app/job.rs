@@ -52,12 +52,7 @@ impl<T: Send + 'static> Job<T> {
                         repaint();
                     };
                     let outcome = catch_unwind(AssertUnwindSafe(|| work(&progress, &cancel)))
-                        .map_err(|p| {
-                            p.downcast_ref::<&str>()
-                                .map(|s| s.to_string())
-                                .or_else(|| p.downcast_ref::<String>().cloned())
-                                .unwrap_or_else(|| "the job panicked".into())
-                        });
+                        .map_err(|p| crate::worker::panic_message(p.as_ref()));
                     *result.lock().expect("job result lock") = Some(outcome);
                     repaint();
                 })

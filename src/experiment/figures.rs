@@ -87,6 +87,17 @@ fn floored(points: &[[f64; 2]]) -> Vec<[f64; 2]> {
     points.iter().map(|p| [p[0], p[1].max(LOG_FLOOR)]).collect()
 }
 
+/// The dotted grey line at [`LOG_FLOOR`] that says which values a log axis draws there
+/// (`what`: "exact 0", say).
+fn floor_line(what: &str) -> Mark {
+    Mark::hline(
+        format!("{what}, drawn at {LOG_FLOOR:.0e}"),
+        GREY,
+        LOG_FLOOR,
+        Dash::Dotted,
+    )
+}
+
 /// Plot (a): each arm's twin divergence (log axis), noise twins dashed, and where an arm
 /// diverged. Exact zeros are drawn at [`LOG_FLOOR`], marked by a dotted line.
 pub fn orientation_figure(arms: &[ArmCurves]) -> Figure {
@@ -96,12 +107,7 @@ pub fn orientation_figure(arms: &[ArmCurves]) -> Figure {
         .flat_map(|a| a.orientation.iter().chain(&a.noise))
         .any(|p| p[1] <= LOG_FLOOR);
     if at_floor {
-        marks.push(Mark::hline(
-            format!("exact 0, drawn at {LOG_FLOOR:.0e}"),
-            GREY,
-            LOG_FLOOR,
-            Dash::Dotted,
-        ));
+        marks.push(floor_line("exact 0"));
     }
     for (i, a) in arms.iter().enumerate() {
         let c = a.color(i);
@@ -549,12 +555,7 @@ pub fn points_figure(
         }
     }
     if floored_any {
-        marks.push(Mark::hline(
-            format!("0 or below, drawn at {LOG_FLOOR:.0e}"),
-            GREY,
-            LOG_FLOOR,
-            Dash::Dotted,
-        ));
+        marks.push(floor_line("0 or below"));
     }
     let mut x = match axis {
         SweepAxis::Eps => Axis::log("Adam's ε (log scale)"),

@@ -66,14 +66,10 @@ impl AttentionJob {
                 let failure = match outcome {
                     Ok(Ok(())) => return,
                     Ok(Err(e)) => e,
-                    Err(p) => p
-                        .downcast_ref::<&str>()
-                        .map(|s| format!("the run panicked: {s}"))
-                        .or_else(|| {
-                            p.downcast_ref::<String>()
-                                .map(|s| format!("the run panicked: {s}"))
-                        })
-                        .unwrap_or_else(|| "the run panicked".into()),
+                    Err(p) => format!(
+                        "the run panicked: {}",
+                        crate::worker::panic_message(p.as_ref())
+                    ),
                 };
                 send(Msg::Failed(failure));
             })

@@ -27,7 +27,7 @@ use crate::experiment::figures::{GREY, optimizer_rgb};
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
 use crate::sensing::zoo::{FactorRun, Outcome, Rule, RunResult};
 use crate::sensing::{SensingConfig, SensingProblem};
-use crate::worker::FRAME_BUDGET;
+use crate::worker::{FRAME_BUDGET, panic_message};
 
 /// The live-runs tab: its settings, the job and the series it streamed.
 #[derive(Default)]
@@ -784,15 +784,6 @@ impl LiveJob {
             Driver::Frames { runs, .. } => runs.borrow().is_empty(),
         }
     }
-}
-
-/// The text of a panic's payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
 }
 
 impl Drop for LiveJob {
