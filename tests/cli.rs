@@ -244,6 +244,27 @@ fn the_app_refuses_an_unknown_section_or_tab_and_lists_the_known_ones() {
     assert!(err.contains("zoo, dial, tail, hsi, live"), "{err}");
 }
 
+/// `--open` reads a results file before any window opens: one that is missing, not a grid
+/// report, or not JSON at all fails, naming the file.
+#[test]
+fn the_app_refuses_a_results_file_it_cannot_open_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("hsi.json");
+    let e = fails(&["--open", s(&missing)]);
+    assert!(e.contains("--open") && e.contains(s(&missing)), "{e}");
+    let other = dir.path().join("zoo.json");
+    std::fs::write(&other, "{\"runs\": []}").unwrap();
+    let e = fails(&["--open", s(&other)]);
+    assert!(
+        e.contains(s(&other)) && e.contains("not the hsi.json of `basis-lab hsi --grid`"),
+        "{e}"
+    );
+    let scene = dir.path().join("scene.mat");
+    std::fs::write(&scene, b"MATLAB").unwrap();
+    let e = fails(&["--open", s(&scene)]);
+    assert!(e.contains("not a results file the app reads"), "{e}");
+}
+
 /// `--settings` reads a file the user may have edited: one that is missing, not settings, or
 /// holds none fails before any window opens, naming the file.
 #[test]
@@ -323,7 +344,8 @@ fn figures_are_written_next_to_the_tables() {
         s(sweep.path()),
     ]);
     let texts = svg_texts(&sweep.path().join("sweep.svg"));
-    assert!(texts.iter().any(|t| t == "gd per seed") && texts.iter().any(|t| t == "adam"));
+    // The arms are named on the x axis, what each draws in the legend.
+    assert!(texts.iter().any(|t| t == "one seed's excess") && texts.iter().any(|t| t == "adam"));
     // A shard's figures would show a part of the sweep: `merge --figures` draws them.
     let err = fails(&[
         "sweep",

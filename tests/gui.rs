@@ -962,15 +962,9 @@ fn every_section_and_tab_has_a_distinct_id() {
     );
 }
 
-/// The hyperspectral tab runs the Table 5 protocol on a scene file in the background and shows
-/// its paths and table; without a scene it says what is missing; a saved run with a damaged
-/// statistic is dropped on load.
-#[test]
-fn the_hyperspectral_tab_runs_a_scene_and_keeps_only_a_sound_result() {
-    use basis_lab::app::panels::gauge_lab::HsiTab;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("scene.mat");
-    // 46 × 46 pixels, 50 bands: three smooth spectra mixed per pixel, so the fit goes deep.
+/// A 46 × 46-pixel, 50-band scene in a MAT-file: three smooth spectra mixed per pixel, so a
+/// fit goes deep.
+fn write_scene(file: &std::path::Path) {
     let dims = [46, 46, 50];
     let cube: Vec<u16> = (0..dims[0] * dims[1] * dims[2])
         .map(|i| {
@@ -984,7 +978,124 @@ fn the_hyperspectral_tab_runs_a_scene_and_keeps_only_a_sound_result() {
             (100.0 * mix.iter().zip(spectra).map(|(m, s)| m * s).sum::<f64>()) as u16
         })
         .collect();
-    common::mat::write_mat(&file, "cube", dims, &cube, &common::mat::D);
+    common::mat::write_mat(file, "cube", dims, &cube, &common::mat::D);
+}
+
+/// A file dropped on the window, as eframe hands it over.
+#[derive(Debug)]
+struct Dropped(std::path::PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+/// The hsi.json of a grid run (`hsi --grid`, here or on a cluster) opens in the hyperspectral
+/// tab when dropped on the window: its table, its settings as the tab's, and no run started; a
+/// damaged file is refused with its name and the JSON's line, the tab keeping what it showed.
+#[test]
+fn a_dropped_hsi_json_opens_in_the_hyperspectral_tab() {
+    use basis_lab::app::panels::gauge_lab::HsiTab;
+    use basis_lab::sensing::hsi::grid::{GridPlan, run_grid};
+    use basis_lab::sensing::hsi::{HsiConfig, Scene, report};
+    let dir = tempfile::tempdir().unwrap();
+    let scene_file = dir.path().join("scene.mat");
+    write_scene(&scene_file);
+    let cfg = HsiConfig {
+        density: 0.3,
+        width: 6,
+        steps: 150,
+        ..HsiConfig::default()
+    };
+    let plan = GridPlan {
+        selection_seeds: vec![5],
+        report_seeds: vec![6, 7],
+        ..GridPlan::paper(vec!["gd".into(), "muon".into()])
+    };
+    let scene = Scene::read(&scene_file, None).unwrap();
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let made = run_grid(&scene, &cfg, &plan, &|_| {}, &cancel).unwrap();
+    report::write_grid(dir.path(), &made).unwrap();
+    let json = dir.path().join("hsi.json");
+
+    let s = Settings {
+        open: "gauge".into(),
+        panels: [("gauge".to_string(), "\"hsi\"".to_string())].into(),
+        ..settings("classroom")
+    };
+    let mut h = harness(s);
+    h.run_steps(2);
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(json.clone())));
+    h.run_steps(2);
+    let tab = panel::<HsiTab>(&h, "gauge/hsi");
+    assert!(!tab.busy(&app(&h).lab), "opening runs nothing");
+    let shown = &tab
+        .analysis
+        .last
+        .as_ref()
+        .expect("the report is shown")
+        .result;
+    assert_eq!(shown.summaries, made.summaries);
+    assert_eq!(shown.plan, plan);
+    assert_eq!(tab.inputs.scene, scene_file.display().to_string());
+    assert_eq!((tab.inputs.density, tab.inputs.steps), (0.3, 150));
+    assert_eq!(tab.inputs.plan, plan);
+    let notice = app(&h).lab.notice.clone().expect("a notice");
+    assert!(notice.text.contains("Opened"), "{notice:?}");
+    h.get_by_label("At training loss ≤ 1e-5 (Table 5: RMSE ×1e-2)");
+
+    // Cut short: refused, named, and the report stays.
+    let text = std::fs::read_to_string(&json).unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(cut.clone())));
+    h.run_steps(2);
+    let notice = app(&h).lab.notice.clone().expect("a notice");
+    assert!(
+        notice.text.contains(&cut.display().to_string()) && notice.text.contains("line"),
+        "{notice:?}"
+    );
+    let tab = panel::<HsiTab>(&h, "gauge/hsi");
+    let kept = &tab.analysis.last.as_ref().unwrap().result;
+    assert_eq!(kept.summaries, made.summaries);
+
+    // A dropped scene becomes the scene to run; anything else is named and left alone.
+    let other = dir.path().join("other.mat");
+    std::fs::copy(&scene_file, &other).unwrap();
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(other.clone())));
+    h.run_steps(2);
+    assert_eq!(
+        panel::<HsiTab>(&h, "gauge/hsi").inputs.scene,
+        other.display().to_string()
+    );
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(dir.path().join("notes.txt"))));
+    h.run_steps(2);
+    let notice = app(&h).lab.notice.clone().expect("a notice");
+    assert!(notice.text.contains("notes.txt"), "{notice:?}");
+}
+
+/// The hyperspectral tab runs the Table 5 protocol on a scene file in the background and shows
+/// its paths and table; without a scene it says what is missing; a saved run with a damaged
+/// statistic is dropped on load.
+#[test]
+fn the_hyperspectral_tab_runs_a_scene_and_keeps_only_a_sound_result() {
+    use basis_lab::app::panels::gauge_lab::HsiTab;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("scene.mat");
+    write_scene(&file);
     let s = Settings {
         open: "gauge".into(),
         panels: [("gauge".to_string(), "\"hsi\"".to_string())].into(),

@@ -59,6 +59,9 @@ pub struct GuiOptions {
     pub scale: Option<f32>,
     /// Start in presentation mode.
     pub present: bool,
+    /// Open the gauge lab's Hyperspectral tab on this report (`--open hsi.json`); in screenshot
+    /// mode its analysis does not run, the report is what is photographed.
+    pub hsi_report: Option<crate::sensing::hsi::grid::GridReport>,
     /// Screenshot mode: photograph a tab as it opens, without running its analysis first (the
     /// layout screenshots of CI, where the analyses would take many minutes).
     pub no_analysis: bool,

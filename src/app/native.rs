@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use eframe::egui;
 use web_time::Instant;
 
+use super::panels::gauge_lab::HsiTab;
 use super::screenshot::ShotPlan;
 use super::{AppState, FIRST_WINDOW, GuiOptions, Settings, fit_window, saved};
 use std::path::PathBuf;
@@ -66,7 +67,7 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
                 .clone()
                 .map(|path| ShotPlan::new(path, opts.run_steps, opts.frame_seconds, outcome2))
                 .map(|mut plan| {
-                    plan.analyses = !opts.no_analysis;
+                    plan.analyses = !opts.no_analysis && opts.hsi_report.is_none();
                     plan
                 });
             let mut state = AppState::new(&cc.egui_ctx, settings);
@@ -91,6 +92,12 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             if let Some(tab) = &opts.tab {
                 let section = state.section().id();
                 state.open_tab(section, tab);
+            }
+            if let Some(report) = opts.hsi_report.clone() {
+                if let Some((tab, _)) = state.panel_mut::<HsiTab>("gauge/hsi") {
+                    tab.open_report(report);
+                }
+                state.open_tab("gauge", "hsi");
             }
             Ok(Box::new(BasisLabApp {
                 state,

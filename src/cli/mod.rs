@@ -41,6 +41,11 @@ pub struct Cli {
     /// of the saved ones; with --screenshot, photograph that state.
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
+    /// Open the app on a results file: the hsi.json of `basis-lab hsi --grid` (run here or on a
+    /// cluster) opens the gauge lab's Hyperspectral tab with it, checked first; with
+    /// --screenshot, photograph it.
+    #[arg(long, value_name = "FILE")]
+    open: Option<PathBuf>,
     /// Screenshot mode: run --run-steps steps at full speed, save a PNG of the window here,
     /// and exit (for docs and tests).
     #[arg(long, value_name = "PATH")]
@@ -185,7 +190,26 @@ impl Cli {
                 })?)
             }
         };
+        let hsi_report = match &self.open {
+            None => None,
+            Some(file)
+                if file
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("json")) =>
+            {
+                Some(
+                    basis_lab::sensing::hsi::report::read_grid(file)
+                        .map_err(|e| anyhow::anyhow!("--open {e}"))?,
+                )
+            }
+            Some(file) => anyhow::bail!(
+                "--open {}: not a results file the app reads (the hsi.json of `basis-lab hsi \
+                 --grid`)",
+                file.display()
+            ),
+        };
         basis_lab::app::run_gui(basis_lab::app::GuiOptions {
+            hsi_report,
             preset,
             settings,
             screenshot: self.screenshot,

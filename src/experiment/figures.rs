@@ -302,7 +302,7 @@ pub fn sweep_figure(r: &SweepResult) -> Figure {
             continue;
         }
         marks.push(Mark::band(
-            format!("{} ± baseline sd", agg.arm),
+            String::new(),
             c,
             vec![x - 0.35, x + 0.35],
             vec![-sd, -sd],
@@ -319,10 +319,10 @@ pub fn sweep_figure(r: &SweepResult) -> Figure {
                 Some([x + jitter, b[0].excess])
             })
             .collect();
-        marks.push(Mark::points(format!("{} per seed", agg.arm), c, dots, 3.5));
+        marks.push(Mark::points(String::new(), c, dots, 3.5));
         let (m, s) = (agg.excess_mean, agg.excess_sd);
         marks.push(Mark::line(
-            format!("{} mean ± sd", agg.arm),
+            String::new(),
             c,
             vec![[x, m - s], [x, m + s]],
             3.0,
@@ -336,6 +336,22 @@ pub fn sweep_figure(r: &SweepResult) -> Figure {
             Dash::Solid,
         ));
     }
+    // The legend names what every arm draws, in grey; the arms are named on the x axis.
+    marks.push(Mark::points("one seed's excess", GREY, Vec::new(), 3.5));
+    marks.push(Mark::line(
+        "mean ± sd over seeds",
+        GREY,
+        Vec::new(),
+        3.0,
+        Dash::Solid,
+    ));
+    marks.push(Mark::band(
+        "± the baseline's own sd (shaded)",
+        GREY,
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    ));
     Figure {
         title: format!(
             "Seed sweep: final A(K) excess over the rotation baseline ({} seeds)",

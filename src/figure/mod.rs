@@ -9,8 +9,10 @@
 //!
 //! Headless: no GUI import, so the command line and the tests use it without a window.
 
+mod axis;
 mod render;
 
+pub use axis::pieces;
 pub use render::{FigureError, png, svg};
 
 use std::path::{Path, PathBuf};

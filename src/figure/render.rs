@@ -7,7 +7,7 @@ use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatte
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use super::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, Shape, blues};
+use super::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, Shape, blues, pieces};
 
 /// Why a figure could not be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -253,90 +253,6 @@ fn draw_legend<DB: DrawingBackend>(
     })
 }
 
-/// An axis mapped to a linear drawing coordinate: log10 for log axes, negated when reversed.
-struct Mapped<'a> {
-    axis: &'a Axis,
-}
-
-impl Mapped<'_> {
-    /// The drawing coordinate of the data value `v` (None if it cannot be drawn).
-    fn to(&self, v: f64) -> Option<f64> {
-        if !v.is_finite() || (self.axis.log && v <= 0.0) {
-            return None;
-        }
-        let t = if self.axis.log { v.log10() } else { v };
-        Some(if self.axis.reversed { -t } else { t })
-    }
-
-    /// The data value shown at drawing coordinate `t` (for tick labels); `step` is the tick
-    /// spacing, 0 for ticks given explicitly.
-    fn label(&self, t: f64, step: f64) -> String {
-        let t = if self.axis.reversed { -t } else { t };
-        if step == 0.0 {
-            return significant(if self.axis.log { 10f64.powf(t) } else { t });
-        }
-        if !self.axis.categories.is_empty() {
-            let i = t.round();
-            return if (t - i).abs() < 1e-6 && i >= 0.0 {
-                self.axis
-                    .categories
-                    .get(i as usize)
-                    .cloned()
-                    .unwrap_or_default()
-            } else {
-                String::new()
-            };
-        }
-        if self.axis.log {
-            if step >= 1.0 {
-                format!("1e{}", t.round() as i64)
-            } else {
-                significant(10f64.powf(t))
-            }
-        } else {
-            number(t, step)
-        }
-    }
-}
-
-/// `v` printed with as many decimals as `step` needs; large or tiny magnitudes in e-notation
-/// with as many digits as `step` needs.
-fn number(v: f64, step: f64) -> String {
-    let v = if v.abs() < step * 1e-9 { 0.0 } else { v };
-    if v != 0.0 && (v.abs() >= 1e5 || v.abs() < 1e-3) {
-        let digits = (v.abs().log10().floor() - step.log10().floor()).clamp(0.0, 6.0) as usize;
-        return format!("{v:.digits$e}");
-    }
-    let decimals = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
-    format!("{v:.decimals$}")
-}
-
-/// `v` to four significant digits, trailing zeros dropped: `0.25`, `1500`, `2e-9`.
-fn significant(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let mag = v.abs().log10().floor();
-    if (-3.0..5.0).contains(&mag) {
-        let decimals = (3.0 - mag).max(0.0) as usize;
-        let text = format!("{v:.decimals$}");
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            text
-        }
-    } else {
-        let text = format!("{v:.3e}");
-        let (m, e) = text.split_once('e').unwrap_or((&text, "0"));
-        let m = if m.contains('.') {
-            m.trim_end_matches('0').trim_end_matches('.')
-        } else {
-            m
-        };
-        format!("{m}e{e}")
-    }
-}
-
 /// The drawing range of an axis over every value in `values` (already mapped), padded.
 fn range(values: &[f64], categorical: bool) -> (f64, f64) {
     let (mut lo, mut hi) = values
@@ -360,86 +276,9 @@ fn range(values: &[f64], categorical: bool) -> (f64, f64) {
     (lo, hi)
 }
 
-/// Tick positions (drawing coordinates) in `[lo, hi]` and their spacing: integers for
-/// categories, decades for log axes spanning at least one, otherwise 1-2-5 steps.
-fn ticks(axis: &Axis, lo: f64, hi: f64) -> (Vec<f64>, f64) {
-    if !axis.ticks.is_empty() {
-        let m = Mapped { axis };
-        let v = axis
-            .ticks
-            .iter()
-            .filter_map(|&t| m.to(t))
-            .filter(|t| *t >= lo && *t <= hi)
-            .collect();
-        return (v, 0.0);
-    }
-    if !axis.categories.is_empty() {
-        let v = (0..axis.categories.len())
-            .map(|i| if axis.reversed { -(i as f64) } else { i as f64 })
-            .filter(|t| *t >= lo && *t <= hi)
-            .collect();
-        return (v, 1.0);
-    }
-    let span = hi - lo;
-    if axis.log && span < 1.5 {
-        return (narrow_log_ticks(axis, lo, hi), 0.5);
-    }
-    let step = if axis.log && span >= 1.5 {
-        (span / 8.0).ceil().max(1.0)
-    } else {
-        let raw = span / 6.0;
-        let mag = 10f64.powf(raw.log10().floor());
-        let f = raw / mag;
-        mag * if f < 1.5 {
-            1.0
-        } else if f < 3.5 {
-            2.0
-        } else if f < 7.5 {
-            5.0
-        } else {
-            10.0
-        }
-    };
-    let mut out = Vec::new();
-    let mut t = (lo / step).ceil() * step;
-    while t <= hi + step * 1e-9 && out.len() < 64 {
-        out.push(t);
-        t += step;
-    }
-    (out, step)
-}
-
-/// Ticks of a log axis spanning less than a decade and a half: 1, 2 and 5 times powers of ten
-/// (every digit when that gives fewer than two), as drawing coordinates in `[lo, hi]`.
-fn narrow_log_ticks(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
-    let m = Mapped { axis };
-    let (a, b) = if axis.reversed { (-hi, -lo) } else { (lo, hi) };
-    let pick = |digits: &[f64]| -> Vec<f64> {
-        let mut out = Vec::new();
-        for k in (a.floor() as i64)..=(b.ceil() as i64) {
-            for d in digits {
-                let v = d * 10f64.powi(k as i32);
-                if let Some(t) = m.to(v)
-                    && t >= lo
-                    && t <= hi
-                {
-                    out.push(t);
-                }
-            }
-        }
-        out
-    };
-    let ticks = pick(&[1.0, 2.0, 5.0]);
-    if ticks.len() >= 2 {
-        ticks
-    } else {
-        pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
-    }
-}
-
-fn mark_values(m: &Mark, x: &Mapped, y: &Mapped, xs: &mut Vec<f64>, ys: &mut Vec<f64>) {
+fn mark_values(m: &Mark, x: &Axis, y: &Axis, xs: &mut Vec<f64>, ys: &mut Vec<f64>) {
     let mut push = |px: f64, py: f64| {
-        if let (Some(a), Some(b)) = (x.to(px), y.to(py)) {
+        if let (Some(a), Some(b)) = (x.to_drawing(px), y.to_drawing(py)) {
             xs.push(a);
             ys.push(b);
         }
@@ -456,8 +295,8 @@ fn mark_values(m: &Mark, x: &Mapped, y: &Mapped, xs: &mut Vec<f64>, ys: &mut Vec
                 push(bx[i], hi[i]);
             }
         }
-        Shape::HLine { y: v, .. } => ys.extend(y.to(*v)),
-        Shape::VLine { x: v, .. } => xs.extend(x.to(*v)),
+        Shape::HLine { y: v, .. } => ys.extend(y.to_drawing(*v)),
+        Shape::VLine { x: v, .. } => xs.extend(x.to_drawing(*v)),
     }
 }
 
@@ -470,29 +309,28 @@ fn draw_plot<DB: DrawingBackend>(
 ) -> Result<(), FigureError> {
     let legend_h = draw_legend(area, marks, s)?;
     let (_, plot_area) = area.split_vertically(legend_h);
-    let (xm, ym) = (Mapped { axis: x_axis }, Mapped { axis: y_axis });
     let (mut xs, mut ys) = (Vec::new(), Vec::new());
     for m in marks {
-        mark_values(m, &xm, &ym, &mut xs, &mut ys);
+        mark_values(m, x_axis, y_axis, &mut xs, &mut ys);
         if let Shape::Bars { .. } = m.shape
             && !y_axis.log
         {
             ys.push(0.0);
         }
     }
-    xs.extend(x_axis.include.iter().filter_map(|v| xm.to(*v)));
-    ys.extend(y_axis.include.iter().filter_map(|v| ym.to(*v)));
+    xs.extend(x_axis.include.iter().filter_map(|v| x_axis.to_drawing(*v)));
+    ys.extend(y_axis.include.iter().filter_map(|v| y_axis.to_drawing(*v)));
     if !x_axis.categories.is_empty() {
         xs.extend(
             [0.0, x_axis.categories.len() as f64 - 1.0]
                 .iter()
-                .filter_map(|v| xm.to(*v)),
+                .filter_map(|v| x_axis.to_drawing(*v)),
         );
     }
     let (x0, x1) = range(&xs, !x_axis.categories.is_empty());
     let (y0, y1) = range(&ys, !y_axis.categories.is_empty());
-    let (xt, xstep) = ticks(x_axis, x0, x1);
-    let (yt, ystep) = ticks(y_axis, y0, y1);
+    let (xt, xstep) = x_axis.tick_marks(x0, x1);
+    let (yt, ystep) = y_axis.tick_marks(y0, y1);
     let mut chart = ChartBuilder::on(&plot_area)
         .margin_right((14.0 * s) as u32)
         .margin_top((6.0 * s) as u32)
@@ -501,8 +339,8 @@ fn draw_plot<DB: DrawingBackend>(
         .build_cartesian_2d(Ticked::new(x0, x1, xt), Ticked::new(y0, y1, yt))
         .map_err(draw_err)?;
     let grid = RGBColor(225, 225, 225);
-    let x_fmt = |t: &f64| xm.label(*t, xstep);
-    let y_fmt = |t: &f64| ym.label(*t, ystep);
+    let x_fmt = |t: &f64| x_axis.tick_label(*t, xstep);
+    let y_fmt = |t: &f64| y_axis.tick_label(*t, ystep);
     chart
         .configure_mesh()
         .x_desc(x_axis.label.as_str())
@@ -537,17 +375,17 @@ fn draw_plot<DB: DrawingBackend>(
                 width,
                 dash,
             } => {
-                for piece in pieces(points, &xm, &ym) {
+                for piece in pieces(points, x_axis, y_axis) {
                     draw_path(&mut chart, piece, stroke(*width), *dash, s)?;
                 }
             }
             Shape::HLine { y, dash } => {
-                if let Some(t) = ym.to(*y) {
+                if let Some(t) = y_axis.to_drawing(*y) {
                     draw_path(&mut chart, vec![(x0, t), (x1, t)], stroke(1.5), *dash, s)?;
                 }
             }
             Shape::VLine { x, dash } => {
-                if let Some(t) = xm.to(*x) {
+                if let Some(t) = x_axis.to_drawing(*x) {
                     draw_path(&mut chart, vec![(t, y0), (t, y1)], stroke(1.5), *dash, s)?;
                 }
             }
@@ -555,7 +393,7 @@ fn draw_plot<DB: DrawingBackend>(
                 let r = ((radius * s).round() as i32).max(1);
                 let dots: Vec<(f64, f64)> = points
                     .iter()
-                    .filter_map(|p| Some((xm.to(p[0])?, ym.to(p[1])?)))
+                    .filter_map(|p| Some((x_axis.to_drawing(p[0])?, y_axis.to_drawing(p[1])?)))
                     .collect();
                 chart
                     .draw_series(dots.into_iter().map(|p| Circle::new(p, r, c.filled())))
@@ -566,8 +404,11 @@ fn draw_plot<DB: DrawingBackend>(
                 let bars: Vec<[(f64, f64); 2]> = points
                     .iter()
                     .filter_map(|p| {
-                        let (a, b) = (xm.to(p[0] - width / 2.0)?, xm.to(p[0] + width / 2.0)?);
-                        Some([(a, base), (b, ym.to(p[1])?)])
+                        let (a, b) = (
+                            x_axis.to_drawing(p[0] - width / 2.0)?,
+                            x_axis.to_drawing(p[0] + width / 2.0)?,
+                        );
+                        Some([(a, base), (b, y_axis.to_drawing(p[1])?)])
                     })
                     .collect();
                 chart
@@ -578,8 +419,11 @@ fn draw_plot<DB: DrawingBackend>(
                 let n = x.len().min(lo.len()).min(hi.len());
                 let (lower, upper): (Vec<_>, Vec<_>) = (0..n)
                     .filter_map(|i| {
-                        let t = xm.to(x[i])?;
-                        Some(((t, ym.to(lo[i])?), (t, ym.to(hi[i])?)))
+                        let t = x_axis.to_drawing(x[i])?;
+                        Some((
+                            (t, y_axis.to_drawing(lo[i])?),
+                            (t, y_axis.to_drawing(hi[i])?),
+                        ))
                     })
                     .unzip();
                 if lower.len() >= 2 {
@@ -636,26 +480,6 @@ impl ValueFormatter<f64> for Ticked {
     fn format(v: &f64) -> String {
         format!("{v}")
     }
-}
-
-/// The drawable runs of `points`: maximal stretches of points both axes can show.
-fn pieces(points: &[[f64; 2]], x: &Mapped, y: &Mapped) -> Vec<Vec<(f64, f64)>> {
-    let mut out = Vec::new();
-    let mut cur = Vec::new();
-    for p in points {
-        match (x.to(p[0]), y.to(p[1])) {
-            (Some(a), Some(b)) => cur.push((a, b)),
-            _ => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Ticked, Ticked>>;
@@ -786,77 +610,4 @@ fn draw_heatmaps<DB: DrawingBackend>(
     ))
     .map_err(draw_err)?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn linear_ticks_are_round_numbers() {
-        let (t, step) = ticks(&Axis::linear("x"), -0.03, 1.03);
-        assert_eq!(step, 0.2);
-        assert_eq!(t.len(), 6);
-        assert!((t[5] - 1.0).abs() < 1e-12);
-        assert_eq!(number(0.4000000001, 0.2), "0.4");
-        assert_eq!(number(25000.0, 5000.0), "25000");
-        assert_eq!(number(2.5e-5, 5e-6), "2.5e-5");
-    }
-
-    #[test]
-    fn log_ticks_are_decades() {
-        let axis = Axis::log("y");
-        let (t, step) = ticks(&axis, -12.3, -0.2);
-        assert_eq!(step, 2.0);
-        assert_eq!(t, vec![-12.0, -10.0, -8.0, -6.0, -4.0, -2.0]);
-        let m = Mapped { axis: &axis };
-        assert_eq!(m.label(-6.0, step), "1e-6");
-        assert_eq!(m.to(0.0), None);
-        assert_eq!(m.to(100.0), Some(2.0));
-    }
-
-    #[test]
-    fn narrow_log_axes_tick_at_one_two_five() {
-        let axis = Axis::log("y");
-        let m = Mapped { axis: &axis };
-        let (t, step) = ticks(&axis, 1e-9f64.log10(), 3e-9f64.log10());
-        let labels: Vec<String> = t.iter().map(|t| m.label(*t, step)).collect();
-        assert_eq!(labels, ["1e-9", "2e-9"]);
-        let (t, step) = ticks(&axis, 2f64.log10(), 6f64.log10());
-        let labels: Vec<String> = t.iter().map(|t| m.label(*t, step)).collect();
-        assert_eq!(labels, ["2", "5"]);
-        // Less than a 1-2-5 step apart: every digit.
-        let (t, step) = ticks(&axis, 3.5f64.log10(), 4.6f64.log10());
-        let labels: Vec<String> = t.iter().map(|t| m.label(*t, step)).collect();
-        assert_eq!(labels, ["4"]);
-        assert_eq!(significant(0.25), "0.25");
-        assert_eq!(significant(1500.0), "1500");
-        assert_eq!(significant(1.9999999999e-9), "2e-9");
-        assert_eq!(significant(123456.0), "1.235e5");
-        assert_eq!(number(100_000.0, 10.0), "1.0000e5");
-    }
-
-    #[test]
-    fn reversed_log_axis_maps_and_labels_back() {
-        let axis = Axis::log("loss").reversed();
-        let m = Mapped { axis: &axis };
-        assert_eq!(m.to(1e-3), Some(3.0));
-        assert_eq!(m.label(3.0, 1.0), "1e-3");
-    }
-
-    #[test]
-    fn pieces_break_at_gaps() {
-        let axis = Axis::log("y");
-        let lin = Axis::linear("x");
-        let (x, y) = (Mapped { axis: &lin }, Mapped { axis: &axis });
-        let pts = [
-            [0.0, 1.0],
-            [1.0, 10.0],
-            [2.0, 0.0],
-            [3.0, f64::NAN],
-            [4.0, 100.0],
-        ];
-        let p = pieces(&pts, &x, &y);
-        assert_eq!(p, vec![vec![(0.0, 0.0), (1.0, 1.0)], vec![(4.0, 2.0)]]);
-    }
 }

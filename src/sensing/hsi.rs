@@ -42,6 +42,14 @@ pub enum HsiError {
     /// The scene file could not be read.
     #[error(transparent)]
     Mat(#[from] crate::matv5::MatError),
+    /// A saved report (`hsi.json`) cannot be read back.
+    #[error("{file}: {message}")]
+    Report {
+        /// The file as given.
+        file: String,
+        /// What is wrong: the JSON's line and column, or the field that fails its check.
+        message: String,
+    },
     /// A cancel request stopped the work.
     #[error("cancelled")]
     Cancelled,

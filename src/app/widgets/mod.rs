@@ -2,6 +2,7 @@
 //! export button), heatmaps, formulas, and the progress and stale-result rows of analyses.
 
 pub mod colors;
+pub mod figure_plot;
 pub mod heatmap;
 pub mod math;
 pub mod paste;

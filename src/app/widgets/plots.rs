@@ -82,18 +82,6 @@ pub fn log_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
         })
 }
 
-/// Tick labels for a categorical x axis: `names[i]` at x = i, nothing elsewhere.
-pub fn category_axis(names: Vec<String>) -> impl Fn(GridMark, &RangeInclusive<f64>) -> String {
-    move |mark, _| {
-        let i = mark.value.round();
-        if (mark.value - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-            names[i as usize].clone()
-        } else {
-            String::new()
-        }
-    }
-}
-
 /// A plot with a linear y axis; hovering shows step and value.
 pub fn linear_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
     Plot::new(id)
@@ -136,6 +124,8 @@ pub enum Swatch {
     Dotted,
     /// A filled dot.
     Dot,
+    /// A filled block (a band or a bar).
+    Block,
 }
 
 /// A legend drawn above the plot (never over the data), one entry per line style in use.
@@ -197,6 +187,9 @@ fn legend_entry(ui: &mut egui::Ui, color: Color32, label: &str, swatch: Swatch) 
         }
         Swatch::Dot => {
             p.circle_filled(rect.center(), 4.0, color);
+        }
+        Swatch::Block => {
+            p.rect_filled(rect.shrink2(egui::vec2(0.0, 2.0)), 1.0, color);
         }
     }
 }

@@ -1,12 +1,12 @@
 //! Figure 5's view of Table 5 as [`Figure`]s: held-out RMSE and effective rank along the fit,
 //! against the training loss (log axis, deeper to the right), mean ± sd bands over seeds, the
-//! six levels marked, the paper's values at the deepest level as diamonds. The app's
+//! six levels marked, the paper's values just past the deepest level as dots with their sd. The app's
 //! Hyperspectral tab and `basis-lab hsi --grid --figures` draw these.
 
 use super::LEVELS;
 use super::grid::{GridReport, RateSummary};
 use super::report::{paper_entry, paper_rows};
-use crate::experiment::figures::optimizer_rgb;
+use crate::experiment::figures::{GREY, optimizer_rgb};
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
 
 /// The summaries a report shows: the rates the paper's rule picked, or every summary when no
@@ -63,7 +63,7 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
         let name = format!("{} (lr {})", s.rule, s.lr);
         if pts.len() >= 2 {
             marks.push(Mark::band(
-                format!("{name} ± sd over seeds"),
+                String::new(),
                 c,
                 pts.iter().map(|p| p.0).collect(),
                 pts.iter().map(|p| p.1 - p.2).collect(),
@@ -86,14 +86,9 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
             }
         });
         if let Some([m, sd]) = entry {
-            // Just past the deepest level, one step per rule so the diamonds stay apart.
+            // Just past the deepest level, one step per rule so the dots stay apart.
             let x = deepest / 10f64.powf(0.06 * (i as f64 + 1.0));
-            marks.push(Mark::points(
-                format!("{} (paper, ≤ 1e-5)", s.rule),
-                c,
-                vec![[x, m]],
-                5.0,
-            ));
+            marks.push(Mark::points(String::new(), c, vec![[x, m]], 5.0));
             if sd > 0.0 {
                 marks.push(Mark::line(
                     String::new(),
@@ -104,6 +99,22 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
                 ));
             }
         }
+    }
+    // Legend entries for what every rule draws, grey: its band and the paper's value.
+    marks.push(Mark::band(
+        "± 1 sd over the seeds",
+        GREY,
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    ));
+    if paper.is_some() {
+        marks.push(Mark::points(
+            "the paper at ≤ 1e-5 (± sd), same colours",
+            GREY,
+            Vec::new(),
+            5.0,
+        ));
     }
     let y = if rmse {
         Axis::linear("held-out RMSE (×1e-2)").including(0.0)

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::grid::{GridReport, LevelStats, Role, Selection, Stat, TrainTrace};
-use super::{HsiRun, HsiSetup, LEVELS, PAPER_TABLE5, PaperRow};
+use super::{HsiError, HsiRun, HsiSetup, LEVELS, PAPER_TABLE5, PaperRow};
 use crate::experiment::output::{csv_num as num, write_atomic};
 use crate::sensing::zoo::Outcome;
 
@@ -576,6 +576,60 @@ pub fn write_grid(dir: &Path, report: &GridReport) -> std::io::Result<String> {
     Ok(md)
 }
 
+/// Reads back the `hsi.json` that [`write_grid`] wrote (a run of `hsi --grid`, on this machine
+/// or a cluster's), checked as the app checks a kept result ([`GridReport::check`]) and, in
+/// addition, for one setup per seed of the plan, in its order, with valid settings and the same
+/// density and budget. The runs' loss
+/// curves are not in the file (views read the summaries).
+///
+/// # Errors
+/// [`HsiError::Report`] naming the file and what is wrong: it cannot be read, is not a grid
+/// report's JSON (the line and column of the first problem), or fails a check (the summary or
+/// setup and the field).
+pub fn read_grid(path: &Path) -> Result<GridReport, HsiError> {
+    let fail = |message: String| HsiError::Report {
+        file: path.display().to_string(),
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
+    let report: GridReport = serde_json::from_slice(&bytes)
+        .map_err(|e| fail(format!("not the hsi.json of `basis-lab hsi --grid` ({e})")))?;
+    report.check().map_err(fail)?;
+    let seeds = report.plan.seeds();
+    if report.setups.len() != seeds.len() {
+        return Err(fail(format!(
+            "field `setups`: {} entries; one per seed of the plan ({}) expected",
+            report.setups.len(),
+            seeds.len()
+        )));
+    }
+    let first = &report.setups[0].cfg;
+    for (i, (s, seed)) in report.setups.iter().zip(&seeds).enumerate() {
+        let at = |field: &str, message: String| {
+            fail(format!("setups[{i}].cfg: field `{field}`: {message}"))
+        };
+        s.cfg
+            .validate()
+            .map_err(|e| fail(format!("setups[{i}].cfg: {e}")))?;
+        if s.cfg.seed != *seed {
+            return Err(at(
+                "seed",
+                format!("{}; the plan's seed {seed} expected", s.cfg.seed),
+            ));
+        }
+        if (s.cfg.density, s.cfg.steps) != (first.density, first.steps) {
+            return Err(at(
+                "density",
+                format!(
+                    "density {} and steps {} differ from the first setup's ({} and {})",
+                    s.cfg.density, s.cfg.steps, first.density, first.steps
+                ),
+            ));
+        }
+    }
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -759,5 +813,66 @@ mod tests {
         );
         assert_eq!(md.matches(" ✓ |").count(), 2, "{md}");
         assert!(md.ends_with("\n3 runs in 1.2 s.\n"), "{md}");
+    }
+
+    #[test]
+    fn a_written_grid_reads_back_and_damage_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = tiny_report();
+        write_grid(dir.path(), &report).unwrap();
+        let file = dir.path().join("hsi.json");
+        let back = read_grid(&file).unwrap();
+        assert_eq!(back.summaries, report.summaries);
+        // The preprocessed matrix is not written; what identifies a setup is.
+        let ids = |r: &GridReport| -> Vec<(String, usize, HsiConfig)> {
+            r.setups
+                .iter()
+                .map(|s| (s.scene.clone(), s.observed, s.cfg.clone()))
+                .collect()
+        };
+        assert_eq!(ids(&back), ids(&report));
+        assert_eq!(back.plan, report.plan);
+        assert_eq!(back.runs.len(), report.runs.len());
+
+        let text = std::fs::read_to_string(&file).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let fails = |v: &serde_json::Value| {
+            let f = dir.path().join("damaged.json");
+            std::fs::write(&f, serde_json::to_vec(v).unwrap()).unwrap();
+            let e = read_grid(&f).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{}: ", f.display())), "{e}");
+            e
+        };
+        let mut v = value.clone();
+        v["setups"][1]["cfg"]["seed"] = 99.into();
+        let e = fails(&v);
+        assert!(
+            e.ends_with("setups[1].cfg: field `seed`: 99; the plan's seed 2 expected"),
+            "{e}"
+        );
+        let mut v = value.clone();
+        v["setups"][2]["cfg"]["density"] = 0.5.into();
+        assert!(fails(&v).contains("setups[2].cfg: field `density`: density 0.5"));
+        let mut v = value.clone();
+        v["setups"].as_array_mut().unwrap().pop();
+        assert!(fails(&v).contains("field `setups`: 3 entries; one per seed of the plan (4)"));
+        let mut v = value.clone();
+        v["setups"][0]["cfg"]["width"] = 0.into();
+        assert!(fails(&v).contains("setups[0].cfg: field `width`: 0 is out of range"));
+        let mut v = value.clone();
+        v["summaries"][0]["lr"] = (-1.0).into();
+        assert!(fails(&v).contains("summary 0 (gd): field `lr`"));
+        // A statistic that was NaN is written as null, which no statistic reads.
+        let mut v = value;
+        let mean = &mut v["summaries"][0]["last"]["test_rmse"]["mean"];
+        assert!(mean.is_f64(), "{mean}");
+        *mean = serde_json::Value::Null;
+        assert!(fails(&v).contains("not the hsi.json of `basis-lab hsi --grid`"));
+        let cut = dir.path().join("cut.json");
+        std::fs::write(&cut, &text[..text.len() / 3]).unwrap();
+        let e = read_grid(&cut).unwrap_err().to_string();
+        assert!(e.contains("line") && e.contains("column"), "{e}");
+        let e = read_grid(&dir.path().join("missing.json")).unwrap_err();
+        assert!(e.to_string().contains("missing.json"), "{e}");
     }
 }

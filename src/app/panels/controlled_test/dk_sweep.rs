@@ -6,7 +6,7 @@ use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
 use super::points::{
-    EXCESS, ORIENTATION, SEEDS, SweepView, XAxis, parse_list, seeds_row, sweep_legend,
+    EXCESS, ORIENTATION, SEEDS, SweepAxis, SweepView, parse_list, seeds_row, sweep_legend,
 };
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
@@ -150,7 +150,7 @@ impl Panel for DkSweep {
         }
         let cells = Cells::fit(ui, "dk plots", 2, PLOT_MIN_W, 2);
         let view = SweepView {
-            axis: XAxis::Dk,
+            axis: SweepAxis::Dk,
             sweeps: points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect(),
             emphasise: |_| true,
             size: (cells.w, cells.height(ui.available_height(), 140.0, 640.0)),

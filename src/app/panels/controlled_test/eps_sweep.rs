@@ -5,7 +5,7 @@ use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
 use super::points::{
-    ACCURACY, EXCESS, GRAM, ORIENTATION, SEEDS, SweepView, XAxis, parse_list, seeds_row,
+    ACCURACY, EXCESS, GRAM, ORIENTATION, SEEDS, SweepAxis, SweepView, parse_list, seeds_row,
     sweep_legend,
 };
 use crate::app::analysis::Analysis;
@@ -153,7 +153,7 @@ impl Panel for EpsSweep {
         }
         let cells = Cells::fit(ui, "eps plots", 4, PLOT_MIN_W, 2);
         let view = SweepView {
-            axis: XAxis::Eps,
+            axis: SweepAxis::Eps,
             sweeps: points.iter().map(|p| (p.eps, &p.sweep)).collect(),
             emphasise: |o| o == "adam",
             size: (cells.w, cells.height(ui.available_height(), 80.0, 520.0)),

@@ -2,19 +2,16 @@
 //! against the spread random rotations of the same keys give (the library call of
 //! `basis-lab sweep`).
 
-use eframe::egui::{self, Color32, RichText};
-use egui_plot::{FilledArea, HLine, Line, Points};
+use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
-use crate::app::widgets::colors::{faded, optimizer_color};
-use crate::app::widgets::plots::{
-    Swatch, category_axis, export_button, export_table, figure_menu, legend_row, linear_plot,
-    save_figure,
-};
+use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::figure_plot;
+use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::figures;
@@ -159,89 +156,15 @@ impl Panel for SeedSweep {
                 ),
             );
         }
-        legend_row(
-            ui,
-            &[
-                (Color32::GRAY, "one seed's excess".into(), Swatch::Dot),
-                (Color32::GRAY, "mean ± sd over seeds".into(), Swatch::Thick),
-                (
-                    Color32::GRAY,
-                    "± the baseline's own sd (shaded)".into(),
-                    Swatch::Thin,
-                ),
-            ],
-        );
-        let hover = lab.hover;
         let n_arms = result.aggregate.len();
-        linear_plot("sweep", "excess A(K) − baseline mean")
-            .x_axis_label("arm")
-            .height((ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(reflow::PLOT_MIN_H))
-            .x_axis_formatter(category_axis(
-                result.aggregate.iter().map(|a| a.arm.clone()).collect(),
-            ))
-            .show_x(hover)
-            .show_y(hover)
-            .show(ui, |plot| {
-                plot.hline(HLine::new("zero excess", 0.0).color(Color32::GRAY));
-                for (i, agg) in result.aggregate.iter().enumerate() {
-                    let optimizer = result
-                        .preset
-                        .arms
-                        .get(i)
-                        .map_or(agg.arm.as_str(), |a| a.optimizer.as_str());
-                    let c = optimizer_color(optimizer, i);
-                    let x = i as f64;
-                    let sd = agg.baseline_sd_mean;
-                    if !(sd.is_finite() && agg.excess_mean.is_finite()) {
-                        continue;
-                    }
-                    plot.add(
-                        FilledArea::new(
-                            format!("{} ± baseline sd", agg.arm),
-                            &[x - 0.35, x + 0.35],
-                            &[-sd, -sd],
-                            &[sd, sd],
-                        )
-                        .fill_color(faded(c, 35)),
-                    );
-                    let dots: Vec<[f64; 2]> = result
-                        .per_seed
-                        .iter()
-                        .filter(|s| s.arm == agg.arm)
-                        .enumerate()
-                        .filter_map(|(k, s)| {
-                            let b = s.baseline.as_ref()?;
-                            let jitter = (k as f64 / result.seeds.len().max(1) as f64 - 0.5) * 0.4;
-                            Some([x + jitter, b[0].excess])
-                        })
-                        .collect();
-                    plot.points(
-                        Points::new(format!("{} per seed", agg.arm), dots)
-                            .color(c)
-                            .radius(4.0)
-                            .filled(true),
-                    );
-                    if agg.excess_mean.is_finite() {
-                        let (m, s) = (agg.excess_mean, agg.excess_sd);
-                        plot.line(
-                            Line::new(
-                                format!("{} mean ± sd", agg.arm),
-                                vec![[x, m - s], [x, m + s]],
-                            )
-                            .color(c)
-                            .width(reflow::line_width(plot.ctx(), 3.0)),
-                        );
-                        plot.line(
-                            Line::new(
-                                format!("{} mean ± sd", agg.arm),
-                                vec![[x - 0.25, m], [x + 0.25, m]],
-                            )
-                            .color(c)
-                            .width(reflow::line_width(plot.ctx(), 3.0)),
-                        );
-                    }
-                }
-            });
+        let h = (ui.available_height() - 40.0 * n_arms as f32 - 60.0).max(reflow::PLOT_MIN_H);
+        figure_plot::show(
+            ui,
+            "sweep",
+            &figures::sweep_figure(result),
+            [None, Some(h)],
+            lab.hover,
+        );
         ui.add_space(4.0);
         for (i, a) in result.aggregate.iter().enumerate() {
             let optimizer = result

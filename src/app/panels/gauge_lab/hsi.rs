@@ -5,24 +5,21 @@
 
 use std::sync::atomic::AtomicBool;
 
-use eframe::egui::{self, Color32, RichText};
-use egui_plot::{FilledArea, GridMark, Line, LineStyle, Plot, Points, VLine};
+use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop};
+use crate::app::analysis::{Analysis, Finished, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::saved::check_count;
-use crate::app::widgets::colors::optimizer_color;
-use crate::app::widgets::plots::{
-    Swatch, export_button, export_table, legend_row, plot_header, save_figure,
-};
+use crate::app::widgets::figure_plot;
+use crate::app::widgets::plots::{export_button, export_table, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::progress_row;
-use crate::sensing::hsi::figures::{self, repeat};
+use crate::sensing::hsi::figures;
 use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
-use crate::sensing::hsi::report::{paper_entry, paper_rows, summary_csv_bytes};
-use crate::sensing::hsi::{HsiConfig, HsiError, LEVELS, RULES, Scene};
+use crate::sensing::hsi::report::{paper_entry, paper_rows, read_grid, summary_csv_bytes};
+use crate::sensing::hsi::{HsiConfig, HsiError, RULES, Scene};
 
 /// The range of the step budget per run.
 const STEPS: std::ops::RangeInclusive<usize> = 100..=100_000;
@@ -252,56 +249,25 @@ impl Panel for HsiTab {
             .first()
             .and_then(|s| paper_rows(s).first().copied());
         let shown = figures::shown(report);
-        let mut items: Vec<(Color32, String, Swatch)> = shown
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let swatch = if repeat(&shown, i) {
-                    Swatch::Dashed
-                } else {
-                    Swatch::Thick
-                };
-                (
-                    optimizer_color(&s.rule, i),
-                    format!("{} (lr {})", s.rule, s.lr),
-                    swatch,
-                )
-            })
-            .collect();
-        if paper.is_some() {
-            items.push((
-                Color32::GRAY,
-                "the paper at ≤ 1e-5 (◆, ± sd)".into(),
-                Swatch::Dashed,
-            ));
-        }
-        legend_row(ui, &items);
+        let figs = [
+            figures::path_figure(report, true),
+            figures::path_figure(report, false),
+        ];
+        // One legend for both plots: they draw the same rules in the same colours.
+        figure_plot::legend(ui, &figs[0]);
         let cells = Cells::fit(ui, "hsi paths", 2, PLOT_MIN_W, 2);
         let h = cells.height(ui.available_height(), 120.0, 380.0);
-        let plots = [
-            (figures::RMSE_TITLE, "held-out RMSE (×1e-2)", true),
-            (figures::RANK_TITLE, "effective rank", false),
-        ];
-        let mut figure = None;
+        let mut save = None;
         reflow::grid(ui, 2, cells, |ui, k| {
-            let (title, y_label, rmse) = plots[k];
-            if let Some(f) = plot_header(ui, title, None, true).figure {
-                figure = Some((rmse, f));
+            let fig = &figs[k];
+            if let Some(f) = plot_header(ui, &fig.title, None, true).figure {
+                save = Some((k, f));
             }
-            path_plot(
-                ui,
-                title,
-                y_label,
-                [cells.w, h],
-                &shown,
-                paper,
-                rmse,
-                lab.hover,
-            );
+            figure_plot::plot(ui, &fig.title, fig, [Some(cells.w), Some(h)], lab.hover);
         });
-        if let Some((rmse, format)) = figure {
-            let fig = figures::path_figure(report, rmse);
-            let stem = if rmse { "hsi_rmse" } else { "hsi_erank" };
+        if let Some((k, format)) = save {
+            let stem = ["hsi_rmse", "hsi_erank"][k];
+            let fig = figs[k].clone();
             save_figure(lab, ui.ctx(), format, stem, egui::vec2(cells.w, h), || fig);
         }
         table(ui, &shown, paper);
@@ -309,6 +275,43 @@ impl Panel for HsiTab {
 }
 
 impl HsiTab {
+    /// Shows `report` (read by [`read_grid`], e.g. a cluster's `hsi --grid` run) as the last
+    /// run, and takes its scene, density, budget and plan as the tab's settings, so Run would
+    /// repeat it. Budgets outside the tab's range are clamped (the result then reads as stale).
+    pub fn open_report(&mut self, mut report: GridReport) {
+        let cfg = &report.setups[0].cfg;
+        let inputs = HsiInputs {
+            scene: report.setups[0].scene.clone(),
+            var: report.setups[0].var.clone(),
+            density: cfg.density,
+            steps: cfg.steps.clamp(*STEPS.start(), *STEPS.end()),
+            plan: report.plan.clone(),
+        };
+        for r in &mut report.runs {
+            r.losses = Vec::new();
+        }
+        self.inputs = inputs.clone();
+        self.analysis.last = Some(Finished {
+            inputs: HsiInputs {
+                steps: cfg.steps,
+                ..inputs
+            },
+            result: report,
+        });
+    }
+
+    /// Reads and shows the report in `file`; a file that fails becomes an error notice naming
+    /// it, and the tab keeps what it showed.
+    fn open_file(&mut self, file: &std::path::Path, lab: &mut Lab) {
+        match read_grid(file) {
+            Ok(report) => {
+                self.open_report(report);
+                lab.inform(format!("Opened {}.", file.display()));
+            }
+            Err(e) => lab.error(format!("Hyperspectral: {e}")),
+        }
+    }
+
     fn settings_ui(
         &mut self,
         ui: &mut egui::Ui,
@@ -384,6 +387,7 @@ impl HsiTab {
                 }
             }
         });
+        let mut open = None;
         reflow::controls_row(ui, |ui| {
             ui.label("rules");
             for r in RULES {
@@ -410,124 +414,46 @@ impl HsiTab {
             if self.analysis.last.is_some() {
                 *export = export_button(ui, "Save the picked rates' paths (hsi_summary.csv)");
             }
+            if ui
+                .button("Open results…")
+                .on_hover_text(
+                    "Show the hsi.json of a `basis-lab hsi --grid` run (from this machine or a \
+                     cluster) here; a .json or .mat file dropped on the window works too.",
+                )
+                .clicked()
+            {
+                match crate::app::files::pick_file("hsi.json of basis-lab hsi --grid", "json") {
+                    Some(p) => open = Some(p),
+                    None => lab.inform(
+                        "No file chosen. (Without a file-dialog service, drop the file on the \
+                         window or start the app with --open FILE.)",
+                    ),
+                }
+            }
         });
+        if let Some(p) = open {
+            self.open_file(&p, lab);
+        }
+        self.dropped_files(ui, lab);
     }
-}
 
-/// The colour of the rule `name`, the `i`-th shown.
-/// x of a training-loss level: −log10, so deeper levels lie to the right.
-fn level_x(level: f64) -> f64 {
-    -level.log10()
-}
-
-/// One of the two path plots: `rmse` picks held-out RMSE (×1e-2) over effective rank.
-#[allow(clippy::too_many_arguments)]
-fn path_plot(
-    ui: &mut egui::Ui,
-    id: &str,
-    y_label: &str,
-    [w, h]: [f32; 2],
-    shown: &[&RateSummary],
-    paper: Option<&crate::sensing::hsi::PaperRow>,
-    rmse: bool,
-    hover: bool,
-) {
-    let scale = if rmse { 100.0 } else { 1.0 };
-    Plot::new(id)
-        .width(w)
-        .height(h)
-        .x_axis_label("training loss (log scale, deeper to the right)")
-        .y_axis_label(y_label)
-        .x_axis_formatter(|mark: GridMark, _| {
-            let v = mark.value;
-            if (v - v.round()).abs() < 1e-9 {
-                format!("1e-{}", v.round() as i64)
-            } else {
-                String::new()
-            }
-        })
-        .include_x(level_x(LEVELS[0]) - 0.1)
-        .include_x(level_x(LEVELS[LEVELS.len() - 1]) + 0.1)
-        .include_y(0.0)
-        .show_x(hover)
-        .show_y(hover)
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            for &l in &LEVELS {
-                plot.vline(
-                    VLine::new(format!("level {l:e}"), level_x(l))
-                        .color(Color32::from_gray(170))
-                        .style(LineStyle::dotted_dense())
-                        .width(reflow::line_width(plot.ctx(), 0.8)),
-                );
-            }
-            for (i, s) in shown.iter().enumerate() {
-                let col = optimizer_color(&s.rule, i);
-                let pts: Vec<(f64, f64, f64)> = s
-                    .levels
-                    .iter()
-                    .filter_map(|l| {
-                        let stat = if rmse { l.test_rmse } else { l.erank }?;
-                        let x = level_x(l.level?);
-                        let ok = x.is_finite() && stat.mean.is_finite() && stat.sd.is_finite();
-                        ok.then_some((x, stat.mean * scale, stat.sd * scale))
-                    })
-                    .collect();
-                if pts.len() >= 2 {
-                    let x: Vec<f64> = pts.iter().map(|p| p.0).collect();
-                    let lo: Vec<f64> = pts.iter().map(|p| p.1 - p.2).collect();
-                    let hi: Vec<f64> = pts.iter().map(|p| p.1 + p.2).collect();
-                    plot.add(
-                        FilledArea::new(format!("{} ± sd", s.rule), &x, &lo, &hi)
-                            .fill_color(col.gamma_multiply(0.18)),
-                    );
+    /// Files dropped on the window while the tab is shown: a `.json` report is opened, a
+    /// `.mat` file becomes the scene.
+    fn dropped_files(&mut self, ui: &egui::Ui, lab: &mut Lab) {
+        let dropped = ui.ctx().input(|i| i.raw.dropped_files.clone());
+        for path in dropped.iter().map(|f| f.path().to_path_buf()) {
+            match path.extension().and_then(|e| e.to_str()) {
+                Some(e) if e.eq_ignore_ascii_case("json") => self.open_file(&path, lab),
+                Some(e) if e.eq_ignore_ascii_case("mat") => {
+                    self.inputs.scene = path.display().to_string();
                 }
-                let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
-                plot.add(
-                    Points::new(s.rule.clone(), line.clone())
-                        .color(col)
-                        .radius(3.5),
-                );
-                let style = if repeat(shown, i) {
-                    LineStyle::dashed_loose()
-                } else {
-                    LineStyle::Solid
-                };
-                plot.line(
-                    Line::new(s.rule.clone(), line)
-                        .color(col)
-                        .width(reflow::line_width(plot.ctx(), 2.5))
-                        .style(style),
-                );
-                let deepest = level_x(LEVELS[LEVELS.len() - 1]);
-                let entry = paper.and_then(|row| {
-                    if rmse {
-                        paper_entry(row, &s.rule)
-                    } else {
-                        (s.rule == "muon").then_some([row.muon_rank, 0.0])
-                    }
-                });
-                if let Some([m, sd]) = entry {
-                    let x = deepest + 0.06 * (i as f64 + 1.0);
-                    plot.add(
-                        Points::new(format!("{} (paper)", s.rule), vec![[x, m]])
-                            .color(col)
-                            .shape(egui_plot::MarkerShape::Diamond)
-                            .radius(6.0),
-                    );
-                    if sd > 0.0 {
-                        plot.line(
-                            Line::new(
-                                format!("{} (paper) ± sd", s.rule),
-                                vec![[x, m - sd], [x, m + sd]],
-                            )
-                            .color(col)
-                            .width(reflow::line_width(plot.ctx(), 1.5)),
-                        );
-                    }
-                }
+                _ => lab.error(format!(
+                    "Hyperspectral: {} is neither a scene (.mat) nor a report (.json)",
+                    path.display()
+                )),
             }
-        });
+        }
+    }
 }
 
 /// The Table 5 view: each shown rule at ≤ 1e-5 beside the paper.

@@ -20,6 +20,7 @@ use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::panels::{GAUGE_WHY, desktop_only};
 use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{
     Swatch, export_button, export_table, figure_menu, legend_row, save_figure,
 };
@@ -139,9 +140,10 @@ pub struct SweepTab {
     /// The bundled zoo preset it runs.
     bundled: &'static str,
     about: &'static str,
-    plot: PlotFn,
-    /// The plot as a figure, for "Save figure…".
+    /// The plot, drawn on screen and saved by "Save figure…".
     figure: FigureFn,
+    /// What the tab shows below the plot (the zoo's table), if anything.
+    below: Option<BelowFn>,
     /// Seeds per cell.
     pub seeds: usize,
     /// The last sweep and the preset it ran.
@@ -165,25 +167,25 @@ impl Default for Saved {
     }
 }
 
-/// Draws a sweep tab's plot from its preset and runs.
-type PlotFn = fn(&mut egui::Ui, &ZooPreset, &[RunResult], bool);
-/// A sweep tab's plot as a figure.
+/// A sweep tab's plot as a figure, from its preset and runs.
 type FigureFn = fn(&ZooPreset, &[RunResult]) -> Figure;
+/// Draws what a sweep tab shows below its plot, from its runs.
+type BelowFn = fn(&mut egui::Ui, &[RunResult]);
 
 impl SweepTab {
     fn new(
         (id, title): (&'static str, &'static str),
         bundled: &'static str,
         about: &'static str,
-        (plot, figure): (PlotFn, FigureFn),
+        (figure, below): (FigureFn, Option<BelowFn>),
     ) -> Self {
         Self {
             id,
             title,
             bundled,
             about,
-            plot,
             figure,
+            below,
             seeds: 3,
             analysis: Analysis::default(),
         }
@@ -302,11 +304,11 @@ impl Panel for SweepTab {
                 csv_bytes(runs, &summarise(runs))
             });
         }
+        let fig = (self.figure)(preset, runs);
         if let Some(format) = figure {
-            let fig = (self.figure)(preset, runs);
             let stem = format!("gauge_{}", self.id);
             let size = egui::vec2(ui.available_width().min(900.0), 480.0);
-            save_figure(lab, ui.ctx(), format, &stem, size, || fig);
+            save_figure(lab, ui.ctx(), format, &stem, size, || fig.clone());
         }
         ui.label(
             RichText::new(format!(
@@ -317,7 +319,16 @@ impl Panel for SweepTab {
             ))
             .weak(),
         );
-        (self.plot)(ui, preset, runs, lab.hover);
+        // Leave room for a table below (a row per rule) when there is one.
+        let below = match self.below {
+            Some(_) => 40.0 * summarise(runs).len() as f32 + 60.0,
+            None => 20.0,
+        };
+        let h = (ui.available_height() - below).clamp(240.0, 520.0);
+        figure_plot::show(ui, self.id, &fig, [None, Some(h)], lab.hover);
+        if let Some(below) = self.below {
+            below(ui, runs);
+        }
     }
 }
 

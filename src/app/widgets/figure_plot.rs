@@ -1,0 +1,278 @@
+//! A [`Figure`] drawn on screen with egui_plot: the same marks, axes, ticks and legend that
+//! "Save figure…" and `--figures` write, so a tab builds its plot once (in the headless figure
+//! builders) and the window and the saved file cannot drift apart.
+//!
+//! Log and reversed axes are drawn on the figure's drawing coordinate ([`Axis::to_drawing`]:
+//! log10, negated when reversed), with the figure's own ticks and labels; hovering shows the
+//! data values. Values an axis cannot show (non-finite, non-positive on a log axis) are left
+//! out, so egui_plot never sees a NaN.
+
+use eframe::egui::{self, Color32};
+use egui_plot::{
+    Bar, BarChart, FilledArea, GridInput, GridMark, HLine, Line, LineStyle, Plot, Points, VLine,
+};
+
+use super::plots::{Swatch, legend_row};
+use super::reflow;
+use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb, Shape, pieces};
+
+/// The figure's legend (every named mark once, in order) as a row above the plot.
+pub fn legend(ui: &mut egui::Ui, figure: &Figure) {
+    let Body::Plot { marks, .. } = &figure.body else {
+        return;
+    };
+    let mut items: Vec<(Color32, String, Swatch)> = Vec::new();
+    for m in marks.iter().filter(|m| !m.name.is_empty()) {
+        if items.iter().any(|(_, name, _)| *name == m.name) {
+            continue;
+        }
+        items.push((color(m.color, legend_opacity(m)), m.name.clone(), swatch(m)));
+    }
+    legend_row(ui, &items);
+}
+
+/// The figure's plot (not its title or legend), `size` points (`None`: the width available),
+/// hover labels with `hover`. `id` must be stable across frames. A heatmap figure draws
+/// nothing: the heatmap widget shows those.
+pub fn plot(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2], hover: bool) {
+    let Body::Plot { x, y, marks } = &figure.body else {
+        return;
+    };
+    let mut p = Plot::new(id)
+        .x_axis_label(x.label.clone())
+        .y_axis_label(y.label.clone())
+        .x_grid_spacer(spacer(x))
+        .y_grid_spacer(spacer(y))
+        .x_axis_formatter(|m: GridMark, _: &_| x.tick_label(m.value, m.step_size))
+        .y_axis_formatter(|m: GridMark, _: &_| y.tick_label(m.value, m.step_size))
+        .label_formatter(|pos| {
+            let (name, at) = match *pos {
+                egui_plot::HoverPosition::NearDataPoint {
+                    plot_name,
+                    position,
+                    ..
+                } => (plot_name, position),
+                egui_plot::HoverPosition::Elsewhere { position } => ("", position),
+            };
+            let value = |a: &Axis, t: f64| {
+                if a.categories.is_empty() {
+                    format!("{:.4}", a.from_drawing(t))
+                } else {
+                    a.tick_label(t.round(), 1.0)
+                }
+            };
+            let text = format!("{}, {}", value(x, at.x), value(y, at.y));
+            Some(if name.is_empty() {
+                text
+            } else {
+                format!("{name}\n{text}")
+            })
+        })
+        .show_x(hover)
+        .show_y(hover)
+        .allow_scroll(false);
+    for v in x.include.iter().filter_map(|v| x.to_drawing(*v)) {
+        p = p.include_x(v);
+    }
+    for v in y.include.iter().filter_map(|v| y.to_drawing(*v)) {
+        p = p.include_y(v);
+    }
+    // Reference lines count towards the range, as in the saved figure.
+    for m in marks {
+        match m.shape {
+            Shape::HLine { y: at, .. } => {
+                if let Some(t) = y.to_drawing(at) {
+                    p = p.include_y(t);
+                }
+            }
+            Shape::VLine { x: at, .. } => {
+                if let Some(t) = x.to_drawing(at) {
+                    p = p.include_x(t);
+                }
+            }
+            _ => {}
+        }
+    }
+    if !x.categories.is_empty() {
+        p = p.include_x(-0.6).include_x(x.categories.len() as f64 - 0.4);
+    }
+    if let Some(w) = size[0] {
+        p = p.width(w);
+    }
+    if let Some(h) = size[1] {
+        p = p.height(h);
+    }
+    p.show(ui, |plot| {
+        let ctx = plot.ctx().clone();
+        let width = |w: f64| reflow::line_width(&ctx, w as f32);
+        for m in marks {
+            let c = color(m.color, m.opacity);
+            match &m.shape {
+                Shape::Line {
+                    points,
+                    width: w,
+                    dash,
+                } => {
+                    for piece in pieces(points, x, y) {
+                        let pts: Vec<[f64; 2]> = piece.into_iter().map(|(a, b)| [a, b]).collect();
+                        plot.line(
+                            Line::new(m.name.clone(), pts)
+                                .color(c)
+                                .width(width(*w))
+                                .style(style(*dash)),
+                        );
+                    }
+                }
+                Shape::Points { points, radius } => {
+                    let pts = drawable(points, x, y);
+                    if !pts.is_empty() {
+                        plot.points(
+                            Points::new(m.name.clone(), pts)
+                                .color(c)
+                                .radius(*radius as f32)
+                                .filled(true),
+                        );
+                    }
+                }
+                Shape::Bars { points, width: w } => {
+                    let bars: Vec<Bar> = drawable(points, x, y)
+                        .into_iter()
+                        .map(|[a, b]| Bar::new(a, b).width(*w).fill(c).name(m.name.clone()))
+                        .collect();
+                    plot.bar_chart(BarChart::new(m.name.clone(), bars).color(c));
+                }
+                Shape::Band { x: bx, lo, hi } => {
+                    let n = bx.len().min(lo.len()).min(hi.len());
+                    let mut cols: [Vec<f64>; 3] = Default::default();
+                    for i in 0..n {
+                        if let (Some(a), Some(l), Some(h)) = (
+                            x.to_drawing(bx[i]),
+                            y.to_drawing(lo[i]),
+                            y.to_drawing(hi[i]),
+                        ) {
+                            cols[0].push(a);
+                            cols[1].push(l);
+                            cols[2].push(h);
+                        }
+                    }
+                    if cols[0].len() >= 2 {
+                        plot.add(
+                            FilledArea::new(m.name.clone(), &cols[0], &cols[1], &cols[2])
+                                .fill_color(c),
+                        );
+                    }
+                }
+                Shape::HLine { y: at, dash } => {
+                    if let Some(t) = y.to_drawing(*at) {
+                        plot.hline(
+                            HLine::new(m.name.clone(), t)
+                                .color(c)
+                                .style(style(*dash))
+                                .width(width(1.5)),
+                        );
+                    }
+                }
+                Shape::VLine { x: at, dash } => {
+                    if let Some(t) = x.to_drawing(*at) {
+                        plot.vline(
+                            VLine::new(m.name.clone(), t)
+                                .color(c)
+                                .style(style(*dash))
+                                .width(width(1.5)),
+                        );
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Legend row, then the plot: [`legend`] and [`plot`] together.
+pub fn show(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2], hover: bool) {
+    legend(ui, figure);
+    plot(ui, id, figure, size, hover);
+}
+
+/// The grid marks of `axis` over the visible range: the figure's own ticks (so the screen
+/// labels the same values as the saved figure), with a bail-out for absurd ranges.
+fn spacer(axis: &Axis) -> impl Fn(GridInput) -> Vec<GridMark> + '_ {
+    move |input| {
+        let (lo, hi) = input.bounds;
+        if !(lo.is_finite() && hi.is_finite()) || hi <= lo || hi - lo > 1e6 {
+            return Vec::new();
+        }
+        let (ticks, step) = axis.tick_marks(lo, hi);
+        // Explicit ticks have no spacing; egui_plot fades grid lines by it, so give it one.
+        let step_size = if step > 0.0 { step } else { (hi - lo) / 5.0 };
+        let mut marks: Vec<GridMark> = ticks
+            .into_iter()
+            .map(|value| GridMark { value, step_size })
+            .collect();
+        // Unlabelled minor lines at the decades' 2…9 on log axes spanning few decades, as the
+        // app's other log plots have.
+        if axis.log && step == 1.0 && hi - lo < 6.0 {
+            let sign = if axis.reversed { -1.0 } else { 1.0 };
+            let minor: Vec<GridMark> = marks
+                .iter()
+                .flat_map(|m| (2..10).map(move |k| m.value + sign * (k as f64).log10()))
+                .filter(|v| *v >= lo && *v <= hi)
+                .map(|value| GridMark {
+                    value,
+                    step_size: step / 10.0,
+                })
+                .collect();
+            marks.extend(minor);
+        }
+        marks
+    }
+}
+
+/// The points of `points` both axes can show, in drawing coordinates.
+fn drawable(points: &[[f64; 2]], x: &Axis, y: &Axis) -> Vec<[f64; 2]> {
+    points
+        .iter()
+        .filter_map(|p| Some([x.to_drawing(p[0])?, y.to_drawing(p[1])?]))
+        .collect()
+}
+
+/// A figure colour at `opacity` (0–1) as egui's premultiplied colour.
+fn color(c: Rgb, opacity: f64) -> Color32 {
+    Color32::from_rgb(c[0], c[1], c[2]).gamma_multiply(opacity.clamp(0.0, 1.0) as f32)
+}
+
+/// Opacity of a mark's legend swatch: bands and bars a little stronger than drawn, so a pale
+/// band still shows its colour in a small swatch (as the saved figure's legend does).
+fn legend_opacity(m: &Mark) -> f64 {
+    match m.shape {
+        Shape::Band { .. } | Shape::Bars { .. } => m.opacity.max(0.35),
+        _ => m.opacity,
+    }
+}
+
+/// A mark's legend swatch.
+fn swatch(m: &Mark) -> Swatch {
+    match &m.shape {
+        Shape::Line { width, dash, .. } => match dash {
+            Dash::Solid if *width >= 2.0 => Swatch::Thick,
+            Dash::Solid => Swatch::Thin,
+            Dash::Dashed => Swatch::Dashed,
+            Dash::Dotted => Swatch::Dotted,
+        },
+        Shape::HLine { dash, .. } | Shape::VLine { dash, .. } => match dash {
+            Dash::Solid => Swatch::Thin,
+            Dash::Dashed => Swatch::Dashed,
+            Dash::Dotted => Swatch::Dotted,
+        },
+        Shape::Points { .. } => Swatch::Dot,
+        Shape::Bars { .. } | Shape::Band { .. } => Swatch::Block,
+    }
+}
+
+/// egui_plot's stroke pattern for a figure's.
+fn style(dash: Dash) -> LineStyle {
+    match dash {
+        Dash::Solid => LineStyle::Solid,
+        Dash::Dashed => LineStyle::dashed_loose(),
+        Dash::Dotted => LineStyle::dotted_dense(),
+    }
+}

@@ -1,0 +1,269 @@
+//! Mapping an [`Axis`] to the linear coordinate every renderer draws on (log10 for log axes,
+//! negated for reversed ones), its ticks and their labels: shared by the plotters renderer and
+//! the app's on-screen plots, so a saved figure and the plot on screen read alike.
+
+use super::Axis;
+
+impl Axis {
+    /// The drawing coordinate of the data value `v`: log10 on a log axis, negated on a
+    /// reversed one, so every renderer draws on a plain linear coordinate. None if `v` cannot
+    /// be drawn (not finite, or not positive on a log axis).
+    pub fn to_drawing(&self, v: f64) -> Option<f64> {
+        if !v.is_finite() || (self.log && v <= 0.0) {
+            return None;
+        }
+        let t = if self.log { v.log10() } else { v };
+        Some(if self.reversed { -t } else { t })
+    }
+
+    /// The label of the tick at drawing coordinate `t`: the data value there (`1e-6` on log
+    /// axes, the category's name on categorical ones); `step` is the ticks' spacing as
+    /// [`Axis::tick_marks`] returns it, 0 for ticks given explicitly.
+    pub fn tick_label(&self, t: f64, step: f64) -> String {
+        let t = if self.reversed { -t } else { t };
+        if step == 0.0 {
+            return significant(if self.log { 10f64.powf(t) } else { t });
+        }
+        if !self.categories.is_empty() {
+            let i = t.round();
+            return if (t - i).abs() < 1e-6 && i >= 0.0 {
+                self.categories.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            };
+        }
+        if self.log {
+            if step >= 1.0 {
+                format!("1e{}", t.round() as i64)
+            } else {
+                significant(10f64.powf(t))
+            }
+        } else {
+            number(t, step)
+        }
+    }
+
+    /// The data value at drawing coordinate `t` (the inverse of [`Axis::to_drawing`]).
+    pub fn from_drawing(&self, t: f64) -> f64 {
+        let t = if self.reversed { -t } else { t };
+        if self.log { 10f64.powf(t) } else { t }
+    }
+
+    /// Tick positions (drawing coordinates) in `[lo, hi]` and their spacing: the axis's own
+    /// `ticks` when it has any (spacing 0), integers for categories, decades for log axes
+    /// spanning at least one, otherwise 1-2-5 steps.
+    pub fn tick_marks(&self, lo: f64, hi: f64) -> (Vec<f64>, f64) {
+        let axis = self;
+        if !axis.ticks.is_empty() {
+            let v = axis
+                .ticks
+                .iter()
+                .filter_map(|&t| axis.to_drawing(t))
+                .filter(|t| *t >= lo && *t <= hi)
+                .collect();
+            return (v, 0.0);
+        }
+        if !axis.categories.is_empty() {
+            let v = (0..axis.categories.len())
+                .map(|i| if axis.reversed { -(i as f64) } else { i as f64 })
+                .filter(|t| *t >= lo && *t <= hi)
+                .collect();
+            return (v, 1.0);
+        }
+        let span = hi - lo;
+        if axis.log && span < 1.5 {
+            return (narrow_log_ticks(axis, lo, hi), 0.5);
+        }
+        let step = if axis.log && span >= 1.5 {
+            (span / 8.0).ceil().max(1.0)
+        } else {
+            let raw = span / 6.0;
+            let mag = 10f64.powf(raw.log10().floor());
+            let f = raw / mag;
+            mag * if f < 1.5 {
+                1.0
+            } else if f < 3.5 {
+                2.0
+            } else if f < 7.5 {
+                5.0
+            } else {
+                10.0
+            }
+        };
+        let mut out = Vec::new();
+        let mut t = (lo / step).ceil() * step;
+        while t <= hi + step * 1e-9 && out.len() < 64 {
+            out.push(t);
+            t += step;
+        }
+        (out, step)
+    }
+}
+
+/// Ticks of a log axis spanning less than a decade and a half: 1, 2 and 5 times powers of ten
+/// (every digit when that gives fewer than two), as drawing coordinates in `[lo, hi]`.
+fn narrow_log_ticks(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
+    let (a, b) = if axis.reversed { (-hi, -lo) } else { (lo, hi) };
+    let pick = |digits: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        for k in (a.floor() as i64)..=(b.ceil() as i64) {
+            for d in digits {
+                let v = d * 10f64.powi(k as i32);
+                if let Some(t) = axis.to_drawing(v)
+                    && t >= lo
+                    && t <= hi
+                {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    };
+    let ticks = pick(&[1.0, 2.0, 5.0]);
+    if ticks.len() >= 2 {
+        ticks
+    } else {
+        pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    }
+}
+
+/// The drawable runs of `points` (data `[x, y]`) in drawing coordinates: maximal stretches of
+/// points both axes can show, so a line breaks at gaps instead of jumping across them.
+pub fn pieces(points: &[[f64; 2]], x: &Axis, y: &Axis) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    for p in points {
+        match (x.to_drawing(p[0]), y.to_drawing(p[1])) {
+            (Some(a), Some(b)) => cur.push((a, b)),
+            _ => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `v` printed with as many decimals as `step` needs; large or tiny magnitudes in e-notation
+/// with as many digits as `step` needs.
+fn number(v: f64, step: f64) -> String {
+    let v = if v.abs() < step * 1e-9 { 0.0 } else { v };
+    if v != 0.0 && (v.abs() >= 1e5 || v.abs() < 1e-3) {
+        let digits = (v.abs().log10().floor() - step.log10().floor()).clamp(0.0, 6.0) as usize;
+        return format!("{v:.digits$e}");
+    }
+    let decimals = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// `v` to four significant digits, trailing zeros dropped: `0.25`, `1500`, `2e-9`.
+fn significant(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor();
+    if (-3.0..5.0).contains(&mag) {
+        let decimals = (3.0 - mag).max(0.0) as usize;
+        let text = format!("{v:.decimals$}");
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        }
+    } else {
+        let text = format!("{v:.3e}");
+        let (m, e) = text.split_once('e').unwrap_or((&text, "0"));
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
+        format!("{m}e{e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_ticks_are_round_numbers() {
+        let (t, step) = Axis::linear("x").tick_marks(-0.03, 1.03);
+        assert_eq!(step, 0.2);
+        assert_eq!(t.len(), 6);
+        assert!((t[5] - 1.0).abs() < 1e-12);
+        assert_eq!(number(0.4000000001, 0.2), "0.4");
+        assert_eq!(number(25000.0, 5000.0), "25000");
+        assert_eq!(number(2.5e-5, 5e-6), "2.5e-5");
+    }
+
+    #[test]
+    fn log_ticks_are_decades() {
+        let axis = Axis::log("y");
+        let (t, step) = axis.tick_marks(-12.3, -0.2);
+        assert_eq!(step, 2.0);
+        assert_eq!(t, vec![-12.0, -10.0, -8.0, -6.0, -4.0, -2.0]);
+        let m = &axis;
+        assert_eq!(m.tick_label(-6.0, step), "1e-6");
+        assert_eq!(m.to_drawing(0.0), None);
+        assert_eq!(m.to_drawing(100.0), Some(2.0));
+    }
+
+    #[test]
+    fn narrow_log_axes_tick_at_one_two_five() {
+        let axis = Axis::log("y");
+        let m = &axis;
+        let (t, step) = axis.tick_marks(1e-9f64.log10(), 3e-9f64.log10());
+        let labels: Vec<String> = t.iter().map(|t| m.tick_label(*t, step)).collect();
+        assert_eq!(labels, ["1e-9", "2e-9"]);
+        let (t, step) = axis.tick_marks(2f64.log10(), 6f64.log10());
+        let labels: Vec<String> = t.iter().map(|t| m.tick_label(*t, step)).collect();
+        assert_eq!(labels, ["2", "5"]);
+        // Less than a 1-2-5 step apart: every digit.
+        let (t, step) = axis.tick_marks(3.5f64.log10(), 4.6f64.log10());
+        let labels: Vec<String> = t.iter().map(|t| m.tick_label(*t, step)).collect();
+        assert_eq!(labels, ["4"]);
+        assert_eq!(significant(0.25), "0.25");
+        assert_eq!(significant(1500.0), "1500");
+        assert_eq!(significant(1.9999999999e-9), "2e-9");
+        assert_eq!(significant(123456.0), "1.235e5");
+        assert_eq!(number(100_000.0, 10.0), "1.0000e5");
+    }
+
+    #[test]
+    fn reversed_log_axis_maps_and_labels_back() {
+        let axis = Axis::log("loss").reversed();
+        let m = &axis;
+        assert_eq!(m.to_drawing(1e-3), Some(3.0));
+        assert_eq!(m.tick_label(3.0, 1.0), "1e-3");
+    }
+
+    #[test]
+    fn pieces_break_at_gaps() {
+        let (x, y) = (Axis::linear("x"), Axis::log("y"));
+        let pts = [
+            [0.0, 1.0],
+            [1.0, 10.0],
+            [2.0, 0.0],
+            [3.0, f64::NAN],
+            [4.0, 100.0],
+        ];
+        let p = pieces(&pts, &x, &y);
+        assert_eq!(p, vec![vec![(0.0, 0.0), (1.0, 1.0)], vec![(4.0, 2.0)]]);
+    }
+
+    #[test]
+    fn from_drawing_inverts_to_drawing() {
+        let axis = Axis::log("loss").reversed();
+        for v in [1e-7, 3e-3, 2.5] {
+            let t = axis.to_drawing(v).unwrap();
+            assert!((axis.from_drawing(t) / v - 1.0).abs() < 1e-12);
+        }
+        let lin = Axis::linear("x").reversed();
+        assert_eq!(lin.from_drawing(lin.to_drawing(-4.0).unwrap()), -4.0);
+    }
+}
