@@ -981,6 +981,25 @@ fn write_scene(file: &std::path::Path) {
     common::mat::write_mat(file, "cube", dims, &cube, &common::mat::D);
 }
 
+/// A harness on the gauge lab's hyperspectral tab, its first frames drawn.
+fn hsi_harness() -> Harness<'static, State> {
+    let s = Settings {
+        open: "gauge".into(),
+        panels: [("gauge".to_string(), "\"hsi\"".to_string())].into(),
+        ..settings("classroom")
+    };
+    let mut h = harness(s);
+    h.run_steps(2);
+    h
+}
+
+/// Drops `file` on the window and draws two frames.
+fn drop_file(h: &mut Harness<'static, State>, file: &std::path::Path) {
+    let handle = std::sync::Arc::new(Dropped(file.to_path_buf()));
+    h.input_mut().dropped_files.push(handle);
+    h.run_steps(2);
+}
+
 /// A file dropped on the window, as eframe hands it over.
 #[derive(Debug)]
 struct Dropped(std::path::PathBuf);
@@ -1023,17 +1042,8 @@ fn a_dropped_hsi_json_opens_in_the_hyperspectral_tab() {
     report::write_grid(dir.path(), &made).unwrap();
     let json = dir.path().join("hsi.json");
 
-    let s = Settings {
-        open: "gauge".into(),
-        panels: [("gauge".to_string(), "\"hsi\"".to_string())].into(),
-        ..settings("classroom")
-    };
-    let mut h = harness(s);
-    h.run_steps(2);
-    h.input_mut()
-        .dropped_files
-        .push(std::sync::Arc::new(Dropped(json.clone())));
-    h.run_steps(2);
+    let mut h = hsi_harness();
+    drop_file(&mut h, &json);
     let tab = panel::<HsiTab>(&h, "gauge/hsi");
     assert!(!tab.busy(&app(&h).lab), "opening runs nothing");
     let shown = &tab
@@ -1055,10 +1065,7 @@ fn a_dropped_hsi_json_opens_in_the_hyperspectral_tab() {
     let text = std::fs::read_to_string(&json).unwrap();
     let cut = dir.path().join("cut.json");
     std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
-    h.input_mut()
-        .dropped_files
-        .push(std::sync::Arc::new(Dropped(cut.clone())));
-    h.run_steps(2);
+    drop_file(&mut h, &cut);
     let notice = app(&h).lab.notice.clone().expect("a notice");
     assert!(
         notice.text.contains(&cut.display().to_string()) && notice.text.contains("line"),
@@ -1071,18 +1078,12 @@ fn a_dropped_hsi_json_opens_in_the_hyperspectral_tab() {
     // A dropped scene becomes the scene to run; anything else is named and left alone.
     let other = dir.path().join("other.mat");
     std::fs::copy(&scene_file, &other).unwrap();
-    h.input_mut()
-        .dropped_files
-        .push(std::sync::Arc::new(Dropped(other.clone())));
-    h.run_steps(2);
+    drop_file(&mut h, &other);
     assert_eq!(
         panel::<HsiTab>(&h, "gauge/hsi").inputs.scene,
         other.display().to_string()
     );
-    h.input_mut()
-        .dropped_files
-        .push(std::sync::Arc::new(Dropped(dir.path().join("notes.txt"))));
-    h.run_steps(2);
+    drop_file(&mut h, &dir.path().join("notes.txt"));
     let notice = app(&h).lab.notice.clone().expect("a notice");
     assert!(notice.text.contains("notes.txt"), "{notice:?}");
 }
@@ -1096,13 +1097,7 @@ fn the_hyperspectral_tab_runs_a_scene_and_keeps_only_a_sound_result() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("scene.mat");
     write_scene(&file);
-    let s = Settings {
-        open: "gauge".into(),
-        panels: [("gauge".to_string(), "\"hsi\"".to_string())].into(),
-        ..settings("classroom")
-    };
-    let mut h = harness(s);
-    h.run_steps(2);
+    let mut h = hsi_harness();
     h.get_by_label("Run").click();
     h.run_steps(2);
     let notice = app(&h).lab.notice.clone().expect("a notice");

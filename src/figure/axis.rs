@@ -43,6 +43,37 @@ impl Axis {
         }
     }
 
+    /// The data value at drawing coordinate `t` for a hover label: four significant digits
+    /// (`2.5e-8`, `0.1235`, `1500`), or the nearest category's name.
+    pub fn value_label(&self, t: f64) -> String {
+        if self.categories.is_empty() {
+            significant(self.from_drawing(t))
+        } else {
+            self.tick_label(t.round(), 1.0)
+        }
+    }
+
+    /// The minor marks of a log axis in `[lo, hi]` (drawing coordinates): 2…9 times each
+    /// power of ten, the partial decades at both ends included; none on other axes.
+    pub fn minor_marks(&self, lo: f64, hi: f64) -> Vec<f64> {
+        if !(self.log && lo.is_finite() && hi.is_finite()) || hi - lo > 400.0 {
+            return Vec::new();
+        }
+        // Decade exponents in data space (a reversed axis negates them).
+        let (a, b) = if self.reversed { (-hi, -lo) } else { (lo, hi) };
+        let mut out = Vec::new();
+        for k in (a.floor() as i64)..=(b.ceil() as i64) {
+            for d in 2..10 {
+                let e = k as f64 + (d as f64).log10();
+                let t = if self.reversed { -e } else { e };
+                if t >= lo && t <= hi {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    }
+
     /// The data value at drawing coordinate `t` (the inverse of [`Axis::to_drawing`]).
     pub fn from_drawing(&self, t: f64) -> f64 {
         let t = if self.reversed { -t } else { t };
@@ -254,6 +285,32 @@ mod tests {
         ];
         let p = pieces(&pts, &x, &y);
         assert_eq!(p, vec![vec![(0.0, 0.0), (1.0, 1.0)], vec![(4.0, 2.0)]]);
+    }
+
+    #[test]
+    fn minor_marks_fill_every_decade_in_view() {
+        let axis = Axis::log("y");
+        // 3.5e-9 … 2e-7: 4…9 of the first decade, 2…9 of the second, 2 of the third.
+        let m = axis.minor_marks(3.5e-9f64.log10(), 2e-7f64.log10() + 1e-12);
+        let values: Vec<String> = m.iter().map(|t| significant(10f64.powf(*t))).collect();
+        assert_eq!(values.len(), 6 + 8 + 1, "{values:?}");
+        assert_eq!(values[0], "4e-9");
+        assert_eq!(values[6], "2e-8");
+        assert_eq!(values.last().unwrap(), "2e-7");
+        let reversed = Axis::log("loss").reversed();
+        let m = reversed.minor_marks(-4.0, -3.0);
+        assert_eq!(m.len(), 8);
+        assert!(m.iter().all(|t| (-4.0..=-3.0).contains(t)));
+        assert!(Axis::linear("x").minor_marks(0.0, 1.0).is_empty());
+        assert!(axis.minor_marks(f64::NEG_INFINITY, 0.0).is_empty());
+    }
+
+    #[test]
+    fn hover_values_keep_their_digits() {
+        assert_eq!(Axis::log("eps").value_label(-8.0), "1e-8");
+        assert_eq!(Axis::log("loss").reversed().value_label(5.0), "1e-5");
+        assert_eq!(Axis::linear("x").value_label(0.123456), "0.1235");
+        assert_eq!(Axis::linear("x").value_label(3.2e-5), "3.2e-5");
     }
 
     #[test]

@@ -377,12 +377,43 @@ impl HsiWorkspace {
 pub struct Crossing {
     /// Updates applied before that step (the factors read are those after `step` updates).
     pub step: usize,
-    /// The training loss there.
+    /// The training loss there (a diverged run's last one may be infinite or NaN).
+    #[serde(deserialize_with = "nan_if_null")]
     pub train_loss: f64,
-    /// Held-out RMSE of `UVᵀ` there.
+    /// Held-out RMSE of `UVᵀ` there (NaN once a run diverged).
+    #[serde(deserialize_with = "nan_if_null")]
     pub test_rmse: f64,
-    /// Effective rank of `UVᵀ` there.
+    /// Effective rank of `UVᵀ` there (NaN once a run diverged).
+    #[serde(deserialize_with = "nan_if_null")]
     pub erank: f64,
+}
+
+/// Reads a number, or the `null` that JSON writes for NaN and ±inf (`hsi.json` of a grid with a
+/// diverged run) as NaN. Formats that write NaN themselves (RON) read it as written.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    struct Number;
+    impl serde::de::Visitor<'_> for Number {
+        type Value = f64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a number or null")
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<f64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+        fn visit_unit<E>(self) -> Result<f64, E> {
+            Ok(f64::NAN)
+        }
+        fn visit_none<E>(self) -> Result<f64, E> {
+            Ok(f64::NAN)
+        }
+    }
+    d.deserialize_any(Number)
 }
 
 /// One rule's completion run.

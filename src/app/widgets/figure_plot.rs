@@ -31,8 +31,8 @@ pub fn legend(ui: &mut egui::Ui, figure: &Figure) {
     legend_row(ui, &items);
 }
 
-/// The figure's plot (not its title or legend), `size` points (`None`: the width available),
-/// hover labels with `hover`. `id` must be stable across frames. A heatmap figure draws
+/// The figure's plot (not its title or legend), `size` points wide and high (a `None` width
+/// takes the width available, a `None` height egui_plot's default), hover labels with `hover`. `id` must be stable across frames. A heatmap figure draws
 /// nothing: the heatmap widget shows those.
 pub fn plot(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2], hover: bool) {
     let Body::Plot { x, y, marks } = &figure.body else {
@@ -43,8 +43,8 @@ pub fn plot(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2]
         .y_axis_label(y.label.clone())
         .x_grid_spacer(spacer(x))
         .y_grid_spacer(spacer(y))
-        .x_axis_formatter(|m: GridMark, _: &_| x.tick_label(m.value, m.step_size))
-        .y_axis_formatter(|m: GridMark, _: &_| y.tick_label(m.value, m.step_size))
+        .x_axis_formatter(|m: GridMark, _: &_| label(x, m))
+        .y_axis_formatter(|m: GridMark, _: &_| label(y, m))
         .label_formatter(|pos| {
             let (name, at) = match *pos {
                 egui_plot::HoverPosition::NearDataPoint {
@@ -54,14 +54,7 @@ pub fn plot(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2]
                 } => (plot_name, position),
                 egui_plot::HoverPosition::Elsewhere { position } => ("", position),
             };
-            let value = |a: &Axis, t: f64| {
-                if a.categories.is_empty() {
-                    format!("{:.4}", a.from_drawing(t))
-                } else {
-                    a.tick_label(t.round(), 1.0)
-                }
-            };
-            let text = format!("{}, {}", value(x, at.x), value(y, at.y));
+            let text = format!("{}, {}", x.value_label(at.x), y.value_label(at.y));
             Some(if name.is_empty() {
                 text
             } else {
@@ -193,12 +186,17 @@ pub fn show(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2]
     plot(ui, id, figure, size, hover);
 }
 
+/// Spacing given to the minor marks of log axes, which [`label`] leaves unlabelled: below any
+/// spacing [`Axis::tick_marks`] returns for a log axis (0.5 or whole decades).
+const MINOR: f64 = 0.1;
+
 /// The grid marks of `axis` over the visible range: the figure's own ticks (so the screen
-/// labels the same values as the saved figure), with a bail-out for absurd ranges.
+/// labels the same values as the saved figure), with a bail-out for ranges no axis could
+/// label (non-finite, or more than 400 decades of a log axis).
 fn spacer(axis: &Axis) -> impl Fn(GridInput) -> Vec<GridMark> + '_ {
     move |input| {
         let (lo, hi) = input.bounds;
-        if !(lo.is_finite() && hi.is_finite()) || hi <= lo || hi - lo > 1e6 {
+        if !(lo.is_finite() && hi.is_finite()) || hi <= lo || (axis.log && hi - lo > 400.0) {
             return Vec::new();
         }
         let (ticks, step) = axis.tick_marks(lo, hi);
@@ -210,20 +208,25 @@ fn spacer(axis: &Axis) -> impl Fn(GridInput) -> Vec<GridMark> + '_ {
             .collect();
         // Unlabelled minor lines at the decades' 2…9 on log axes spanning few decades, as the
         // app's other log plots have.
-        if axis.log && step == 1.0 && hi - lo < 6.0 {
-            let sign = if axis.reversed { -1.0 } else { 1.0 };
-            let minor: Vec<GridMark> = marks
-                .iter()
-                .flat_map(|m| (2..10).map(move |k| m.value + sign * (k as f64).log10()))
-                .filter(|v| *v >= lo && *v <= hi)
-                .map(|value| GridMark {
-                    value,
-                    step_size: step / 10.0,
-                })
-                .collect();
-            marks.extend(minor);
+        if step == 1.0 && hi - lo < 6.0 {
+            marks.extend(axis.minor_marks(lo, hi).into_iter().map(|value| GridMark {
+                value,
+                step_size: MINOR,
+            }));
         }
         marks
+    }
+}
+
+/// The label of a grid mark from [`spacer`]: the figure's tick label, nothing for a minor mark.
+fn label(axis: &Axis, m: GridMark) -> String {
+    if !axis.ticks.is_empty() {
+        // The spacer gave explicit ticks a spacing for egui_plot's fading only.
+        axis.tick_label(m.value, 0.0)
+    } else if axis.log && m.step_size <= MINOR {
+        String::new()
+    } else {
+        axis.tick_label(m.value, m.step_size)
     }
 }
 

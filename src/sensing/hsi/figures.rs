@@ -26,14 +26,14 @@ pub fn shown(report: &GridReport) -> Vec<&RateSummary> {
 
 /// Whether the `i`-th shown summary repeats an earlier one's rule (GD's two grids may pick two
 /// rates): drawn dashed so the two stay apart.
-pub fn repeat(shown: &[&RateSummary], i: usize) -> bool {
+fn repeat(shown: &[&RateSummary], i: usize) -> bool {
     shown[..i].iter().any(|s| s.rule == shown[i].rule)
 }
 
 /// Title of the RMSE figure.
-pub const RMSE_TITLE: &str = "held-out RMSE along the fit";
+const RMSE_TITLE: &str = "held-out RMSE along the fit";
 /// Title of the effective-rank figure.
-pub const RANK_TITLE: &str = "effective rank of UVᵀ along the fit";
+const RANK_TITLE: &str = "effective rank of UVᵀ along the fit";
 
 /// One path figure: `rmse` picks held-out RMSE (×1e-2) over effective rank.
 pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {

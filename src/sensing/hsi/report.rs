@@ -818,7 +818,13 @@ mod tests {
     #[test]
     fn a_written_grid_reads_back_and_damage_is_named() {
         let dir = tempfile::tempdir().unwrap();
-        let report = tiny_report();
+        let mut report = tiny_report();
+        // A diverged run's last metrics are not finite; JSON writes them as null.
+        let diverged = &mut report.runs[0];
+        diverged.outcome = Outcome::Diverged;
+        diverged.last.train_loss = f64::INFINITY;
+        diverged.last.test_rmse = f64::NAN;
+        diverged.last.erank = f64::NAN;
         write_grid(dir.path(), &report).unwrap();
         let file = dir.path().join("hsi.json");
         let back = read_grid(&file).unwrap();
@@ -833,6 +839,20 @@ mod tests {
         assert_eq!(ids(&back), ids(&report));
         assert_eq!(back.plan, report.plan);
         assert_eq!(back.runs.len(), report.runs.len());
+        let last = &back.runs[0].last;
+        assert_eq!(back.runs[0].outcome, Outcome::Diverged);
+        assert!(last.train_loss.is_nan() && last.test_rmse.is_nan() && last.erank.is_nan());
+        assert_eq!(back.runs[1].last, report.runs[1].last);
+        // The app keeps runs in RON, which writes NaN and inf as such and reads them back.
+        let ron_text = ron::to_string(&report.runs[0].last).unwrap();
+        let kept: crate::sensing::hsi::Crossing = ron::from_str(&ron_text).unwrap();
+        assert!(
+            kept.test_rmse.is_nan() && kept.train_loss == f64::INFINITY,
+            "{ron_text}"
+        );
+        let kept: crate::sensing::hsi::Crossing =
+            ron::from_str(&ron::to_string(&report.runs[1].last).unwrap()).unwrap();
+        assert_eq!(kept, report.runs[1].last);
 
         let text = std::fs::read_to_string(&file).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -862,12 +882,15 @@ mod tests {
         let mut v = value.clone();
         v["summaries"][0]["lr"] = (-1.0).into();
         assert!(fails(&v).contains("summary 0 (gd): field `lr`"));
-        // A statistic that was NaN is written as null, which no statistic reads.
-        let mut v = value;
+        // A summary's statistics are over the finite values only: a null there is damage.
+        let mut v = value.clone();
         let mean = &mut v["summaries"][0]["last"]["test_rmse"]["mean"];
         assert!(mean.is_f64(), "{mean}");
         *mean = serde_json::Value::Null;
         assert!(fails(&v).contains("not the hsi.json of `basis-lab hsi --grid`"));
+        let mut v = value;
+        v["runs"][1]["last"]["erank"] = "many".into();
+        assert!(fails(&v).contains("a number or null"));
         let cut = dir.path().join("cut.json");
         std::fs::write(&cut, &text[..text.len() / 3]).unwrap();
         let e = read_grid(&cut).unwrap_err().to_string();

@@ -276,8 +276,11 @@ impl Panel for HsiTab {
 
 impl HsiTab {
     /// Shows `report` (read by [`read_grid`], e.g. a cluster's `hsi --grid` run) as the last
-    /// run, and takes its scene, density, budget and plan as the tab's settings, so Run would
-    /// repeat it. Budgets outside the tab's range are clamped (the result then reads as stale).
+    /// run, and takes its scene, density, budget and plan as the tab's settings (a budget
+    /// outside the tab's range clamped into it). The loss curves are dropped, as after a run.
+    ///
+    /// # Panics
+    /// If `report` has no setup; [`read_grid`] guarantees one per seed of its plan.
     pub fn open_report(&mut self, mut report: GridReport) {
         let cfg = &report.setups[0].cfg;
         let inputs = HsiInputs {
@@ -303,6 +306,13 @@ impl HsiTab {
     /// Reads and shows the report in `file`; a file that fails becomes an error notice naming
     /// it, and the tab keeps what it showed.
     fn open_file(&mut self, file: &std::path::Path, lab: &mut Lab) {
+        if self.analysis.is_running() {
+            // The run's result would replace the opened one when it ends.
+            return lab.error(format!(
+                "Hyperspectral: {} was not opened: a run is going; cancel it first",
+                file.display()
+            ));
+        }
         match read_grid(file) {
             Ok(report) => {
                 self.open_report(report);
