@@ -427,3 +427,40 @@ fn the_hsi_command_fails_cleanly_on_bad_input() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// The density-0.25 run of the paper's protocol kept in docs/results (docs/gauge-lab.md's Table
+/// 5 at that density) reads back through the reader the app uses, holds the numbers the docs
+/// print, and writes the same hsi.md again.
+#[test]
+fn the_kept_indian_pines_run_reads_back_with_the_documented_table() {
+    use basis_lab::sensing::hsi::report::{grid_markdown, read_grid};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results");
+    let r = read_grid(&dir.join("hsi-indian-pines-025.json")).unwrap();
+    assert_eq!(r.plan.seeds(), [42, 123, 456, 789]);
+    assert!(
+        r.setups
+            .iter()
+            .all(|s| s.cfg.density == 0.25 && s.cfg.steps == 30_000)
+    );
+    let row = |rule: &str, lr: f64| {
+        let s = r
+            .summaries
+            .iter()
+            .find(|s| s.rule == rule && s.lr == lr)
+            .unwrap_or_else(|| panic!("{rule} at {lr} was picked"));
+        let d = s.deepest();
+        let rmse = d
+            .test_rmse
+            .map(|t| format!("{:.3} ± {:.3}", t.mean * 100.0, t.sd * 100.0));
+        let rank = d.erank.map(|e| format!("{:.1}", e.mean));
+        (d.reached, rmse, rank)
+    };
+    let some = |a: &str, b: &str| (4, Some(a.to_string()), Some(b.to_string()));
+    assert_eq!(row("gd", 30.0), some("1.240 ± 0.013", "13.1"));
+    assert_eq!(row("gd", 10.0), (0, None, None));
+    assert_eq!(row("adam", 0.01), some("1.732 ± 0.060", "20.9"));
+    assert_eq!(row("muon", 0.1), some("3.350 ± 0.117", "35.9"));
+    assert_eq!(row("scalar_adam", 0.03), some("3.000 ± 0.474", "31.2"));
+    let md = std::fs::read_to_string(dir.join("hsi-indian-pines-025.md")).unwrap();
+    assert_eq!(grid_markdown(&r), md);
+}

@@ -1,7 +1,7 @@
 //! Figure 5's view of Table 5 as [`Figure`]s: held-out RMSE and effective rank along the fit,
 //! against the training loss (log axis, deeper to the right), mean ± sd bands over seeds, the
-//! six levels marked, the paper's values just past the deepest level as dots with their sd. The app's
-//! Hyperspectral tab and `basis-lab hsi --grid --figures` draw these.
+//! six levels marked, the paper's values just past the deepest level as dots with their sd.
+//! The app's Hyperspectral tab and `basis-lab hsi --grid --figures` draw these.
 
 use super::LEVELS;
 use super::grid::{GridReport, RateSummary};
@@ -78,7 +78,8 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
         };
         marks.push(Mark::line(name, c, line.clone(), 2.5, dash));
         marks.push(Mark::points(String::new(), c, line, 3.0));
-        let entry = paper.and_then(|row| {
+        // The paper has one value per rule: drawn once, beside the rule's first rate.
+        let entry = paper.filter(|_| !repeat(&shown, i)).and_then(|row| {
             if rmse {
                 paper_entry(row, &s.rule)
             } else {
@@ -137,4 +138,78 @@ pub fn figures(report: &GridReport) -> Vec<(String, Figure)> {
         ("hsi_rmse".into(), path_figure(report, true)),
         ("hsi_erank".into(), path_figure(report, false)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::Shape;
+    use crate::sensing::hsi::grid::{GridPlan, run_grid};
+    use crate::sensing::hsi::{HsiConfig, tiny_scene};
+
+    /// A density-0.25 grid on the tiny scene (so the paper has a row for it), GD picked at a
+    /// second rate too, as its two grids can give.
+    fn report() -> GridReport {
+        let cfg = HsiConfig {
+            density: 0.25,
+            width: 4,
+            steps: 200,
+            ..HsiConfig::default()
+        };
+        let plan = GridPlan {
+            selection_seeds: vec![1],
+            report_seeds: vec![2],
+            ..GridPlan::paper(vec!["gd".into(), "muon".into()])
+        };
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let mut r = run_grid(&tiny_scene(), &cfg, &plan, &|_| {}, &cancel).unwrap();
+        let mut second = r.summaries[0].clone();
+        second.lr *= 3.0;
+        second.picked_by = vec!["paper:paper-cpu".into()];
+        r.summaries.insert(1, second);
+        r
+    }
+
+    fn paper_dots(f: &Figure) -> Vec<(&Mark, &[[f64; 2]])> {
+        let Body::Plot { marks, .. } = &f.body else {
+            panic!("a plot")
+        };
+        marks
+            .iter()
+            .filter_map(|m| match &m.shape {
+                // The paper's dots are the large ones (the paths' markers are 3.0), the legend's
+                // swatch has none.
+                Shape::Points { points, radius } if *radius == 5.0 && !points.is_empty() => {
+                    Some((m, &points[..]))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_paper_is_drawn_once_per_rule_and_a_second_rate_dashed() {
+        let r = report();
+        let row = paper_rows(&r.setups[0])[0];
+        let rmse = path_figure(&r, true);
+        // The paper's dots: GD's and Muon's value once each, not one per GD rate.
+        let paper: Vec<f64> = paper_dots(&rmse).iter().map(|(_, p)| p[0][1]).collect();
+        assert_eq!(paper, vec![row.gd[0], row.muon[0]]);
+        let rank = path_figure(&r, false);
+        let paper: Vec<f64> = paper_dots(&rank).iter().map(|(_, p)| p[0][1]).collect();
+        assert_eq!(paper, vec![row.muon_rank]);
+        let Body::Plot { marks, .. } = &rmse.body else {
+            unreachable!()
+        };
+        let dash = |name: &str| {
+            marks.iter().find_map(|m| match m.shape {
+                Shape::Line { dash, .. } if m.name == name => Some(dash),
+                _ => None,
+            })
+        };
+        let (first, second) = (r.summaries[0].lr, r.summaries[1].lr);
+        assert_eq!(dash(&format!("gd (lr {first})")), Some(Dash::Solid));
+        assert_eq!(dash(&format!("gd (lr {second})")), Some(Dash::Dashed));
+        assert!(marks.iter().any(|m| m.name == "± 1 sd over the seeds"));
+    }
 }
