@@ -496,6 +496,18 @@ impl GridReport {
         }
     }
 
+    /// The summary of every run of `rule` at `lr` (bit for bit), in run order, labelled with
+    /// the picks that chose it. Panics if such a run has fewer crossings than [`LEVELS`]
+    /// ([`GridReport::check`] refuses those).
+    pub fn summary_of(&self, rule: &str, lr: f64) -> RateSummary {
+        let mine: Vec<&HsiRun> = self
+            .runs
+            .iter()
+            .filter(|r| r.rule == rule && r.lr.to_bits() == lr.to_bits())
+            .collect();
+        RateSummary::of(rule, lr, self.picked_by(rule, lr), &mine)
+    }
+
     /// The labels of the picks that chose `rule` at `lr`.
     pub fn picked_by(&self, rule: &str, lr: f64) -> Vec<String> {
         self.picks
@@ -511,7 +523,9 @@ impl GridReport {
     /// every summary, a rule of [`super::RULES`] in the plan, a finite positive rate, one entry
     /// per level of [`LEVELS`] in order and a last one, counts within the seeds run, and every
     /// statistic over 1 ..= seeds values with a finite mean and sd ≥ 0 (steps, RMSE and rank are
-    /// never negative). Errors name the summary and the field.
+    /// never negative); then every run with one crossing per level and a seed of the plan, and
+    /// every summary equal to the one its runs give ([`GridReport::summary_of`]), so an edited
+    /// number cannot pass. Errors name the summary or run and the field.
     pub fn check(&self) -> Result<(), String> {
         self.plan
             .validate()
@@ -573,6 +587,42 @@ impl GridReport {
                     }
                 }
             }
+        }
+        let seeds = self.plan.seeds();
+        for (i, r) in self.runs.iter().enumerate() {
+            if r.crossings.len() != LEVELS.len() {
+                return Err(format!(
+                    "run {i} ({} at {}): field `crossings`: {} entries; one per level ({}) expected",
+                    r.rule,
+                    r.lr,
+                    r.crossings.len(),
+                    LEVELS.len()
+                ));
+            }
+            if !seeds.contains(&r.seed) {
+                return Err(format!(
+                    "run {i} ({} at {}): field `seed`: {} is not a seed of the plan",
+                    r.rule, r.lr, r.seed
+                ));
+            }
+        }
+        for (i, s) in self.summaries.iter().enumerate() {
+            let want = self.summary_of(&s.rule, s.lr);
+            let field = if s.seeds != want.seeds || s.diverged != want.diverged {
+                "seeds".to_string()
+            } else if s.picked_by != want.picked_by {
+                "picked_by".to_string()
+            } else if let Some(k) = (0..LEVELS.len()).find(|&k| s.levels[k] != want.levels[k]) {
+                format!("levels[{k}]")
+            } else if s.last != want.last {
+                "last".to_string()
+            } else {
+                continue;
+            };
+            return Err(format!(
+                "summary {i} ({}): field `{field}`: not what the report's runs of {} at {} give",
+                s.rule, s.rule, s.lr
+            ));
         }
         Ok(())
     }
@@ -702,15 +752,7 @@ pub fn run_prepared(
     };
     report.summaries = picked
         .iter()
-        .map(|&(rule, lr)| {
-            let name = rule.name();
-            let mine: Vec<&HsiRun> = report
-                .runs
-                .iter()
-                .filter(|r| r.rule == name && r.lr.to_bits() == lr.to_bits())
-                .collect();
-            RateSummary::of(&name, lr, report.picked_by(&name, lr), &mine)
-        })
+        .map(|&(rule, lr)| report.summary_of(&rule.name(), lr))
         .collect();
     report.seconds = started.elapsed().as_secs_f64();
     Some(report)

@@ -142,7 +142,7 @@ pub fn csv_bytes(
 
 /// `hsi.md` of one seed: the setup, then held-out RMSE ×1e-2 / effective rank at each level per
 /// rule ("—" where never reached), the crossing steps, and the paper's Table 5 rows for this
-/// density. With several rates per rule, the runs at indices `selected` are marked ✓.
+/// density and scene ([`paper_rows`]). With several rates per rule, the runs at indices `selected` are marked ✓.
 pub fn markdown(setup: &HsiSetup, runs: &[HsiRun], selected: &[usize], seconds: f64) -> String {
     let c = &setup.cfg;
     let [h, w, b] = setup.dims;
@@ -201,7 +201,7 @@ pub fn markdown(setup: &HsiSetup, runs: &[HsiRun], selected: &[usize], seconds: 
         }
         s.push_str(&format!(" {:.2e} |\n", r.last.train_loss));
     }
-    for row in PAPER_TABLE5.iter().filter(|row| row.density == c.density) {
+    for row in paper_rows(setup) {
         s.push_str(&format!(
             "\nThe paper's Table 5, {} at density {} (m/dof {}; 4 seeds, ≤ 1e-5): GD {:.3} ± {:.3}, \
              Adam {:.3} ± {:.3}, Muon {:.3} ± {:.3} (Muon's effective rank {}).\n",
@@ -592,8 +592,19 @@ pub fn read_grid(path: &Path) -> Result<GridReport, HsiError> {
         message,
     };
     let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
-    let report: GridReport = serde_json::from_slice(&bytes)
-        .map_err(|e| fail(format!("not the hsi.json of `basis-lab hsi --grid` ({e})")))?;
+    let mut json = serde_json::Deserializer::from_slice(&bytes);
+    let report: GridReport = serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let at = e.path().to_string();
+        let at = if at == "." {
+            String::new()
+        } else {
+            format!("field `{at}`: ")
+        };
+        fail(format!(
+            "not the hsi.json of `basis-lab hsi --grid` ({at}{})",
+            e.into_inner()
+        ))
+    })?;
     report.check().map_err(fail)?;
     let seeds = report.plan.seeds();
     if report.setups.len() != seeds.len() {
@@ -806,6 +817,18 @@ mod tests {
             assert!(chunk.iter().all(|r| r[3] == "5" && r[10] == want));
         }
         let md = markdown(&setup, &runs, &selected, 1.25);
+        // At the paper's density, only the scene the file names is quoted.
+        let indian = HsiSetup {
+            scene: "indian_pines_corrected.mat".into(),
+            cfg: HsiConfig {
+                density: 0.15,
+                ..setup.cfg.clone()
+            },
+            ..setup.clone()
+        };
+        let quoted = markdown(&indian, &runs, &selected, 1.25);
+        assert!(quoted.contains("The paper's Table 5, Indian Pines at density 0.15"));
+        assert!(!quoted.contains("Pavia"), "{quoted}");
         let rule_line = "|---|---|---|---|---|---|---|---|---|---|";
         assert!(
             md.contains(&format!("| last step | outcome |\n{rule_line}\n")),
@@ -825,6 +848,10 @@ mod tests {
         diverged.last.train_loss = f64::INFINITY;
         diverged.last.test_rmse = f64::NAN;
         diverged.last.erank = f64::NAN;
+        let summaries: Vec<_> = (report.summaries.iter())
+            .map(|s| report.summary_of(&s.rule, s.lr))
+            .collect();
+        report.summaries = summaries;
         write_grid(dir.path(), &report).unwrap();
         let file = dir.path().join("hsi.json");
         let back = read_grid(&file).unwrap();
@@ -888,9 +915,30 @@ mod tests {
         assert!(mean.is_f64(), "{mean}");
         *mean = serde_json::Value::Null;
         assert!(fails(&v).contains("not the hsi.json of `basis-lab hsi --grid`"));
-        let mut v = value;
+        let mut v = value.clone();
         v["runs"][1]["last"]["erank"] = "many".into();
-        assert!(fails(&v).contains("a number or null"));
+        let e = fails(&v);
+        assert!(
+            e.contains("field `runs[1].last.erank`: invalid type: string \"many\", expected a number or null"),
+            "{e}"
+        );
+        // A number edited to read better than the runs it summarises.
+        let mut v = value.clone();
+        let mean = &mut v["summaries"][1]["levels"][2]["test_rmse"]["mean"];
+        *mean = (mean.as_f64().unwrap() * 0.5).into();
+        let e = fails(&v);
+        assert!(
+            e.contains("summary 1 (")
+                && e.contains("field `levels[2]`: not what the report's runs"),
+            "{e}"
+        );
+        let mut v = value;
+        v["runs"][3]["crossings"].as_array_mut().unwrap().pop();
+        let e = fails(&v);
+        assert!(
+            e.contains("run 3 (") && e.contains("field `crossings`: 5 entries"),
+            "{e}"
+        );
         let cut = dir.path().join("cut.json");
         std::fs::write(&cut, &text[..text.len() / 3]).unwrap();
         let e = read_grid(&cut).unwrap_err().to_string();

@@ -419,7 +419,8 @@ impl HsiTab {
             } else {
                 0
             };
-            ui.label(RichText::new(format!("about {runs} runs")).weak());
+            // A rule whose two grids pick two rates (GD) runs both on the report seeds.
+            ui.label(RichText::new(format!("at least {runs} runs")).weak());
             *start = progress_row(ui, self.analysis.job(), "steps", "Run", true);
             if self.analysis.last.is_some() {
                 *export = export_button(ui, "Save the picked rates' paths (hsi_summary.csv)");
@@ -489,7 +490,15 @@ fn table(ui: &mut egui::Ui, shown: &[&RateSummary], paper: Option<&crate::sensin
                 "rank ours",
                 "rank paper",
             ] {
-                ui.label(RichText::new(h).strong());
+                let l = ui.label(RichText::new(h).strong());
+                if h == "picked by" {
+                    l.on_hover_text(
+                        "selection rule:grid. `paper` is the paper's rule (most levels on every \
+                         selection seed, then fewest steps), `fastest` the project's (the one \
+                         run reaching the deepest level first); after the colon the grid \
+                         searched (`paper-cpu`: GD's CPU grid).",
+                    );
+                }
             }
         },
         |ui| {
