@@ -1060,6 +1060,11 @@ fn a_dropped_hsi_json_opens_in_the_hyperspectral_tab() {
     let notice = app(&h).lab.notice.clone().expect("a notice");
     assert!(notice.text.contains("Opened"), "{notice:?}");
     h.get_by_label("At training loss ≤ 1e-5 (Table 5: RMSE ×1e-2)");
+    // Folded for a projector: the settings go, the plots stay, and drops still work.
+    h.get_by_label("Scene, protocol and run").click();
+    h.run_steps(2);
+    assert!(h.query_by_label("Open results…").is_none());
+    h.get_by_label("held-out RMSE along the fit");
 
     // Cut short: refused, named, and the report stays.
     let text = std::fs::read_to_string(&json).unwrap();

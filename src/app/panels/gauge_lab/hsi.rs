@@ -208,21 +208,35 @@ impl Panel for HsiTab {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        ui.label(
-            "Completion of a hyperspectral scene, as in the paper's Table 5: every rate of each \
-             rule's grid on the selection seeds, one rate per rule picked from their training \
-             losses alone, that rate again on the report seeds. The plots follow each rule along \
-             its fit: held-out error and effective rank where the training loss first drops \
-             below each of six levels (deeper to the right), mean ± 1 sd over the seeds.",
-        );
         let mut start = false;
         let mut export = false;
-        self.settings_ui(ui, lab, &mut start, &mut export);
+        // Folding the text and the settings leaves the plots room on a projector.
+        egui::CollapsingHeader::new("Scene, protocol and run")
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.label(
+                    "Completion of a hyperspectral scene, as in the paper's Table 5: every rate \
+                     of each rule's grid on the selection seeds, one rate per rule picked from \
+                     their training losses alone, that rate again on the report seeds. The plots \
+                     follow each rule along its fit: held-out error and effective rank where the \
+                     training loss first drops below each of six levels (deeper to the right), \
+                     mean ± 1 sd over the seeds.",
+                );
+                self.settings_ui(ui, lab, &mut start, &mut export);
+            });
+        self.dropped_files(ui, lab);
         if start {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            ui.label(RichText::new("No results yet: choose a scene and press Run.").weak());
+            ui.label(
+                RichText::new(
+                    "No results yet: choose a scene and press Run, or open the hsi.json of a \
+                     run made elsewhere (Open results…; the repository keeps one in \
+                     docs/results).",
+                )
+                .weak(),
+            );
             return;
         };
         let (inputs, report) = (&last.inputs, &last.result);
@@ -445,7 +459,6 @@ impl HsiTab {
         if let Some(p) = open {
             self.open_file(&p, lab);
         }
-        self.dropped_files(ui, lab);
     }
 
     /// Files dropped on the window while the tab is shown: a `.json` report is opened, a
