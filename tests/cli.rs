@@ -148,6 +148,46 @@ fn zoo_writes_a_table_for_every_rule() {
 }
 
 #[test]
+fn zoo_runs_one_rung_of_the_ladder_and_quotes_no_paper_row_for_a_size_the_paper_never_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&[
+        "zoo",
+        "ladder",
+        "--sizes",
+        "12",
+        "--seeds",
+        "1",
+        "--budget",
+        "20",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
+    let md = std::fs::read_to_string(dir.path().join("zoo.md")).unwrap();
+    assert!(md.contains("n = 12, r = 3"), "{md}");
+    let gd = md
+        .lines()
+        .find(|l| l.starts_with("| gd |"))
+        .expect("GD row");
+    // Table 2's 0.1312 is n = 40's: at n = 12 the paper column stays empty.
+    assert!(gd.ends_with("| — |"), "{gd}");
+    let csv = std::fs::read_to_string(dir.path().join("zoo.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 9);
+    let err = fails(&[
+        "zoo",
+        "ladder",
+        "--sizes",
+        "2",
+        "--seeds",
+        "1",
+        "--quiet",
+        "--out",
+        s(dir.path()),
+    ]);
+    assert!(err.contains("sizes"), "{err}");
+}
+
+#[test]
 fn sweeps_over_points_refuse_bad_points_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| fails(&[args, &["--out", s(dir.path())]].concat());

@@ -25,6 +25,10 @@ pub struct ZooArgs {
     /// Override the step budget.
     #[arg(long)]
     budget: Option<usize>,
+    /// Override the problem sizes n, comma-separated (one rung of `ladder`: `--sizes 64`). Each
+    /// size gets m = ratio · dof measurements; sizes are checked as the preset's `sizes` are.
+    #[arg(long, value_delimiter = ',')]
+    sizes: Option<Vec<usize>>,
     /// Also write trace.json: per run the measurement operator, measurements, target, initial
     /// factors, the rule's settings and schedule, and the factors after each of the first 10
     /// steps and at the end, enough to replay it elsewhere (docs/numerics.md, "Zoo traces").
@@ -41,6 +45,9 @@ impl ZooArgs {
         let mut p = ZooPreset::load(&self.preset)?;
         p.seeds = self.seeds.unwrap_or(p.seeds);
         p.budget = self.budget.unwrap_or(p.budget);
+        if let Some(sizes) = self.sizes {
+            p.sizes = sizes;
+        }
         p.validate()?;
         if self.trace {
             check_traceable(&p).map_err(anyhow::Error::msg)?;

@@ -293,9 +293,7 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
     s.push_str(if twins { "---|" } else { "" });
     s.push_str("---|\n");
     for r in summaries {
-        let paper = paper_table2(&r.rule).map_or("—".to_string(), |(a, b, c)| {
-            format!("{a:.4} / {b:.2} / {c:.2}")
-        });
+        let paper = paper_row(preset, r).unwrap_or_else(|| "—".to_string());
         let drift = if twins {
             r.twin_drift
                 .map_or(" — |".to_string(), |d| format!(" {d:.1e} |"))
@@ -415,10 +413,49 @@ fn column_label(c: &Column) -> String {
     parts.join(", ")
 }
 
-/// The paper's recovery for `rule` in the column `c`: Table 6 for a schedule, Table 8 for an
-/// init scale, Table 11 for a size.
-fn paper_across(rule: &str, c: &Column) -> Option<String> {
+/// Whether a cell of `preset` (its init and schedule, if swept, and τ) is the paper's problem
+/// apart from the size: rank 3, m = 2·dof, init 1e-3, τ = 0, each rule's paper schedule.
+fn paper_problem(preset: &ZooPreset, init: Option<f64>, tau: f64, schedule: ZooSchedule) -> bool {
+    let p = &preset.problem;
+    p.rank == 3
+        && p.ratio == 2.0
+        && init.unwrap_or(p.init) == 1e-3
+        && tau == 0.0
+        && schedule.is_paper()
+}
+
+/// The paper's "rec / erank / bal" for the summary `r` of a one-table preset: Table 2 for its
+/// problem (n = 40, rank 3, m = 2·dof, init 1e-3, τ = 0, the paper's schedules), Table 11's
+/// recovery (it gives no rank or balancedness) at another of its sizes with that problem
+/// otherwise the same, and `None` for any other problem, which the paper never ran.
+fn paper_row(preset: &ZooPreset, r: &RuleSummary) -> Option<String> {
+    let n = r.n.unwrap_or(preset.problem.n);
+    if !paper_problem(preset, r.init, r.tau, r.schedule) {
+        return None;
+    }
+    if n == 40 {
+        let (a, b, c) = paper_table2(&r.rule)?;
+        return Some(format!("{a:.4} / {b:.2} / {c:.2}"));
+    }
+    let col = PAPER_TABLE11_RULES.iter().position(|x| *x == r.rule)?;
+    let row = PAPER_TABLE11.iter().find(|x| x.0 == n)?;
+    Some(format!("{:.3} / — / — (Table 11)", row.1[col]))
+}
+
+/// The paper's recovery for `rule` in the column `c` of `preset`: Table 6 for a schedule and
+/// Table 8 for an init scale (both at n = 40), Table 11 for a size (at init 1e-3); `None` when
+/// the cell is not the paper's problem (rank 3, m = 2·dof, τ = 0).
+fn paper_across(preset: &ZooPreset, rule: &str, c: &Column) -> Option<String> {
+    let n = c.0.unwrap_or(preset.problem.n);
+    let init = c.1.map(f64::from_bits);
+    let p = &preset.problem;
+    if p.rank != 3 || p.ratio != 2.0 || p.tau != 0.0 {
+        return None;
+    }
     if !c.2.is_paper() {
+        if n != 40 || init.unwrap_or(p.init) != 1e-3 {
+            return None;
+        }
         let col = [
             ZooSchedule::Constant,
             ZooSchedule::Cosine,
@@ -429,12 +466,17 @@ fn paper_across(rule: &str, c: &Column) -> Option<String> {
         let row = PAPER_TABLE6.iter().find(|r| r.0 == rule)?;
         return Some(row.1[col].to_string());
     }
-    if let Some(x) = c.1 {
+    if let Some(x) = init {
+        if n != 40 {
+            return None;
+        }
         let col = PAPER_TABLE8_RULES.iter().position(|r| *r == rule)?;
-        let row = PAPER_TABLE8.iter().find(|r| r.0 == f64::from_bits(x))?;
+        let row = PAPER_TABLE8.iter().find(|r| r.0 == x)?;
         return Some(format!("{:.3}", row.1[col]));
     }
-    let n = c.0?;
+    if p.init != 1e-3 {
+        return None;
+    }
     let col = PAPER_TABLE11_RULES.iter().position(|r| *r == rule)?;
     let row = PAPER_TABLE11.iter().find(|r| r.0 == n)?;
     Some(format!("{:.3}", row.1[col]))
@@ -472,7 +514,7 @@ fn across_markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
                     fmt3(x.recovery[1]),
                     if x.all_interpolated { "" } else { " †" },
                     x.lr,
-                    paper_across(&name, c).unwrap_or_else(|| "—".into())
+                    paper_across(preset, &name, c).unwrap_or_else(|| "—".into())
                 )),
                 None => s.push_str(" — |"),
             }
@@ -634,7 +676,9 @@ fn rates_markdown(preset: &ZooPreset, results: &[RunResult]) -> String {
     s.push_str(if swept { "---|\n" } else { "\n" });
     for row in rate_rows(preset, results) {
         let r = &results[row.first];
-        let paper = if r.schedule.is_paper() && r.n.is_none() && r.init.is_none() {
+        let table7 = r.n.unwrap_or(preset.problem.n) == 40
+            && paper_problem(preset, r.init, r.tau, r.schedule);
+        let paper = if table7 {
             paper_table7(&row.rule, row.lr)
         } else {
             None
@@ -927,5 +971,65 @@ mod tests {
             "gd,equivariant,0,0.01,0,200,Interpolated,1e-8,0.2,3,0.5,,0"
         );
         assert!(lines[3].starts_with("adam,coordinate-wise,0,0.01,0,200,Budget,"));
+    }
+
+    #[test]
+    fn the_paper_column_quotes_only_the_problem_the_paper_ran() {
+        let preset = ZooPreset::default();
+        let mut runs = [result("gd", 0.01, 0, 0.2, Outcome::Interpolated)];
+        let at = |runs: &[RunResult], preset: &ZooPreset| {
+            paper_row(preset, &summarise(runs)[0]).unwrap_or_default()
+        };
+        assert_eq!(at(&runs, &preset), "0.1312 / 4.51 / 0.06");
+        // A one-size ladder rung at n = 64 is Table 11's row, not Table 2's n = 40.
+        runs[0].n = Some(64);
+        assert_eq!(at(&runs, &preset), "0.143 / — / — (Table 11)");
+        runs[0].n = Some(20);
+        assert_eq!(at(&runs, &preset), "");
+        runs[0].n = None;
+        runs[0].init = Some(1e-2);
+        assert_eq!(at(&runs, &preset), "");
+        runs[0].init = None;
+        let mut other = preset.clone();
+        other.problem.n = 96;
+        runs[0].rule = "muon".into();
+        assert_eq!(at(&runs, &other), "0.000 / — / — (Table 11)");
+        other.problem.rank = 5;
+        assert_eq!(at(&runs, &other), "");
+
+        // The across tables and the rate table follow the same rule.
+        let bits = |x: f64| Some(f64::to_bits(x));
+        let cell = |p: &ZooPreset, c: Column| paper_across(p, "gd", &c);
+        assert_eq!(
+            cell(&preset, (Some(64), None, ZooSchedule::Paper)).as_deref(),
+            Some("0.143")
+        );
+        assert_eq!(
+            cell(&preset, (None, bits(1e-2), ZooSchedule::Paper)).as_deref(),
+            Some("0.318")
+        );
+        assert_eq!(
+            cell(&preset, (Some(64), bits(1e-2), ZooSchedule::Paper)),
+            None
+        );
+        assert!(cell(&preset, (None, None, ZooSchedule::Constant)).is_some());
+        assert_eq!(cell(&preset, (Some(64), None, ZooSchedule::Constant)), None);
+        let mut tail = preset.clone();
+        tail.problem.tau = 0.2;
+        assert_eq!(cell(&tail, (Some(64), None, ZooSchedule::Paper)), None);
+        let gd = [result("gd", 0.01, 0, 0.2, Outcome::Interpolated)];
+        let last_cell = |p: &ZooPreset| {
+            let md = rates_markdown(p, &gd);
+            let row = md
+                .lines()
+                .find(|l| l.starts_with("| gd |"))
+                .unwrap()
+                .to_string();
+            row.rsplit('|').nth(1).unwrap().trim().to_string()
+        };
+        assert_eq!(last_cell(&preset), "0.131");
+        let mut n64 = preset.clone();
+        n64.problem.n = 64;
+        assert_eq!(last_cell(&n64), "—");
     }
 }
