@@ -4,6 +4,7 @@
 use super::{Outcome, Rule, RunResult, ZooPreset, ZooSchedule};
 use crate::metrics::mean_sd;
 use crate::optim::Schedule;
+use crate::sensing::SensingConfig;
 use serde::{Deserialize, Serialize};
 
 /// One rule's summary at its selected rate.
@@ -413,21 +414,37 @@ fn column_label(c: &Column) -> String {
     parts.join(", ")
 }
 
+/// Whether sensing problems of `p` at spectral tail `tau` are the paper's apart from size and
+/// init: rank 3, m = 2·dof, τ = 0.
+fn paper_sensing(p: &SensingConfig, tau: f64) -> bool {
+    p.rank == 3 && p.ratio == 2.0 && tau == 0.0
+}
+
 /// Whether a cell of `preset` (its init and schedule, if swept, and τ) is the paper's problem
-/// apart from the size: rank 3, m = 2·dof, init 1e-3, τ = 0, each rule's paper schedule.
+/// apart from the size: [`paper_sensing`], init 1e-3, each rule's paper schedule.
 fn paper_problem(preset: &ZooPreset, init: Option<f64>, tau: f64, schedule: ZooSchedule) -> bool {
-    let p = &preset.problem;
-    p.rank == 3
-        && p.ratio == 2.0
-        && init.unwrap_or(p.init) == 1e-3
-        && tau == 0.0
+    paper_sensing(&preset.problem, tau)
+        && init.unwrap_or(preset.problem.init) == 1e-3
         && schedule.is_paper()
 }
 
+/// Table 11's recovery of `rule` at size `n`, three decimals. Its signum column is the paper's
+/// long-anneal variant, not Table 2's signum that the zoo runs, and the value says so.
+fn table11(rule: &str, n: usize) -> Option<String> {
+    let col = PAPER_TABLE11_RULES.iter().position(|r| *r == rule)?;
+    let row = PAPER_TABLE11.iter().find(|r| r.0 == n)?;
+    let x = format!("{:.3}", row.1[col]);
+    Some(if rule == "signum" {
+        format!("{x}, long-anneal variant")
+    } else {
+        x
+    })
+}
+
 /// The paper's "rec / erank / bal" for the summary `r` of a one-table preset: Table 2 for its
-/// problem (n = 40, rank 3, m = 2·dof, init 1e-3, τ = 0, the paper's schedules), Table 11's
-/// recovery (it gives no rank or balancedness) at another of its sizes with that problem
-/// otherwise the same, and `None` for any other problem, which the paper never ran.
+/// problem (n = 40, [`paper_problem`]), Table 11's recovery (it gives no rank or balancedness)
+/// at another of its sizes with that problem otherwise the same, and `None` for any other
+/// problem, which the paper never ran.
 fn paper_row(preset: &ZooPreset, r: &RuleSummary) -> Option<String> {
     let n = r.n.unwrap_or(preset.problem.n);
     if !paper_problem(preset, r.init, r.tau, r.schedule) {
@@ -437,23 +454,23 @@ fn paper_row(preset: &ZooPreset, r: &RuleSummary) -> Option<String> {
         let (a, b, c) = paper_table2(&r.rule)?;
         return Some(format!("{a:.4} / {b:.2} / {c:.2}"));
     }
-    let col = PAPER_TABLE11_RULES.iter().position(|x| *x == r.rule)?;
-    let row = PAPER_TABLE11.iter().find(|x| x.0 == n)?;
-    Some(format!("{:.3} / — / — (Table 11)", row.1[col]))
+    table11(&r.rule, n).map(|x| format!("{x} / — / — (Table 11)"))
 }
 
-/// The paper's recovery for `rule` in the column `c` of `preset`: Table 6 for a schedule and
-/// Table 8 for an init scale (both at n = 40), Table 11 for a size (at init 1e-3); `None` when
-/// the cell is not the paper's problem (rank 3, m = 2·dof, τ = 0).
+/// The paper's recovery for `rule` in the column `c` of `preset` (whose cells share one τ):
+/// Table 6 for a schedule and Table 8 for an init scale, both at n = 40; at init 1e-3 and the
+/// paper's schedules Table 2 at n = 40 and Table 11 at its sizes; `None` when the cell is not
+/// a problem the paper ran.
 fn paper_across(preset: &ZooPreset, rule: &str, c: &Column) -> Option<String> {
-    let n = c.0.unwrap_or(preset.problem.n);
-    let init = c.1.map(f64::from_bits);
     let p = &preset.problem;
-    if p.rank != 3 || p.ratio != 2.0 || p.tau != 0.0 {
+    let n = c.0.unwrap_or(p.n);
+    let init = c.1.map(f64::from_bits);
+    if !paper_sensing(p, preset.tau_values()[0]) {
         return None;
     }
+    let paper_init = init.unwrap_or(p.init) == 1e-3;
     if !c.2.is_paper() {
-        if n != 40 || init.unwrap_or(p.init) != 1e-3 {
+        if n != 40 || !paper_init {
             return None;
         }
         let col = [
@@ -466,20 +483,20 @@ fn paper_across(preset: &ZooPreset, rule: &str, c: &Column) -> Option<String> {
         let row = PAPER_TABLE6.iter().find(|r| r.0 == rule)?;
         return Some(row.1[col].to_string());
     }
-    if let Some(x) = init {
-        if n != 40 {
-            return None;
-        }
+    if let Some(x) = init
+        && n == 40
+    {
         let col = PAPER_TABLE8_RULES.iter().position(|r| *r == rule)?;
         let row = PAPER_TABLE8.iter().find(|r| r.0 == x)?;
         return Some(format!("{:.3}", row.1[col]));
     }
-    if p.init != 1e-3 {
+    if !paper_init {
         return None;
     }
-    let col = PAPER_TABLE11_RULES.iter().position(|r| *r == rule)?;
-    let row = PAPER_TABLE11.iter().find(|r| r.0 == n)?;
-    Some(format!("{:.3}", row.1[col]))
+    if n == 40 {
+        return paper_table2(rule).map(|(x, _, _)| format!("{x:.3}"));
+    }
+    table11(rule, n)
 }
 
 /// Recovery per rule (rows) across the preset's sizes, init scales or schedules (columns), at
@@ -1017,6 +1034,26 @@ mod tests {
         let mut tail = preset.clone();
         tail.problem.tau = 0.2;
         assert_eq!(cell(&tail, (Some(64), None, ZooSchedule::Paper)), None);
+        // The one τ of `taus` is the runs' τ, whatever `problem.tau` says.
+        tail.taus = vec![0.0];
+        assert!(cell(&tail, (Some(64), None, ZooSchedule::Paper)).is_some());
+        tail.problem.tau = 0.0;
+        tail.taus = vec![0.2];
+        assert_eq!(cell(&tail, (Some(64), None, ZooSchedule::Paper)), None);
+        // A size-and-init sweep: init 1e-3 away from n = 40 is Table 11's problem.
+        assert_eq!(
+            cell(&preset, (Some(64), bits(1e-3), ZooSchedule::Paper)).as_deref(),
+            Some("0.143")
+        );
+        // The ladder's n = 40 column is Table 2's problem.
+        assert_eq!(
+            cell(&preset, (Some(40), None, ZooSchedule::Paper)).as_deref(),
+            Some("0.131")
+        );
+        assert_eq!(
+            paper_across(&preset, "signum", &(Some(64), None, ZooSchedule::Paper)).as_deref(),
+            Some("0.000, long-anneal variant")
+        );
         let gd = [result("gd", 0.01, 0, 0.2, Outcome::Interpolated)];
         let last_cell = |p: &ZooPreset| {
             let md = rates_markdown(p, &gd);
