@@ -2,7 +2,7 @@
 //! anisotropy dial and the spectral tail, each beside the paper's values. The app's gauge-lab
 //! tabs and `basis-lab zoo --figures` draw these.
 
-use super::report::{PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, class_gap, summarise};
+use super::report::{PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, class_gap, paper_base, summarise};
 use super::{RunResult, ZooPreset};
 use crate::experiment::figures::{GREY, optimizer_rgb};
 use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb};
@@ -83,7 +83,8 @@ pub fn zoo_figure(runs: &[RunResult]) -> Figure {
     }
 }
 
-/// The dial: recovery (mean ± sd over seeds) along the anisotropy p, and the paper's curve.
+/// The dial: recovery (mean ± sd over seeds) along the anisotropy p, and the paper's curve when
+/// the preset runs the paper's problem (`paper_base`, τ = 0).
 pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let mut pts: Vec<(f64, f64, f64)> = preset
@@ -97,7 +98,7 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
-    let marks = vec![
+    let mut marks = vec![
         Mark::band(
             "ours: ± sd over seeds",
             COORDINATEWISE,
@@ -113,14 +114,16 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
             Dash::Solid,
         ),
         Mark::points(String::new(), COORDINATEWISE, line, 3.5),
-        Mark::line(
+    ];
+    if paper_base(preset) && preset.tau_values() == [0.0] {
+        marks.push(Mark::line(
             "the paper (3 seeds, float32)",
             GREY,
             PAPER_DIAL.iter().rev().map(|p| [p.0, p.1]).collect(),
             1.5,
             Dash::Dashed,
-        ),
-    ];
+        ));
+    }
     Figure {
         title: "Recovery along the anisotropy dial".into(),
         body: Body::Plot {
@@ -131,8 +134,8 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     }
 }
 
-/// The spectral tail: each rule's recovery (mean ± sd) against the tail amplitude τ, and the
-/// paper's curve dashed in the same colour.
+/// The spectral tail: each rule's recovery (mean ± sd) against the tail amplitude τ, and, for
+/// the paper's problem (`paper_base`), the paper's curve dashed in the same colour.
 pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let mut marks = Vec::new();
@@ -158,7 +161,11 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
             2.5,
             Dash::Solid,
         ));
-        if let Some(k) = PAPER_TAIL_RULES.iter().position(|n| *n == r.info().name) {
+        if let Some(k) = PAPER_TAIL_RULES
+            .iter()
+            .position(|n| *n == r.info().name)
+            .filter(|_| paper_base(preset))
+        {
             let paper = PAPER_TAIL
                 .iter()
                 .map(|row| [row.0, [row.1, row.2, row.3, row.4][k]])

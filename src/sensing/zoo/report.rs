@@ -358,13 +358,14 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
     }
     // A preset of one rule at several values of its argument (the anisotropy dial).
     if preset.rules.iter().all(|r| r.arg().is_some()) {
+        let paper_dial = paper_base(preset) && preset.tau_values() == [0.0];
         s.push_str("\n## Anisotropy dial\n\n| p | recovery mean ± sd | erank | paper envelope |\n|---|---|---|---|\n");
         for r in &preset.rules {
             let Some(p) = r.arg() else { continue };
             if let Some(x) = summaries.iter().find(|x| x.rule == r.name()) {
                 let paper = PAPER_DIAL
                     .iter()
-                    .find(|row| row.0 == p)
+                    .find(|row| row.0 == p && paper_dial)
                     .map_or("—".to_string(), |row| format!("{:.3}", row.1));
                 s.push_str(&format!(
                     "| {p} | {:.3} ± {:.3} | {:.2} | {paper} |\n",
@@ -426,6 +427,20 @@ fn paper_problem(preset: &ZooPreset, init: Option<f64>, tau: f64, schedule: ZooS
     paper_sensing(&preset.problem, tau)
         && init.unwrap_or(preset.problem.init) == 1e-3
         && schedule.is_paper()
+}
+
+/// Whether `preset` runs the problem of the paper's dial and Table 4, whose curves its figures
+/// and tables draw beside ours: n = 40, rank 3, m = 2·dof, init 1e-3, the paper's schedules, no
+/// size or init sweep. τ is the caller's to check: Table 4 sweeps it, the dial needs τ = 0.
+pub fn paper_base(preset: &ZooPreset) -> bool {
+    let p = &preset.problem;
+    p.n == 40
+        && p.rank == 3
+        && p.ratio == 2.0
+        && p.init == 1e-3
+        && preset.sizes.is_empty()
+        && preset.inits.is_empty()
+        && preset.schedules.iter().all(|x| x.is_paper())
 }
 
 /// Table 11's recovery of `rule` at size `n`, three decimals. Its signum column is the paper's
@@ -768,7 +783,7 @@ fn tail_markdown(preset: &ZooPreset, summaries: &[RuleSummary], taus: &[f64]) ->
         }
         let paper = PAPER_TAIL
             .iter()
-            .find(|row| row.0 == tau)
+            .find(|row| row.0 == tau && paper_base(preset))
             .map_or("—".to_string(), |row| {
                 format!("{:.3} / {:.3} / {:.3} / {:.3}", row.1, row.2, row.3, row.4)
             });
@@ -1068,5 +1083,54 @@ mod tests {
         let mut n64 = preset.clone();
         n64.problem.n = 64;
         assert_eq!(last_cell(&n64), "—");
+    }
+
+    #[test]
+    fn the_dial_and_tail_draw_the_paper_only_beside_its_own_problem() {
+        use crate::figure::Body;
+        use crate::sensing::zoo::bundled_zoo;
+        use crate::sensing::zoo::figures::{dial_figure, tail_figure};
+        let names = |f: crate::figure::Figure| match f.body {
+            Body::Plot { marks, .. } => marks
+                .into_iter()
+                .filter(|m| m.name.contains("paper"))
+                .count(),
+            _ => panic!("a plot"),
+        };
+        let tail = bundled_zoo("tail");
+        let dial = bundled_zoo("dial");
+        assert!(paper_base(&tail) && paper_base(&dial));
+        let runs: Vec<RunResult> = tail
+            .rules
+            .iter()
+            .map(|r| {
+                let mut x = result(&r.name(), 0.01, 0, 0.2, Outcome::Interpolated);
+                x.tau = 0.1;
+                x
+            })
+            .collect();
+        // Table 4's GD, Adam, Muon and Shampoo curves, only at the paper's n = 40.
+        assert_eq!(names(tail_figure(&tail, &runs)), 4);
+        let mut tail64 = tail.clone();
+        tail64.problem.n = 64;
+        assert!(!paper_base(&tail64));
+        assert_eq!(names(tail_figure(&tail64, &runs)), 0);
+        assert!(markdown(&tail, &summarise(&runs), &runs).contains("0.542"));
+        assert!(!markdown(&tail64, &summarise(&runs), &runs).contains("0.542"));
+        let dial_runs: Vec<RunResult> = dial
+            .rules
+            .iter()
+            .map(|r| result(&r.name(), 0.01, 0, 0.3, Outcome::Interpolated))
+            .collect();
+        assert_eq!(names(dial_figure(&dial, &dial_runs)), 1);
+        let mut dial_tail = dial.clone();
+        dial_tail.problem.tau = 0.1;
+        assert_eq!(names(dial_figure(&dial_tail, &dial_runs)), 0);
+        let md = markdown(&dial_tail, &summarise(&dial_runs), &dial_runs);
+        assert!(
+            md.contains("## Anisotropy dial") && !md.contains("0.570"),
+            "{md}"
+        );
+        assert!(markdown(&dial, &summarise(&dial_runs), &dial_runs).contains("0.570"));
     }
 }
