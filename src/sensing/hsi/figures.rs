@@ -144,25 +144,12 @@ pub fn figures(report: &GridReport) -> Vec<(String, Figure)> {
 mod tests {
     use super::*;
     use crate::figure::Shape;
-    use crate::sensing::hsi::grid::{GridPlan, run_grid};
-    use crate::sensing::hsi::{HsiConfig, tiny_scene};
+    use crate::sensing::hsi::grid::tiny_grid;
 
     /// A density-0.25 grid on the tiny scene (so the paper has a row for it), GD picked at a
     /// second rate too, as its two grids can give.
     fn report() -> GridReport {
-        let cfg = HsiConfig {
-            density: 0.25,
-            width: 4,
-            steps: 200,
-            ..HsiConfig::default()
-        };
-        let plan = GridPlan {
-            selection_seeds: vec![1],
-            report_seeds: vec![2],
-            ..GridPlan::paper(vec!["gd".into(), "muon".into()])
-        };
-        let cancel = std::sync::atomic::AtomicBool::new(false);
-        let mut r = run_grid(&tiny_scene(), &cfg, &plan, &|_| {}, &cancel).unwrap();
+        let mut r = tiny_grid(0.25, vec![1], vec![2]);
         let mut second = r.summaries[0].clone();
         second.lr *= 3.0;
         second.picked_by = vec!["paper:paper-cpu".into()];

@@ -758,6 +758,36 @@ pub fn run_prepared(
     Some(report)
 }
 
+/// The paper's grids for GD and Muon run on the tests' tiny scene (width 4, 200 steps) at
+/// `density`, with the given selection and report seeds: a small real [`GridReport`] for the
+/// tests of this module and its neighbours.
+#[cfg(test)]
+pub(crate) fn tiny_grid(
+    density: f64,
+    selection_seeds: Vec<u64>,
+    report_seeds: Vec<u64>,
+) -> GridReport {
+    let cfg = HsiConfig {
+        density,
+        width: 4,
+        steps: 200,
+        ..HsiConfig::default()
+    };
+    let plan = GridPlan {
+        selection_seeds,
+        report_seeds,
+        ..GridPlan::paper(vec!["gd".into(), "muon".into()])
+    };
+    run_grid(
+        &super::tiny_scene(),
+        &cfg,
+        &plan,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .expect("a tiny grid runs")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

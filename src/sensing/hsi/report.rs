@@ -644,30 +644,12 @@ pub fn read_grid(path: &Path) -> Result<GridReport, HsiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sensing::hsi::grid::{GridPlan, run_grid};
+    use crate::sensing::hsi::grid::tiny_grid;
     use crate::sensing::hsi::{HsiConfig, run, tiny_scene};
     use crate::sensing::zoo::Rule;
 
     fn tiny_report() -> GridReport {
-        let cfg = HsiConfig {
-            density: 0.3,
-            width: 4,
-            steps: 200,
-            ..HsiConfig::default()
-        };
-        let plan = GridPlan {
-            selection_seeds: vec![1, 2],
-            report_seeds: vec![3, 4],
-            ..GridPlan::paper(vec!["gd".into(), "muon".into()])
-        };
-        run_grid(
-            &tiny_scene(),
-            &cfg,
-            &plan,
-            &|_| {},
-            &std::sync::atomic::AtomicBool::new(false),
-        )
-        .unwrap()
+        tiny_grid(0.3, vec![1, 2], vec![3, 4])
     }
 
     fn records(bytes: &[u8]) -> (Vec<String>, Vec<Vec<String>>) {

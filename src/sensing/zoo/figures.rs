@@ -2,7 +2,9 @@
 //! anisotropy dial and the spectral tail, each beside the paper's values. The app's gauge-lab
 //! tabs and `basis-lab zoo --figures` draw these.
 
-use super::report::{PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, class_gap, paper_base, summarise};
+use super::report::{
+    PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, class_gap, paper_base, paper_dial, summarise,
+};
 use super::{RunResult, ZooPreset};
 use crate::experiment::figures::{GREY, optimizer_rgb};
 use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb};
@@ -84,7 +86,7 @@ pub fn zoo_figure(runs: &[RunResult]) -> Figure {
 }
 
 /// The dial: recovery (mean ± sd over seeds) along the anisotropy p, and the paper's curve when
-/// the preset runs the paper's problem (`paper_base`, τ = 0).
+/// the preset runs the paper's problem (`paper_dial`).
 pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let mut pts: Vec<(f64, f64, f64)> = preset
@@ -115,7 +117,7 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
         ),
         Mark::points(String::new(), COORDINATEWISE, line, 3.5),
     ];
-    if paper_base(preset) && preset.tau_values() == [0.0] {
+    if paper_dial(preset) {
         marks.push(Mark::line(
             "the paper (3 seeds, float32)",
             GREY,
@@ -138,6 +140,7 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
 /// the paper's problem (`paper_base`), the paper's curve dashed in the same colour.
 pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
+    let with_paper = paper_base(preset);
     let mut marks = Vec::new();
     for (i, r) in preset.rules.iter().enumerate() {
         let c = optimizer_rgb(r.info().name, i);
@@ -164,7 +167,7 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
         if let Some(k) = PAPER_TAIL_RULES
             .iter()
             .position(|n| *n == r.info().name)
-            .filter(|_| paper_base(preset))
+            .filter(|_| with_paper)
         {
             let paper = PAPER_TAIL
                 .iter()

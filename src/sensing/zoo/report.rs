@@ -358,7 +358,7 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
     }
     // A preset of one rule at several values of its argument (the anisotropy dial).
     if preset.rules.iter().all(|r| r.arg().is_some()) {
-        let paper_dial = paper_base(preset) && preset.tau_values() == [0.0];
+        let paper_dial = paper_dial(preset);
         s.push_str("\n## Anisotropy dial\n\n| p | recovery mean ± sd | erank | paper envelope |\n|---|---|---|---|\n");
         for r in &preset.rules {
             let Some(p) = r.arg() else { continue };
@@ -415,32 +415,37 @@ fn column_label(c: &Column) -> String {
     parts.join(", ")
 }
 
-/// Whether sensing problems of `p` at spectral tail `tau` are the paper's apart from size and
-/// init: rank 3, m = 2·dof, τ = 0.
-fn paper_sensing(p: &SensingConfig, tau: f64) -> bool {
-    p.rank == 3 && p.ratio == 2.0 && tau == 0.0
+/// Whether the sensing problems of `p` have the paper's shape whatever their size, init and τ:
+/// rank 3, m = 2·dof measurements.
+fn paper_sensing(p: &SensingConfig) -> bool {
+    p.rank == 3 && p.ratio == 2.0
 }
 
 /// Whether a cell of `preset` (its init and schedule, if swept, and τ) is the paper's problem
-/// apart from the size: [`paper_sensing`], init 1e-3, each rule's paper schedule.
+/// apart from the size: [`paper_sensing`], τ = 0, init 1e-3, each rule's paper schedule.
 fn paper_problem(preset: &ZooPreset, init: Option<f64>, tau: f64, schedule: ZooSchedule) -> bool {
-    paper_sensing(&preset.problem, tau)
+    paper_sensing(&preset.problem)
+        && tau == 0.0
         && init.unwrap_or(preset.problem.init) == 1e-3
         && schedule.is_paper()
 }
 
-/// Whether `preset` runs the problem of the paper's dial and Table 4, whose curves its figures
-/// and tables draw beside ours: n = 40, rank 3, m = 2·dof, init 1e-3, the paper's schedules, no
-/// size or init sweep. τ is the caller's to check: Table 4 sweeps it, the dial needs τ = 0.
+/// Whether `preset` runs the problem of the paper's Table 4, whose curves its figure and table
+/// draw beside ours: n = 40, [`paper_sensing`], init 1e-3, the paper's schedules, no size or
+/// init sweep, any τ (Table 4 sweeps it).
 pub fn paper_base(preset: &ZooPreset) -> bool {
     let p = &preset.problem;
     p.n == 40
-        && p.rank == 3
-        && p.ratio == 2.0
+        && paper_sensing(p)
         && p.init == 1e-3
         && preset.sizes.is_empty()
         && preset.inits.is_empty()
         && preset.schedules.iter().all(|x| x.is_paper())
+}
+
+/// Whether `preset` runs the problem of the paper's anisotropy dial: [`paper_base`] at τ = 0.
+pub fn paper_dial(preset: &ZooPreset) -> bool {
+    paper_base(preset) && preset.tau_values() == [0.0]
 }
 
 /// Table 11's recovery of `rule` at size `n`, three decimals. Its signum column is the paper's
@@ -480,7 +485,7 @@ fn paper_across(preset: &ZooPreset, rule: &str, c: &Column) -> Option<String> {
     let p = &preset.problem;
     let n = c.0.unwrap_or(p.n);
     let init = c.1.map(f64::from_bits);
-    if !paper_sensing(p, preset.tau_values()[0]) {
+    if !paper_sensing(p) || preset.tau_values()[0] != 0.0 {
         return None;
     }
     let paper_init = init.unwrap_or(p.init) == 1e-3;
@@ -1099,7 +1104,7 @@ mod tests {
         };
         let tail = bundled_zoo("tail");
         let dial = bundled_zoo("dial");
-        assert!(paper_base(&tail) && paper_base(&dial));
+        assert!(paper_base(&tail) && paper_dial(&dial));
         let runs: Vec<RunResult> = tail
             .rules
             .iter()
@@ -1125,6 +1130,7 @@ mod tests {
         assert_eq!(names(dial_figure(&dial, &dial_runs)), 1);
         let mut dial_tail = dial.clone();
         dial_tail.problem.tau = 0.1;
+        assert!(paper_base(&dial_tail) && !paper_dial(&dial_tail));
         assert_eq!(names(dial_figure(&dial_tail, &dial_runs)), 0);
         let md = markdown(&dial_tail, &summarise(&dial_runs), &dial_runs);
         assert!(
