@@ -55,10 +55,11 @@ use std::time::{Duration, Instant};
 
 use nalgebra::DMatrix;
 
+use crate::arith::{self, Arithmetic};
 use crate::attention::{self, AttentionPreset, Params};
 use crate::experiment::{PairedRun, scaled_to_dk, sweep};
 use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace};
-use crate::optim::{NsForm, NsScratch, Optimizer, newton_schulz_in};
+use crate::optim::{Adam, NsForm, NsScratch, Optimizer, newton_schulz_in};
 use crate::preset::Preset;
 use crate::rng::{Stream, gaussian_matrix, stream};
 use crate::sensing::hsi::{HsiConfig, HsiProblem, HsiWorkspace};
@@ -251,13 +252,16 @@ pub fn paired_run(batch: usize) -> PairedRun {
     PairedRun::new(&p).expect("the default preset is valid")
 }
 
-/// One forward and backward pass of the attention model over its training set, at the sizes
-/// of the bundled `attention` preset (the paper's: 883 sequences, 2 layers, d 64, MLP 256).
+/// One training step of the attention model on its training set, at the sizes of the bundled
+/// `attention` preset (the paper's: 883 sequences, 2 layers, d 64, MLP 256): the forward and
+/// backward pass and an Adam update (lr 1e-3) of every parameter, as `benches/attention_jax.py`
+/// times JAX doing.
 pub struct AttentionWorkload {
     ws: attention::Workspace,
     params: Params,
     grads: Params,
     train: attention::Batch,
+    adam: Adam,
 }
 
 impl AttentionWorkload {
@@ -272,13 +276,16 @@ impl AttentionWorkload {
             grads: Params::zeros(arch),
             params,
             train,
+            adam: Adam::new(0.9, 0.999, 1e-8),
         }
     }
 
-    /// Runs the pass once; returns the loss.
+    /// Runs one step; returns the loss before it.
     pub fn run(&mut self) -> f64 {
         let loss = self.ws.forward(&self.params, &self.train).loss;
         self.ws.backward(&self.params, &self.train, &mut self.grads);
+        self.adam
+            .step(&mut self.params.mats, &self.grads.mats, 1e-3);
         loss
     }
 
@@ -372,49 +379,93 @@ pub struct Figure {
     pub name: String,
     /// Unit of `per_second`: "steps/s", "episodes/s", "GB/s" or "×".
     pub unit: &'static str,
-    /// Throughput in `unit`.
+    /// Throughput in `unit`, in the fast arithmetic.
     pub per_second: f64,
-    /// Seconds per step, episode, pass or run.
+    /// Seconds per step, episode, pass or run, in the fast arithmetic.
     pub seconds: f64,
     /// Achieved GFLOP/s against the documented count, where one applies.
     pub gflops: Option<f64>,
+    /// Seconds per step, episode or pass in the portable arithmetic, timed in the same run
+    /// (for the figures the arithmetic changes).
+    pub portable: Option<f64>,
     /// Target and verdict, or other remark.
     pub note: String,
 }
 
+/// The groups of figures, as `basis-lab bench --only` names them.
+pub const GROUPS: [&str; 7] = [
+    "episode",
+    "paired",
+    "attention",
+    "sweep",
+    "newton-schulz",
+    "completion",
+    "sensing",
+];
+
 /// How long `run_figures` measures.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BenchOptions {
-    /// Time budget of each timed figure.
+    /// Time budget of each timed figure (in each arithmetic).
     pub per_figure: Duration,
     /// Steps per seed of the sweep figures.
     pub sweep_steps: usize,
     /// Whether to time the sensing steps and operator stream at n = 64, 96 and 128 too (the size
     /// ladder; slow to set up: 199 MB at n = 128).
     pub large: bool,
+    /// Only this group of [`GROUPS`], or all.
+    pub only: Option<&'static str>,
 }
 
 impl BenchOptions {
-    /// About five seconds in all.
+    /// About ten seconds in all.
     pub fn quick() -> Self {
         Self {
             per_figure: Duration::from_millis(150),
             sweep_steps: 50,
             large: false,
+            only: None,
         }
     }
 
-    /// About two minutes: longer timings, longer sweeps, the n = 64, 96 and 128 figures.
+    /// About four minutes: longer timings, longer sweeps, the n = 64, 96 and 128 figures.
     pub fn long() -> Self {
         Self {
             per_figure: Duration::from_secs(2),
             sweep_steps: 400,
             large: true,
+            only: None,
         }
+    }
+
+    fn wants(&self, group: &str) -> bool {
+        self.only.is_none_or(|g| g == group)
     }
 }
 
-/// Measures every figure, calling `report` as each is ready (so a table can print as it goes).
+/// Times `f` in the fast and then the portable arithmetic ([`time_per_call`] each), and leaves
+/// the arithmetic as it found it: (fast seconds, portable seconds).
+fn time_both(budget: Duration, mut f: impl FnMut()) -> (f64, f64) {
+    let before = arith::current();
+    arith::set(Arithmetic::Fast);
+    let (fast, _) = time_per_call(budget, &mut f);
+    arith::set(Arithmetic::Portable);
+    let (portable, _) = time_per_call(budget, &mut f);
+    arith::set(before);
+    (fast, portable)
+}
+
+/// Runs `f` on a fresh rayon pool of `threads` threads.
+fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
+        .install(f)
+}
+
+/// Measures every figure (or those of `opts.only`), calling `report` as each is ready (so a
+/// table can print as it goes).
 pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<Figure> {
     let mut out = Vec::new();
     let mut push = |f: Figure| {
@@ -422,169 +473,192 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
         out.push(f);
     };
     let gflops = |ma: u64, secs: f64| Some(2.0 * ma as f64 / secs / 1e9);
-    for d_k in [16, 64] {
-        let mut w = EpisodeWorkload::new(&default_at_dk(d_k));
-        let (secs, _) = time_per_call(opts.per_figure, || {
-            std::hint::black_box(w.run());
-        });
-        push(Figure {
-            name: format!("episode fwd+bwd, d_k {d_k}"),
-            unit: "episodes/s",
-            per_second: 1.0 / secs,
-            seconds: secs,
-            gflops: gflops(w.multiply_adds(), secs),
-            note: String::new(),
-        });
-    }
-    for batch in [8, 1] {
-        let mut run = paired_run(batch);
-        let (secs, _) = time_per_call(opts.per_figure, || {
-            run.step();
-        });
-        let note = if batch == 1 {
-            verdict(1.0 / secs >= 20_000.0, "target ≥ 20000 steps/s")
-        } else {
-            "the default preset".into()
-        };
-        push(Figure {
-            name: format!("paired step, 4 arms, batch {batch}"),
-            unit: "steps/s",
-            per_second: 1.0 / secs,
-            seconds: secs,
-            gflops: gflops(paired_step_multiply_adds(&run), secs),
-            note,
-        });
-    }
-    let mut w = AttentionWorkload::new();
-    let (secs, _) = time_per_call(opts.per_figure, || {
-        std::hint::black_box(w.run());
-    });
-    push(Figure {
-        name: "attention train step (883 seq, fwd+bwd)".into(),
-        unit: "steps/s",
+    let timed = |name: String, unit, (secs, portable): (f64, f64), gflops, note: String| Figure {
+        name,
+        unit,
         per_second: 1.0 / secs,
         seconds: secs,
-        gflops: gflops(w.multiply_adds(), secs),
-        note: "one model, one thread".into(),
-    });
-    let sweep_steps = opts.sweep_steps;
-    let one = sweep_seconds(16, sweep_steps, 1);
-    let two = sweep_seconds(16, sweep_steps, 2);
-    for (threads, secs) in [(1, one), (2, two)] {
-        push(Figure {
-            name: format!("16-seed sweep × {sweep_steps} steps, {threads} thread(s)"),
-            unit: "steps/s",
-            per_second: (16 * sweep_steps) as f64 / secs,
-            seconds: secs,
-            gflops: None,
-            note: String::new(),
-        });
-    }
-    push(Figure {
-        name: "sweep speed-up, 2 threads over 1".into(),
-        unit: "×",
-        per_second: one / two,
-        seconds: two,
-        gflops: None,
-        note: verdict(one / two >= 1.8, "target ≥ 1.8×"),
-    });
-    let mut ns = NewtonSchulzWorkload::new();
-    let (t, s) = NewtonSchulzWorkload::SHAPE;
-    let mut ns_secs = [0.0; 2];
-    for (i, form) in [NsForm::Direct, NsForm::Gram].into_iter().enumerate() {
-        let (secs, _) = time_per_call(opts.per_figure, || {
-            std::hint::black_box(ns.run(form));
-        });
-        ns_secs[i] = secs;
-        push(Figure {
-            name: format!(
-                "Newton–Schulz {t} × {s}, {} form",
-                if form == NsForm::Gram {
-                    "Gram"
-                } else {
-                    "direct"
-                }
-            ),
-            unit: "calls/s",
-            per_second: 1.0 / secs,
-            seconds: secs,
-            gflops: gflops(newton_schulz_multiply_adds(form, t, s), secs),
-            note: if form == NsForm::Gram {
-                "what Muon uses at this shape".into()
-            } else {
-                String::new()
-            },
-        });
-    }
-    push(Figure {
-        name: "Newton–Schulz speed-up, Gram over direct".into(),
-        unit: "×",
-        per_second: ns_secs[0] / ns_secs[1],
-        seconds: ns_secs[1],
-        gflops: None,
-        note: verdict(ns_secs[0] / ns_secs[1] >= 2.0, "target ≥ 2×"),
-    });
-    for (name, lr) in [("gd", 30.0), ("muon", 0.1)] {
-        let rule = Rule::named(name).expect("a registered rule");
-        let mut w = CompletionWorkload::new(rule, lr);
-        let (secs, _) = time_per_call(opts.per_figure, || {
-            std::hint::black_box(w.step());
-        });
-        push(Figure {
-            name: format!("completion step 2000 × 200, {}", rule.name()),
-            unit: "steps/s",
-            per_second: 1.0 / secs,
-            seconds: secs,
-            gflops: None,
-            note: "density 0.15, width 48".into(),
-        });
-    }
-    let sizes: &[usize] = if opts.large {
-        &[40, 64, 96, 128]
-    } else {
-        &[40]
+        gflops,
+        portable: Some(portable),
+        note,
     };
-    for &n in sizes {
-        let problem = sensing_problem(n);
-        let m = problem.m();
-        let ma = sensing_multiply_adds(n, m);
-        let buf: Vec<f64> = (0..m * n * n).map(|i| (i % 7) as f64).collect();
-        let (stream_secs, _) = time_per_call(opts.per_figure, || {
-            std::hint::black_box(stream_sum(std::hint::black_box(&buf)));
-        });
-        drop(buf);
-        let bytes = (m * n * n * 8) as f64;
-        push(Figure {
-            name: format!("stream m·n² f64 once, n {n} ({:.1} MB)", bytes / 1e6),
-            unit: "GB/s",
-            per_second: bytes / stream_secs / 1e9,
-            seconds: stream_secs,
-            gflops: None,
-            note: "memory-bandwidth probe".into(),
-        });
-        for (k, name) in ["gd", "adam", "muon", "shampoo"].into_iter().enumerate() {
-            let rule = Rule::named(name).expect("registered");
-            let mut run = sensing_run(&problem, rule);
-            let (secs, _) = time_per_call(opts.per_figure, || {
+    if opts.wants("episode") {
+        for d_k in [16, 64] {
+            let mut w = EpisodeWorkload::new(&default_at_dk(d_k));
+            let both = time_both(opts.per_figure, || {
+                std::hint::black_box(w.run());
+            });
+            push(timed(
+                format!("episode fwd+bwd, d_k {d_k}"),
+                "episodes/s",
+                both,
+                gflops(w.multiply_adds(), both.0),
+                String::new(),
+            ));
+        }
+    }
+    if opts.wants("paired") {
+        for batch in [8, 1] {
+            let mut run = paired_run(batch);
+            let both = time_both(opts.per_figure, || {
                 run.step();
             });
-            let ratio = secs / stream_secs;
-            let note = if n == 40 && k == 0 {
-                verdict(
-                    ratio <= 1.5,
-                    &format!("{ratio:.2}× the stream; target ≤ 1.5×"),
-                )
+            let note = if batch == 1 {
+                verdict(1.0 / both.0 >= 20_000.0, "target ≥ 20000 steps/s")
             } else {
-                format!("{ratio:.2}× the stream")
+                "the default preset".into()
             };
-            push(Figure {
-                name: format!("sensing step n {n}, {}", rule.name()),
-                unit: "steps/s",
-                per_second: 1.0 / secs,
-                seconds: secs,
-                gflops: gflops(ma, secs),
+            push(timed(
+                format!("paired step, 4 arms, batch {batch}"),
+                "steps/s",
+                both,
+                gflops(paired_step_multiply_adds(&run), both.0),
                 note,
+            ));
+        }
+    }
+    if opts.wants("attention") {
+        for threads in [1, 2] {
+            let (both, ma) = in_pool(threads, || {
+                let mut w = AttentionWorkload::new();
+                let both = time_both(opts.per_figure.max(Duration::from_secs(1)), || {
+                    std::hint::black_box(w.run());
+                });
+                (both, w.multiply_adds())
             });
+            push(timed(
+                format!("attention train step, {threads} thread(s)"),
+                "steps/s",
+                both,
+                gflops(ma, both.0),
+                "883 sequences, with Adam".into(),
+            ));
+        }
+    }
+    if opts.wants("sweep") {
+        let sweep_steps = opts.sweep_steps;
+        let one = sweep_seconds(16, sweep_steps, 1);
+        let two = sweep_seconds(16, sweep_steps, 2);
+        for (threads, secs) in [(1, one), (2, two)] {
+            push(Figure {
+                name: format!("16-seed sweep × {sweep_steps} steps, {threads} thread(s)"),
+                unit: "steps/s",
+                per_second: (16 * sweep_steps) as f64 / secs,
+                seconds: secs,
+                gflops: None,
+                portable: None,
+                note: String::new(),
+            });
+        }
+        push(Figure {
+            name: "sweep speed-up, 2 threads over 1".into(),
+            unit: "×",
+            per_second: one / two,
+            seconds: two,
+            gflops: None,
+            portable: None,
+            note: verdict(one / two >= 1.8, "target ≥ 1.8×"),
+        });
+    }
+    if opts.wants("newton-schulz") {
+        let mut ns = NewtonSchulzWorkload::new();
+        let (t, s) = NewtonSchulzWorkload::SHAPE;
+        let mut ns_secs = [0.0; 2];
+        for (i, form) in [NsForm::Direct, NsForm::Gram].into_iter().enumerate() {
+            let both = time_both(opts.per_figure, || {
+                std::hint::black_box(ns.run(form));
+            });
+            ns_secs[i] = both.0;
+            let gram = form == NsForm::Gram;
+            push(timed(
+                format!(
+                    "Newton–Schulz {t} × {s}, {} form",
+                    if gram { "Gram" } else { "direct" }
+                ),
+                "calls/s",
+                both,
+                gflops(newton_schulz_multiply_adds(form, t, s), both.0),
+                if gram {
+                    "what Muon uses at this shape".into()
+                } else {
+                    String::new()
+                },
+            ));
+        }
+        push(Figure {
+            name: "Newton–Schulz speed-up, Gram over direct".into(),
+            unit: "×",
+            per_second: ns_secs[0] / ns_secs[1],
+            seconds: ns_secs[1],
+            gflops: None,
+            portable: None,
+            note: verdict(ns_secs[0] / ns_secs[1] >= 2.0, "target ≥ 2×"),
+        });
+    }
+    if opts.wants("completion") {
+        for (name, lr) in [("gd", 30.0), ("muon", 0.1)] {
+            let rule = Rule::named(name).expect("a registered rule");
+            let mut w = CompletionWorkload::new(rule, lr);
+            let both = time_both(opts.per_figure, || {
+                std::hint::black_box(w.step());
+            });
+            push(timed(
+                format!("completion step 2000 × 200, {}", rule.name()),
+                "steps/s",
+                both,
+                None,
+                "density 0.15, width 48".into(),
+            ));
+        }
+    }
+    if opts.wants("sensing") {
+        let sizes: &[usize] = if opts.large {
+            &[40, 64, 96, 128]
+        } else {
+            &[40]
+        };
+        for &n in sizes {
+            let problem = sensing_problem(n);
+            let m = problem.m();
+            let ma = sensing_multiply_adds(n, m);
+            let buf: Vec<f64> = (0..m * n * n).map(|i| (i % 7) as f64).collect();
+            let (stream_secs, _) = time_per_call(opts.per_figure, || {
+                std::hint::black_box(stream_sum(std::hint::black_box(&buf)));
+            });
+            drop(buf);
+            let bytes = (m * n * n * 8) as f64;
+            push(Figure {
+                name: format!("stream m·n² f64 once, n {n} ({:.1} MB)", bytes / 1e6),
+                unit: "GB/s",
+                per_second: bytes / stream_secs / 1e9,
+                seconds: stream_secs,
+                gflops: None,
+                portable: None,
+                note: "memory-bandwidth probe".into(),
+            });
+            for (k, name) in ["gd", "adam", "muon", "shampoo"].into_iter().enumerate() {
+                let rule = Rule::named(name).expect("registered");
+                let mut run = sensing_run(&problem, rule);
+                let both = time_both(opts.per_figure, || {
+                    run.step();
+                });
+                let ratio = both.0 / stream_secs;
+                let note = if n == 40 && k == 0 {
+                    verdict(
+                        ratio <= 1.5,
+                        &format!("{ratio:.2}× the stream; target ≤ 1.5×"),
+                    )
+                } else {
+                    format!("{ratio:.2}× the stream")
+                };
+                push(timed(
+                    format!("sensing step n {n}, {}", rule.name()),
+                    "steps/s",
+                    both,
+                    gflops(ma, both.0),
+                    note,
+                ));
+            }
         }
     }
     out
@@ -593,12 +667,13 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
 /// The header of the `basis-lab bench` table, matching [`table_row`].
 pub fn table_header() -> String {
     format!(
-        "{:<40} {:>12} {:<10} {:>12} {:>8}  note",
-        "workload", "rate", "unit", "time", "GFLOP/s"
+        "{:<40} {:>12} {:<10} {:>10} {:>8} {:>12} {:>7}  note",
+        "workload", "fast", "unit", "time", "GFLOP/s", "portable", "ratio"
     )
 }
 
-/// One figure as a row of the `basis-lab bench` table: rate, unit, time per unit, GFLOP/s, note.
+/// One figure as a row of the `basis-lab bench` table: rate and time per unit in the fast
+/// arithmetic, GFLOP/s, the rate in the portable arithmetic and fast over portable, note.
 pub fn table_row(f: &Figure) -> String {
     let time = if f.seconds >= 1.0 {
         format!("{:.2} s", f.seconds)
@@ -607,15 +682,28 @@ pub fn table_row(f: &Figure) -> String {
     } else {
         format!("{:.1} µs", f.seconds * 1e6)
     };
-    let rate = if f.per_second >= 100.0 {
-        format!("{:.0}", f.per_second)
-    } else {
-        format!("{:.2}", f.per_second)
+    let rate = |r: f64| {
+        if r >= 100.0 {
+            format!("{r:.0}")
+        } else {
+            format!("{r:.2}")
+        }
     };
     let gflops = f.gflops.map_or("—".into(), |g| format!("{g:.2}"));
+    let (portable, ratio) = match f.portable {
+        Some(p) => (rate(1.0 / p), format!("{:.2}×", p / f.seconds)),
+        None => ("—".into(), "—".into()),
+    };
     format!(
-        "{:<40} {:>12} {:<10} {:>12} {:>8}  {}",
-        f.name, rate, f.unit, time, gflops, f.note
+        "{:<40} {:>12} {:<10} {:>10} {:>8} {:>12} {:>7}  {}",
+        f.name,
+        rate(f.per_second),
+        f.unit,
+        time,
+        gflops,
+        portable,
+        ratio,
+        f.note
     )
 }
 

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod arith;
 pub mod attention;
 pub mod bench;
 pub mod experiment;

@@ -522,31 +522,12 @@ fn tiny(runs: Vec<RunSpec>) -> AttentionPreset {
 
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
-    let mut p = tiny(vec![
-        run_spec("adam", 1e-2, &[TwinKind::Gauge, TwinKind::Noise]),
-        RunSpec {
-            rule: OptimizerSpec::new("muon", 0.02),
-            rest: Some(OptimizerSpec::new("adam", 1e-2)),
-            twins: vec![TwinKind::Gauge],
-        },
-        run_spec("scalar_adam", 1e-2, &[TwinKind::Gauge]),
-    ]);
-    p.seeds = 2;
-    let run_with = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| run_attention(&p, &|| {}).unwrap())
-    };
-    // Debug text holds every f64 exactly (shortest round-trip form) and, unlike `==`, treats
-    // the base models' NaN distances as equal to themselves.
-    let one = format!("{:?}", run_with(1).seeds);
-    for threads in [2, 3] {
-        let other = format!("{:?}", run_with(threads).seeds);
-        assert!(other == one, "{threads} threads give other numbers");
-    }
-    assert!(one.contains("seed: 1,"), "both seeds ran");
+    common::determinism::attention_twins_do_not_depend_on_the_thread_count(tiny(vec![]));
+}
+
+#[test]
+fn a_paper_size_step_does_not_depend_on_the_thread_count() {
+    common::determinism::a_paper_size_attention_step_does_not_depend_on_the_thread_count();
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The paired-run harness on the bundled presets (numerics §3–§5).
 
-use basis_lab::experiment::{ArmStatus, BASE, PairedRun, ROTATED, RunOptions, run_to_dir, sweep};
+mod common;
+
+use basis_lab::experiment::{ArmStatus, BASE, PairedRun, ROTATED, RunOptions, run_to_dir};
 use basis_lab::model::{Episode, Workspace};
 use basis_lab::optim::{Optimizer, lookup};
 use basis_lab::preset::Preset;
@@ -83,62 +85,14 @@ fn step_zero_metrics_describe_the_initial_weights() {
     );
 }
 
-fn run_csv(preset: &Preset) -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
-    run_to_dir(
-        preset,
-        dir.path(),
-        RunOptions {
-            trace: false,
-            figures: false,
-        },
-        &|_| {},
-    )
-    .unwrap();
-    std::fs::read(dir.path().join("metrics.csv")).unwrap()
-}
-
 #[test]
 fn same_preset_and_seed_give_byte_identical_metrics() {
-    let mut p = Preset::load("classroom").unwrap();
-    p.steps = 300;
-    let (a, b) = (run_csv(&p), run_csv(&p));
-    assert_eq!(a, b);
-    assert!(a.len() > 10_000);
-    p.seed = 1;
-    assert_ne!(run_csv(&p), a, "another seed must change the run");
+    common::determinism::paired_runs_repeat_byte_for_byte();
 }
 
 #[test]
 fn sweep_does_not_depend_on_thread_count() {
-    let mut p = Preset::load("classroom").unwrap();
-    p.steps = 100;
-    p.baseline_rotations = 64;
-    let run_with = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| sweep(&p, 5, &|| {}).unwrap())
-    };
-    let (one, two) = (run_with(1), run_with(2));
-    assert_eq!(
-        serde_json::to_string(&one).unwrap(),
-        serde_json::to_string(&two).unwrap()
-    );
-    assert_eq!(one.seeds, vec![0, 1, 2, 3, 4]);
-    assert_eq!(one.per_seed.len(), 10);
-    let gd = one.aggregate.iter().find(|a| a.arm == "gd").unwrap();
-    assert_eq!(gd.seeds_ok, 5);
-    assert!(gd.orientation_div_mean < 1e-13);
-    let adam = one.aggregate.iter().find(|a| a.arm == "adam").unwrap();
-    assert!(adam.orientation_div_mean > 1e-3);
-    // The sweep's seed 2 equals a single run at seed 2.
-    let single = basis_lab::experiment::sweep::run_seed(&p, 2).unwrap();
-    assert_eq!(
-        serde_json::to_string(&single).unwrap(),
-        serde_json::to_string(&one.per_seed[4..6]).unwrap()
-    );
+    common::determinism::sweeps_do_not_depend_on_the_thread_count();
 }
 
 #[test]
@@ -293,7 +247,7 @@ fn heldout_columns_are_filled_every_eval_every_steps_and_at_the_end() {
     let mut p = Preset::load("classroom").unwrap();
     p.steps = 120;
     p.eval_every = 50;
-    let csv = String::from_utf8(run_csv(&p)).unwrap();
+    let csv = String::from_utf8(common::determinism::run_csv(&p)).unwrap();
     let mut filled = Vec::new();
     for line in csv.lines().skip(1) {
         let cols: Vec<&str> = line.split(',').collect();

@@ -1,7 +1,9 @@
 //! The gauge lab's numerics (numerics §7): the sensing gradient, gauge equivariance of each rule,
 //! balancedness under GD, effective rank, the spectral tail and the selection rule.
 
-use basis_lab::sensing::zoo::{FactorRun, Outcome, Rule, RunResult, ZooPreset, run_zoo, summarise};
+mod common;
+
+use basis_lab::sensing::zoo::{FactorRun, Outcome, Rule, RunResult, ZooPreset, summarise};
 use basis_lab::sensing::{
     SensingConfig, SensingProblem, SensingWorkspace, balancedness, effective_rank,
 };
@@ -198,28 +200,7 @@ fn the_spectral_tail_is_orthogonal_to_the_planted_factors_and_keeps_the_norm() {
 
 #[test]
 fn the_zoo_is_deterministic_and_independent_of_thread_count() {
-    let preset = ZooPreset {
-        problem: small(8, 2, 1e-3),
-        budget: 400,
-        seeds: 2,
-        rules: vec![rule("gd"), rule("adam"), rule("muon")],
-        grid: true,
-        ..ZooPreset::default()
-    };
-    let never = AtomicBool::new(false);
-    let run = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| run_zoo(&preset, &|| {}, &never))
-    };
-    let (a, b) = (run(1), run(2));
-    assert_eq!(a, b);
-    assert_eq!(a.len(), (4 + 3 + 4) * 2);
-    let s = summarise(&a);
-    assert_eq!(s.len(), 3);
-    assert!(s.iter().all(|r| r.seeds == 2));
+    common::determinism::zoos_do_not_depend_on_the_thread_count();
 }
 
 fn result(rule: &str, lr: f64, seed: u64, recovery: f64, outcome: Outcome) -> RunResult {
@@ -309,35 +290,6 @@ fn zoo_presets_name_every_registered_rule_and_read_back_what_they_wrote() {
         err.contains("dial p = 1.5 is out of range; allowed [0, 1]"),
         "{err}"
     );
-}
-
-/// Bundled presets written before sizes, inits, schedules and per-rule rates existed write the
-/// same `zoo.csv` bytes as then: the files under tests/data were written by the build before
-/// those fields (commit 4c33f55) with `--seeds 1 --budget 1500`, and written again (same
-/// options) when the numerics moved to matrixmultiply's portable kernel and libm's `pow` and
-/// `cos` (docs/numerics.md §8). That moved the dial's numbers by about 1e-13 relative; Muon's
-/// Newton–Schulz iterations amplify rounding over 1500 steps, so its recoveries moved by up to
-/// 1e-5 relative and its tiny final losses and one balancedness by up to 25 %.
-#[test]
-fn presets_without_the_new_dimensions_write_the_bytes_they_always_did() {
-    use basis_lab::sensing::zoo::{bundled_zoo, csv_bytes};
-    let never = AtomicBool::new(false);
-    for (name, pinned) in [
-        (
-            "muon-rates",
-            include_str!("data/zoo-muon-rates-s1-b1500.csv"),
-        ),
-        ("dial", include_str!("data/zoo-dial-s1-b1500.csv")),
-    ] {
-        let p = ZooPreset {
-            seeds: 1,
-            budget: 1500,
-            ..bundled_zoo(name)
-        };
-        let runs = run_zoo(&p, &|| {}, &never);
-        let bytes = csv_bytes(&runs, &summarise(&runs)).unwrap();
-        assert_eq!(String::from_utf8(bytes).unwrap(), pinned, "{name}");
-    }
 }
 
 /// The new preset fields are checked with their paths.

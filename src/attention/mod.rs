@@ -6,7 +6,6 @@
 //! output files in [`report`]; docs/attention.md has the protocol and the measured table.
 
 pub mod data;
-mod gemm;
 pub mod model;
 pub mod preset;
 pub mod report;

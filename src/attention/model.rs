@@ -27,13 +27,15 @@
 //! only for the last block: the same numbers as the full computation with about a third of that
 //! layer's work (a test compares against a per-sequence reference that computes everything).
 //!
-//! # Products and allocation
+//! # Products, threads and allocation
 //!
-//! Every product with a weight matrix goes through [`super::gemm`] (the `matrixmultiply`
-//! kernel); attention itself (3 positions) is written out. A [`Workspace`] holds every
-//! activation and gradient buffer for a fixed number of sequences, so a forward and backward
-//! pass allocates nothing of its own; the only allocations are the GEMM kernel's packing buffer,
-//! one per product ([`Workspace::products_per_step`]).
+//! Every product with a weight matrix goes through [`crate::linalg::gemm`] (register-blocked,
+//! each entry one sequential sum); attention itself (3 positions) is written out. Products and
+//! the column-wise loops (norms, SiLU, attention) are shared out over the threads of the current
+//! rayon pool by columns, each column computed whole by one thread, so the numbers do not depend
+//! on the thread count. A [`Workspace`] holds every activation and gradient buffer for a fixed
+//! number of sequences and the products' packing space, so a forward and backward pass
+//! allocates nothing once the first has run.
 //!
 //! # Multiply-add count
 //!
@@ -50,10 +52,12 @@ use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::data::{Batch, SEQ_LEN, TaskConfig};
-use super::gemm::{Operand, gemm};
+use crate::arith::{self, Ops};
+use crate::linalg::gemm::{GemmScratch, Operand, gemm};
 
 /// The transformer's sizes as written in a preset (the task fixes vocabulary and classes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -466,6 +470,8 @@ pub struct Workspace {
     logits: Vec<f64>,
     probs_out: Vec<f64>,
     backward: Option<Backward>,
+    /// The products' copies of transposed weights.
+    gemm: GemmScratch,
 }
 
 impl Workspace {
@@ -488,6 +494,7 @@ impl Workspace {
             logits: vec![0.0; arch.classes * n],
             probs_out: vec![0.0; arch.classes * n],
             backward: backward.then(|| Backward::new(d, f, arch.classes, n)),
+            gemm: GemmScratch::new(rayon::current_num_threads()),
         }
     }
 
@@ -508,12 +515,6 @@ impl Workspace {
     /// The logits of the last forward pass: classes × n, column-major (column i = sequence i).
     pub fn logits(&self) -> &[f64] {
         &self.logits[..self.arch.classes * self.n]
-    }
-
-    /// GEMM calls in one forward and backward pass: 6 per layer forward, 12 per layer backward,
-    /// 1 + 2 for the logits (each allocates the kernel's packing buffer once).
-    pub fn products_per_step(&self) -> usize {
-        18 * self.arch.layers + 3
     }
 
     /// Forward pass over `batch` with `params`: fills the logits and returns mean loss and
@@ -554,7 +555,7 @@ impl Workspace {
                 Some(next) => &mut next.x_in[..d * SEQ_LEN * n],
                 None => &mut self.x_last[..d * n],
             };
-            layer_forward(&arch, l, n, params, &mut head[l], out);
+            layer_forward(&arch, l, n, params, &mut head[l], out, &mut self.gemm);
         }
         let z = &mut self.z[..d * n];
         rms_forward(
@@ -566,11 +567,13 @@ impl Workspace {
             z,
         );
         let logits = &mut self.logits[..c * n];
+        let scratch = &mut self.gemm;
         gemm(
             logits,
             params.operand(Param::Unembedding),
             Operand::new(z, d, n),
             0.0,
+            scratch,
         );
         let (mut loss, mut correct) = (0.0, 0usize);
         for (i, (l, p)) in logits
@@ -587,14 +590,14 @@ impl Workspace {
             }
             let mut sum = 0.0;
             for (pj, &x) in p.iter_mut().zip(l) {
-                *pj = (x - best).exp();
+                *pj = arith::exp(x - best);
                 sum += *pj;
             }
             for pj in p.iter_mut() {
                 *pj /= sum;
             }
             let y = batch.labels[i] as usize;
-            loss += best + sum.ln() - l[y];
+            loss += best + arith::ln(sum) - l[y];
             correct += usize::from(arg == y);
         }
         Stats {
@@ -617,6 +620,7 @@ impl Workspace {
             .as_mut()
             .expect("a workspace made with backward buffers");
         let inv_n = 1.0 / n as f64;
+        let scratch = &mut self.gemm;
         let d_logits = &mut bw.d_logits[..c * n];
         for (i, (g, p)) in d_logits
             .chunks_exact_mut(c)
@@ -634,9 +638,16 @@ impl Workspace {
             d_logits,
             Operand::new(&self.z[..d * n], d, n).t(),
             0.0,
+            scratch,
         );
         let d_z = &mut bw.d_z[..d * n];
-        gemm(d_z, params.operand(Param::Unembedding).t(), d_logits, 0.0);
+        gemm(
+            d_z,
+            params.operand(Param::Unembedding).t(),
+            d_logits,
+            0.0,
+            scratch,
+        );
         rms_backward(
             d_z,
             params.slice(Param::FinalGain),
@@ -646,7 +657,7 @@ impl Workspace {
             &mut bw.d_out[..d * n],
         );
         for l in (0..arch.layers).rev() {
-            layer_backward(&arch, l, n, params, &self.layers[l], bw, grads);
+            layer_backward(&arch, l, n, params, &self.layers[l], bw, grads, scratch);
             std::mem::swap(&mut bw.d_out, &mut bw.d_in);
         }
         let d_x0 = &bw.d_out[..d * SEQ_LEN * n];
@@ -676,6 +687,7 @@ fn layer_forward(
     params: &Params,
     b: &mut LayerBuffers,
     out: &mut [f64],
+    scratch: &mut GemmScratch,
 ) {
     let (d, f) = (arch.d_model, arch.d_mlp);
     let all = SEQ_LEN * n;
@@ -715,18 +727,21 @@ fn layer_forward(
         params.operand(Param::Key(l)),
         Operand::new(y1, d, all),
         0.0,
+        scratch,
     );
     gemm(
         v,
         params.operand(Param::Value(l)),
         Operand::new(y1, d, all),
         0.0,
+        scratch,
     );
     gemm(
         q,
         params.operand(Param::Query(l)),
         Operand::new(&y1[off * d..], d, c),
         0.0,
+        scratch,
     );
     let att = &mut att[..d * c];
     attention_forward(
@@ -746,6 +761,7 @@ fn layer_forward(
         params.operand(Param::Output(l)),
         Operand::new(att, d, c),
         1.0,
+        scratch,
     );
     let y2 = &mut y2[..d * c];
     rms_forward(
@@ -757,7 +773,13 @@ fn layer_forward(
         y2,
     );
     let (u, sig, s) = (&mut u[..f * c], &mut sig[..f * c], &mut s[..f * c]);
-    gemm(u, params.operand(Param::Up(l)), Operand::new(y2, d, c), 0.0);
+    gemm(
+        u,
+        params.operand(Param::Up(l)),
+        Operand::new(y2, d, c),
+        0.0,
+        scratch,
+    );
     silu(u, sig, s);
     out.copy_from_slice(mid);
     gemm(
@@ -765,15 +787,43 @@ fn layer_forward(
         params.operand(Param::Down(l)),
         Operand::new(s, f, c),
         1.0,
+        scratch,
     );
 }
 
-crate::linalg::avx2_dispatch! {
-    /// Causal attention for the query columns `off..3n` (queries `q`, d × c; keys and values
-    /// `k`, `v`, d × 3n): writes the weights into `probs` and the heads' outputs into `att`
-    /// (d × c). Compiled with AVX2 where the CPU has it.
+/// Causal attention for the query columns `off..3n` (queries `q`, d × c; keys and values `k`,
+/// `v`, d × 3n): writes the weights into `probs` and the heads' outputs into `att` (d × c).
+/// Query columns are independent: blocks of them run on the threads of the current pool.
+#[allow(clippy::too_many_arguments)]
+fn attention_forward(
+    arch: &Arch,
+    n: usize,
+    off: usize,
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    probs: &mut [f64],
+    att: &mut [f64],
+) {
+    let (d, slots) = (arch.d_model, arch.heads * SEQ_LEN);
+    att.par_chunks_mut(d * TASK_COLUMNS)
+        .zip(probs.par_chunks_mut(slots * TASK_COLUMNS))
+        .zip(q.par_chunks(d * TASK_COLUMNS))
+        .enumerate()
+        .for_each(|(t, ((att, probs), q))| {
+            attention_forward_cols(arch, n, off + t * TASK_COLUMNS, q, k, v, probs, att)
+        });
+}
+
+/// Columns per task of the column-wise loops run in parallel: enough work to outweigh the
+/// hand-over. Each column's numbers do not depend on how the columns are shared out.
+const TASK_COLUMNS: usize = 128;
+
+crate::linalg::dispatch! {
+    /// [`attention_forward`] on one block of query columns (the first is `off`), compiled per
+    /// arithmetic.
     #[allow(clippy::too_many_arguments)]
-    fn attention_forward(
+    fn attention_forward_cols(
         arch: &Arch,
         n: usize,
         off: usize,
@@ -787,7 +837,7 @@ crate::linalg::avx2_dispatch! {
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn attention_forward_impl(
+fn attention_forward_impl<A: Ops>(
     arch: &Arch,
     n: usize,
     off: usize,
@@ -813,12 +863,12 @@ fn attention_forward_impl(
             let mut best = f64::NEG_INFINITY;
             for (u, pu) in p.iter_mut().enumerate() {
                 let kc = (u * n + i) * d;
-                *pu = scale * dot(&q[hs.clone()], &k[kc + hs.start..kc + hs.end]);
+                *pu = scale * dot::<A>(&q[hs.clone()], &k[kc + hs.start..kc + hs.end]);
                 best = best.max(*pu);
             }
             let mut sum = 0.0;
             for pu in p.iter_mut() {
-                *pu = (*pu - best).exp();
+                *pu = A::exp(*pu - best);
                 sum += *pu;
             }
             let out = &mut att[hs.clone()];
@@ -827,7 +877,7 @@ fn attention_forward_impl(
                 *pu /= sum;
                 let vc = (u * n + i) * d;
                 for (o, &vv) in out.iter_mut().zip(&v[vc + hs.start..vc + hs.end]) {
-                    *o += *pu * vv;
+                    *o = A::madd(*pu, vv, *o);
                 }
             }
         }
@@ -837,6 +887,7 @@ fn attention_forward_impl(
 /// One layer's backward pass over n sequences: reads the gradient of its output at the query
 /// columns from `bw.d_out` (d × c), writes the layer's weight and gain gradients into `grads`
 /// and the gradient of its input into `bw.d_in` (d × 3n).
+#[allow(clippy::too_many_arguments)]
 fn layer_backward(
     arch: &Arch,
     l: usize,
@@ -845,6 +896,7 @@ fn layer_backward(
     b: &LayerBuffers,
     bw: &mut Backward,
     grads: &mut Params,
+    scratch: &mut GemmScratch,
 ) {
     let (d, f) = (arch.d_model, arch.d_mlp);
     let all = SEQ_LEN * n;
@@ -857,12 +909,14 @@ fn layer_backward(
         params.operand(Param::Down(l)).t(),
         Operand::new(d_out, d, c),
         0.0,
+        scratch,
     );
     gemm(
         grads.get_mut(Param::Down(l)).as_mut_slice(),
         Operand::new(d_out, d, c),
         Operand::new(&b.s[..f * c], f, c).t(),
         0.0,
+        scratch,
     );
     silu_backward(d_u, &b.sig, &b.u);
     gemm(
@@ -870,6 +924,7 @@ fn layer_backward(
         Operand::new(d_u, f, c),
         Operand::new(&b.y2[..d * c], d, c).t(),
         0.0,
+        scratch,
     );
     let d_y2 = &mut bw.d_y[..d * c];
     gemm(
@@ -877,6 +932,7 @@ fn layer_backward(
         params.operand(Param::Up(l)).t(),
         Operand::new(d_u, f, c),
         0.0,
+        scratch,
     );
     let d_mid = &mut bw.d_mid[..d * c];
     rms_backward(
@@ -896,6 +952,7 @@ fn layer_backward(
         Operand::new(d_mid, d, c),
         att.t(),
         0.0,
+        scratch,
     );
     let d_att = &mut bw.d_att[..d * c];
     gemm(
@@ -903,6 +960,7 @@ fn layer_backward(
         params.operand(Param::Output(l)).t(),
         Operand::new(d_mid, d, c),
         0.0,
+        scratch,
     );
     let (d_q, d_k, d_v) = (
         &mut bw.d_q[..d * c],
@@ -921,27 +979,31 @@ fn layer_backward(
         d_q,
         Operand::new(&b.y1[off * d..d * all], d, c).t(),
         0.0,
+        scratch,
     );
     gemm(
         grads.get_mut(Param::Key(l)).as_mut_slice(),
         d_k,
         y1.t(),
         0.0,
+        scratch,
     );
     gemm(
         grads.get_mut(Param::Value(l)).as_mut_slice(),
         d_v,
         y1.t(),
         0.0,
+        scratch,
     );
     let d_y1 = &mut bw.d_y[..d * all];
-    gemm(d_y1, params.operand(Param::Key(l)).t(), d_k, 0.0);
-    gemm(d_y1, params.operand(Param::Value(l)).t(), d_v, 1.0);
+    gemm(d_y1, params.operand(Param::Key(l)).t(), d_k, 0.0, scratch);
+    gemm(d_y1, params.operand(Param::Value(l)).t(), d_v, 1.0, scratch);
     gemm(
         &mut d_y1[off * d..],
         params.operand(Param::Query(l)).t(),
         d_q,
         1.0,
+        scratch,
     );
     let d_in = &mut bw.d_in[..d * all];
     rms_backward(
@@ -957,10 +1019,10 @@ fn layer_backward(
     }
 }
 
-crate::linalg::avx2_dispatch! {
+crate::linalg::dispatch! {
     /// Backward through the causal attention of the query columns `off..3n`: `d_att` (d × c)
-    /// in, `d_q` (d × c), `d_k` and `d_v` (d × 3n) overwritten. Compiled with AVX2 where the
-    /// CPU has it.
+    /// in, `d_q` (d × c), `d_k` and `d_v` (d × 3n) overwritten. Compiled per arithmetic; one
+    /// thread (key columns gather from several query columns).
     #[allow(clippy::too_many_arguments)]
     fn attention_backward(
         arch: &Arch,
@@ -976,7 +1038,7 @@ crate::linalg::avx2_dispatch! {
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn attention_backward_impl(
+fn attention_backward_impl<A: Ops>(
     arch: &Arch,
     n: usize,
     off: usize,
@@ -1010,13 +1072,13 @@ fn attention_backward_impl(
             let mut mean = 0.0;
             for (u, &pu) in p.iter().enumerate() {
                 let vc = (u * n + i) * d;
-                dp[u] = dot(&da[hs.clone()], &b.v[vc + hs.start..vc + hs.end]);
-                mean += pu * dp[u];
+                dp[u] = dot::<A>(&da[hs.clone()], &b.v[vc + hs.start..vc + hs.end]);
+                mean = A::madd(pu, dp[u], mean);
                 for (g, &a) in d_v[vc + hs.start..vc + hs.end]
                     .iter_mut()
                     .zip(&da[hs.clone()])
                 {
-                    *g += pu * a;
+                    *g = A::madd(pu, a, *g);
                 }
             }
             for (u, &pu) in p.iter().enumerate() {
@@ -1026,23 +1088,33 @@ fn attention_backward_impl(
                     .iter_mut()
                     .zip(&b.k[kc + hs.start..kc + hs.end])
                 {
-                    *g += ds * k;
+                    *g = A::madd(ds, k, *g);
                 }
                 for (g, &qv) in d_k[kc + hs.start..kc + hs.end]
                     .iter_mut()
                     .zip(&q[hs.clone()])
                 {
-                    *g += ds * qv;
+                    *g = A::madd(ds, qv, *g);
                 }
             }
         }
     }
 }
 
-crate::linalg::avx2_dispatch! {
-    /// Per column of `x` (d rows): `xhat = x / rms`, `rinv = 1/rms` with
-    /// `rms = √(mean(x²) + ε)`, `y = g ⊙ xhat`. Compiled with AVX2 where the CPU has it.
-    fn rms_forward(
+/// Per column of `x` (d rows): `xhat = x / rms`, `rinv = 1/rms` with `rms = √(mean(x²) + ε)`,
+/// `y = g ⊙ xhat`; blocks of columns on the threads of the current pool.
+fn rms_forward(x: &[f64], g: &[f64], eps: f64, xhat: &mut [f64], rinv: &mut [f64], y: &mut [f64]) {
+    let d = g.len();
+    x.par_chunks(d * TASK_COLUMNS)
+        .zip(xhat.par_chunks_mut(d * TASK_COLUMNS))
+        .zip(rinv.par_chunks_mut(TASK_COLUMNS))
+        .zip(y.par_chunks_mut(d * TASK_COLUMNS))
+        .for_each(|(((x, xhat), rinv), y)| rms_forward_cols(x, g, eps, xhat, rinv, y));
+}
+
+crate::linalg::dispatch! {
+    /// [`rms_forward`] on one block of columns, compiled per arithmetic.
+    fn rms_forward_cols(
         x: &[f64],
         g: &[f64],
         eps: f64,
@@ -1053,7 +1125,7 @@ crate::linalg::avx2_dispatch! {
 }
 
 #[inline(always)]
-fn rms_forward_impl(
+fn rms_forward_impl<A: Ops>(
     x: &[f64],
     g: &[f64],
     eps: f64,
@@ -1068,7 +1140,7 @@ fn rms_forward_impl(
         .zip(rinv.iter_mut())
         .zip(y.chunks_exact_mut(d))
     {
-        let ms = x.iter().map(|v| v * v).sum::<f64>() / d as f64;
+        let ms = x.iter().fold(-0.0, |s, &v| A::madd(v, v, s)) / d as f64;
         *r = 1.0 / (ms + eps).sqrt();
         for (((xh, yv), &xv), &gv) in xh.iter_mut().zip(y.iter_mut()).zip(x).zip(g) {
             *xh = xv * *r;
@@ -1077,22 +1149,11 @@ fn rms_forward_impl(
     }
 }
 
-crate::linalg::avx2_dispatch! {
-    /// Backward of [`rms_forward`]: from `d_y` (gradient of y), writes the gain gradient
-    /// `d_g = Σ_cols d_y ⊙ xhat` and `d_x = (d_ŷ − xhat·mean(d_ŷ ⊙ xhat)) · rinv` with
-    /// `d_ŷ = d_y ⊙ g`, column by column. Compiled with AVX2 where the CPU has it.
-    fn rms_backward(
-        d_y: &[f64],
-        g: &[f64],
-        xhat: &[f64],
-        rinv: &[f64],
-        d_g: &mut [f64],
-        d_x: &mut [f64],
-    ) => rms_backward_impl
-}
-
-#[inline(always)]
-fn rms_backward_impl(
+/// Backward of [`rms_forward`]: from `d_y` (gradient of y), writes the gain gradient
+/// `d_g = Σ_cols d_y ⊙ xhat` (summed over the columns in order, on one thread) and
+/// `d_x = (d_ŷ − xhat·mean(d_ŷ ⊙ xhat)) · rinv` with `d_ŷ = d_y ⊙ g`, column by column (blocks of
+/// columns on the threads of the current pool).
+fn rms_backward(
     d_y: &[f64],
     g: &[f64],
     xhat: &[f64],
@@ -1101,7 +1162,45 @@ fn rms_backward_impl(
     d_x: &mut [f64],
 ) {
     let d = g.len();
+    rms_gain_grad(d_y, xhat, d_g);
+    d_y.par_chunks(d * TASK_COLUMNS)
+        .zip(xhat.par_chunks(d * TASK_COLUMNS))
+        .zip(rinv.par_chunks(TASK_COLUMNS))
+        .zip(d_x.par_chunks_mut(d * TASK_COLUMNS))
+        .for_each(|(((d_y, xhat), rinv), d_x)| rms_input_grad(d_y, g, xhat, rinv, d_x));
+}
+
+crate::linalg::dispatch! {
+    /// The gain gradient of [`rms_backward`], compiled per arithmetic.
+    fn rms_gain_grad(d_y: &[f64], xhat: &[f64], d_g: &mut [f64]) => rms_gain_grad_impl
+}
+
+#[inline(always)]
+fn rms_gain_grad_impl<A: Ops>(d_y: &[f64], xhat: &[f64], d_g: &mut [f64]) {
+    let d = d_g.len();
     d_g.fill(0.0);
+    for (dy, xh) in d_y.chunks_exact(d).zip(xhat.chunks_exact(d)) {
+        for ((dg, &dyv), &xv) in d_g.iter_mut().zip(dy).zip(xh) {
+            *dg = A::madd(dyv, xv, *dg);
+        }
+    }
+}
+
+crate::linalg::dispatch! {
+    /// The input gradient of [`rms_backward`] on one block of columns, compiled per arithmetic.
+    fn rms_input_grad(d_y: &[f64], g: &[f64], xhat: &[f64], rinv: &[f64], d_x: &mut [f64])
+        => rms_input_grad_impl
+}
+
+#[inline(always)]
+fn rms_input_grad_impl<A: Ops>(
+    d_y: &[f64],
+    g: &[f64],
+    xhat: &[f64],
+    rinv: &[f64],
+    d_x: &mut [f64],
+) {
+    let d = g.len();
     for (((dy, xh), &r), dx) in d_y
         .chunks_exact(d)
         .zip(xhat.chunks_exact(d))
@@ -1109,41 +1208,59 @@ fn rms_backward_impl(
         .zip(d_x.chunks_exact_mut(d))
     {
         let mut mean = 0.0;
-        for (((dg, &dyv), &xv), &gv) in d_g.iter_mut().zip(dy).zip(xh).zip(g) {
-            *dg += dyv * xv;
-            mean += dyv * gv * xv;
+        for ((&dyv, &xv), &gv) in dy.iter().zip(xh).zip(g) {
+            mean = A::madd(dyv * gv, xv, mean);
         }
         mean /= d as f64;
         for (((o, &dyv), &xv), &gv) in dx.iter_mut().zip(dy).zip(xh).zip(g) {
-            *o = (dyv * gv - xv * mean) * r;
+            *o = A::madd(dyv, gv, -(xv * mean)) * r;
         }
     }
 }
 
-crate::linalg::avx2_dispatch! {
-    /// `sig = σ(u) = 1/(1 + e^−u)` and `s = u·σ(u)` entrywise (equal lengths), compiled with AVX2
-    /// where the CPU has it: with [`exp_branch_free`] the loop runs four entries at a time.
-    fn silu(u: &[f64], sig: &mut [f64], s: &mut [f64]) => silu_impl
+/// `sig = σ(u) = 1/(1 + e^−u)` and `s = u·σ(u)` entrywise (equal lengths), in blocks on the
+/// threads of the current pool.
+fn silu(u: &[f64], sig: &mut [f64], s: &mut [f64]) {
+    const BLOCK: usize = 64 * TASK_COLUMNS;
+    u.par_chunks(BLOCK)
+        .zip(sig.par_chunks_mut(BLOCK))
+        .zip(s.par_chunks_mut(BLOCK))
+        .for_each(|((u, sig), s)| silu_block(u, sig, s));
+}
+
+crate::linalg::dispatch! {
+    /// [`silu`] on one block, compiled per arithmetic: with [`exp_branch_free`] the loop runs
+    /// four entries at a time.
+    fn silu_block(u: &[f64], sig: &mut [f64], s: &mut [f64]) => silu_impl
 }
 
 #[inline(always)]
-fn silu_impl(u: &[f64], sig: &mut [f64], s: &mut [f64]) {
+fn silu_impl<A: Ops>(u: &[f64], sig: &mut [f64], s: &mut [f64]) {
     for ((&x, sg), o) in u.iter().zip(sig.iter_mut()).zip(s.iter_mut()) {
-        *sg = 1.0 / (1.0 + exp_branch_free(-x));
+        *sg = 1.0 / (1.0 + exp_branch_free::<A>(-x));
         *o = x * *sg;
     }
 }
 
-crate::linalg::avx2_dispatch! {
-    /// `g ← g · SiLU′(u)` entrywise with `SiLU′(u) = σ(u)·(1 + u·(1 − σ(u)))` from the stored
-    /// `sig = σ(u)`. Compiled with AVX2 where the CPU has it.
-    fn silu_backward(g: &mut [f64], sig: &[f64], u: &[f64]) => silu_backward_impl
+/// `g ← g · SiLU′(u)` entrywise with `SiLU′(u) = σ(u)·(1 + u·(1 − σ(u)))` from the stored
+/// `sig = σ(u)`, in blocks on the threads of the current pool.
+fn silu_backward(g: &mut [f64], sig: &[f64], u: &[f64]) {
+    const BLOCK: usize = 64 * TASK_COLUMNS;
+    g.par_chunks_mut(BLOCK)
+        .zip(sig.par_chunks(BLOCK))
+        .zip(u.par_chunks(BLOCK))
+        .for_each(|((g, sig), u)| silu_backward_block(g, sig, u));
+}
+
+crate::linalg::dispatch! {
+    /// [`silu_backward`] on one block, compiled per arithmetic.
+    fn silu_backward_block(g: &mut [f64], sig: &[f64], u: &[f64]) => silu_backward_impl
 }
 
 #[inline(always)]
-fn silu_backward_impl(g: &mut [f64], sig: &[f64], u: &[f64]) {
+fn silu_backward_impl<A: Ops>(g: &mut [f64], sig: &[f64], u: &[f64]) {
     for ((g, &sg), &u) in g.iter_mut().zip(sig).zip(u) {
-        *g *= sg * (1.0 + u * (1.0 - sg));
+        *g *= sg * A::madd(u, 1.0 - sg, 1.0);
     }
 }
 
@@ -1154,19 +1271,19 @@ fn silu_backward_impl(g: &mut [f64], sig: &[f64], u: &[f64]) {
 /// from its exponent bits. The SiLU's sigmoid spends most of the MLP's non-product time in `exp`;
 /// libm's is a call per entry.
 #[inline(always)]
-fn exp_branch_free(x: f64) -> f64 {
+fn exp_branch_free<A: Ops>(x: f64) -> f64 {
     const ROUND: f64 = 6_755_399_441_055_744.0;
     const LN2_HI: f64 = 6.931_471_803_691_238e-1;
     const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     let x = x.clamp(-708.0, 708.0);
     let t = x * std::f64::consts::LOG2_E + ROUND;
     let k = t - ROUND;
-    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let r = A::madd(-k, LN2_LO, A::madd(-k, LN2_HI, x));
     let mut p = 1.0 / 479_001_600.0;
     for n in (1..12).rev() {
-        p = p * r + 1.0 / FACTORIALS[n];
+        p = A::madd(p, r, 1.0 / FACTORIALS[n]);
     }
-    p = p * r + 1.0;
+    p = A::madd(p, r, 1.0);
     // t's low mantissa bits are k + 2⁵¹; adding the bias and shifting leaves (k + 1023) << 52.
     p * f64::from_bits(t.to_bits().wrapping_add(1023) << 52)
 }
@@ -1188,8 +1305,8 @@ const FACTORIALS: [f64; 12] = [
 ];
 
 #[inline(always)]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+fn dot<A: Ops>(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).fold(-0.0, |s, (x, y)| A::madd(*x, *y, s))
 }
 
 /// Multiply-adds of one forward pass over `n` sequences (see the module docs).
@@ -1220,17 +1337,21 @@ mod tests {
 
     #[test]
     fn the_branch_free_exp_is_within_a_few_ulp_of_libm() {
-        let mut worst: f64 = 0.0;
-        for i in -70_000..=70_000 {
-            let x = i as f64 * 0.01 + 0.003;
-            let (ours, libm) = (exp_branch_free(x), x.exp());
-            worst = worst.max(((ours - libm) / libm).abs());
+        fn check<A: Ops>() {
+            let mut worst: f64 = 0.0;
+            for i in -70_000..=70_000 {
+                let x = i as f64 * 0.01 + 0.003;
+                let (ours, libm) = (exp_branch_free::<A>(x), libm::exp(x));
+                worst = worst.max(((ours - libm) / libm).abs());
+            }
+            assert!(worst < 5e-16, "largest relative error {worst:e}");
+            assert_eq!(exp_branch_free::<A>(0.0), 1.0);
+            assert!(exp_branch_free::<A>(f64::NAN).is_nan());
+            assert!(exp_branch_free::<A>(-1e6) > 0.0 && exp_branch_free::<A>(-1e6) < 1e-300);
+            assert!(exp_branch_free::<A>(1e6).is_finite());
         }
-        assert!(worst < 5e-16, "largest relative error {worst:e}");
-        assert_eq!(exp_branch_free(0.0), 1.0);
-        assert!(exp_branch_free(f64::NAN).is_nan());
-        assert!(exp_branch_free(-1e6) > 0.0 && exp_branch_free(-1e6) < 1e-300);
-        assert!(exp_branch_free(1e6).is_finite());
+        check::<crate::arith::Plain>();
+        check::<crate::arith::Fused>();
     }
 
     #[test]

@@ -34,6 +34,11 @@ use basis_lab::preset::Preset;
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Compute in the portable arithmetic (no fused multiply-adds, libm's exp and ln): the same
+    /// bits on every CPU and in the web page, somewhat slower; without it the fast arithmetic
+    /// gives the same bits on this machine (docs/numerics.md §8).
+    #[arg(long, global = true)]
+    portable: bool,
     /// Open the app with this preset (a file or a bundled name) instead of the saved settings.
     #[arg(long, global = false)]
     preset: Option<String>,
@@ -143,6 +148,9 @@ enum Command {
 impl Cli {
     /// Runs the subcommand, or opens the app.
     pub fn run(self) -> Result<()> {
+        if self.portable {
+            basis_lab::arith::set(basis_lab::arith::Arithmetic::Portable);
+        }
         match self.command {
             None => self.gui(),
             Some(Command::Run(a)) => a.run(),

@@ -12,6 +12,8 @@ mod episode;
 pub use episode::{Episode, EpisodeSampler};
 
 use nalgebra::DMatrix;
+
+use crate::arith::Ops;
 use thiserror::Error;
 
 /// Sizes and constants of the memory task (numerics §1). All counts are ≥ 1; validated by the preset.
@@ -134,7 +136,7 @@ impl Workspace {
     }
 
     #[inline(always)]
-    fn loss_and_grad_impl(
+    fn loss_and_grad_impl<A: Ops>(
         &mut self,
         w: &DMatrix<f64>,
         episodes: &[Episode],
@@ -149,9 +151,9 @@ impl Workspace {
         let scale = 1.0 / (episodes.len() * self.cfg.pairs_per_episode) as f64;
         let mut total = 0.0;
         for ep in episodes {
-            total += self.episode_backward(ep, scale);
+            total += self.episode_backward::<A>(ep, scale);
         }
-        self.project_to_columns(grad);
+        self.project_to_columns::<A>(grad);
         Ok(total * scale)
     }
 
@@ -163,19 +165,28 @@ impl Workspace {
         w: &DMatrix<f64>,
         episodes: &[Episode],
     ) -> Result<(f64, f64), ModelError> {
+        evaluate_dispatch(self, w, episodes)
+    }
+
+    #[inline(always)]
+    fn evaluate_impl<A: Ops>(
+        &mut self,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+    ) -> Result<(f64, f64), ModelError> {
         self.check_episodes(episodes);
         normalize_columns(w, &mut self.keys, &mut self.norms)?;
         let (mut loss, mut correct, mut count) = (0.0, 0usize, 0usize);
         for ep in episodes {
-            self.forward_writes(ep);
+            self.forward_writes::<A>(ep);
             let s_final = self.final_memory_offset();
             for &q in &ep.query_order {
                 let (a, b) = (ep.keys[q], ep.values[q]);
-                self.read(s_final, a);
+                self.read::<A>(s_final, a);
                 if argmax_first(&self.scores) == b {
                     correct += 1;
                 }
-                loss += self.cross_entropy(b);
+                loss += self.cross_entropy::<A>(b);
                 count += 1;
             }
         }
@@ -195,12 +206,23 @@ impl Workspace {
         s_rows: &mut Vec<f64>,
         reads: &mut Vec<f64>,
     ) -> Result<(), ModelError> {
+        activations_dispatch(self, w, episodes, s_rows, reads)
+    }
+
+    #[inline(always)]
+    fn collect_activations_impl<A: Ops>(
+        &mut self,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        s_rows: &mut Vec<f64>,
+        reads: &mut Vec<f64>,
+    ) -> Result<(), ModelError> {
         self.check_episodes(episodes);
         normalize_columns(w, &mut self.keys, &mut self.norms)?;
         let (d, vb) = (self.cfg.d_k, self.cfg.n_values);
         let s_final = self.final_memory_offset();
         for ep in episodes {
-            self.forward_writes(ep);
+            self.forward_writes::<A>(ep);
             let s = &self.s_hist[s_final..s_final + vb * d];
             for b in 0..vb {
                 if (0..d).any(|j| s[j * vb + b] != 0.0) {
@@ -208,7 +230,7 @@ impl Workspace {
                 }
             }
             for &q in &ep.query_order {
-                self.read(s_final, ep.keys[q]);
+                self.read::<A>(s_final, ep.keys[q]);
                 reads.extend_from_slice(&self.scores);
             }
         }
@@ -233,7 +255,7 @@ impl Workspace {
 
     /// Runs the k delta-rule writes of `ep`, filling `s_hist` (S_0 … S_k) and `deltas`.
     #[inline(always)]
-    fn forward_writes(&mut self, ep: &Episode) {
+    fn forward_writes<A: Ops>(&mut self, ep: &Episode) {
         let (d, vb, beta) = (self.cfg.d_k, self.cfg.n_values, self.cfg.beta);
         let sz = vb * d;
         self.s_hist[..sz].fill(0.0);
@@ -244,14 +266,14 @@ impl Workspace {
             let delta = &mut self.deltas[i * vb..(i + 1) * vb];
             // δ = e_b − S k
             delta.fill(0.0);
-            fold_columns(delta, prev, key, |dl, s, kj| dl - s * kj);
+            fold_columns(delta, prev, key, |dl, s, kj| A::madd(-s, kj, dl));
             delta[b] += 1.0;
             // S ← S + β δ kᵀ
             for (j, &kj) in key.iter().enumerate() {
                 let c = beta * kj;
                 let (src, dst) = (&prev[j * vb..(j + 1) * vb], &mut next[j * vb..(j + 1) * vb]);
                 for ((o, s), dl) in dst.iter_mut().zip(src).zip(delta.iter()) {
-                    *o = s + c * dl;
+                    *o = A::madd(c, *dl, *s);
                 }
             }
         }
@@ -259,17 +281,17 @@ impl Workspace {
 
     /// Scores `r = S k_a` into `self.scores`, S taken at `s_off` in `s_hist`.
     #[inline(always)]
-    fn read(&mut self, s_off: usize, a: usize) {
+    fn read<A: Ops>(&mut self, s_off: usize, a: usize) {
         let (d, vb) = (self.cfg.d_k, self.cfg.n_values);
         let s = &self.s_hist[s_off..s_off + vb * d];
         let key = &self.keys.as_slice()[a * d..(a + 1) * d];
         self.scores.fill(0.0);
-        fold_columns(&mut self.scores, s, key, |r, sv, kj| r + sv * kj);
+        fold_columns(&mut self.scores, s, key, |r, sv, kj| A::madd(sv, kj, r));
     }
 
     /// −ln softmax(g·r)_b via log-sum-exp; leaves softmax(g·r) in `self.scores`.
     #[inline(always)]
-    fn cross_entropy(&mut self, b: usize) -> f64 {
+    fn cross_entropy<A: Ops>(&mut self, b: usize) -> f64 {
         let g = self.cfg.gain;
         let max = self
             .scores
@@ -278,19 +300,19 @@ impl Workspace {
         let target = g * self.scores[b];
         let mut sum = 0.0;
         for r in self.scores.iter_mut() {
-            *r = libm::exp(g * *r - max);
+            *r = A::exp(A::madd(g, *r, -max));
             sum += *r;
         }
         for r in self.scores.iter_mut() {
             *r /= sum;
         }
-        max + libm::log(sum) - target
+        max + A::ln(sum) - target
     }
 
     /// Forward and reverse pass of one episode; accumulates `scale·∂(Σ query losses)/∂K` into
     /// `d_keys` and returns the summed query loss.
     #[inline(always)]
-    fn episode_backward(&mut self, ep: &Episode, scale: f64) -> f64 {
+    fn episode_backward<A: Ops>(&mut self, ep: &Episode, scale: f64) -> f64 {
         let (d, vb, beta, g) = (
             self.cfg.d_k,
             self.cfg.n_values,
@@ -298,15 +320,15 @@ impl Workspace {
             self.cfg.gain,
         );
         let sz = vb * d;
-        self.forward_writes(ep);
+        self.forward_writes::<A>(ep);
         let s_final = self.final_memory_offset();
         self.d_s.fill(0.0);
         let mut loss = 0.0;
         for &q in &ep.query_order {
             let (a, b) = (ep.keys[q], ep.values[q]);
             self.used[a] = true;
-            self.read(s_final, a);
-            loss += self.cross_entropy(b);
+            self.read::<A>(s_final, a);
+            loss += self.cross_entropy::<A>(b);
             // dL/dr = scale·g·(p − e_b), kept in `scores`.
             self.scores[b] -= 1.0;
             for r in self.scores.iter_mut() {
@@ -325,8 +347,8 @@ impl Workspace {
                 let mut acc = [0.0f64; 4];
                 for (v, &drv) in dr.iter().enumerate() {
                     for q in 0..4 {
-                        ds[q * vb + v] += drv * key[j0 + q];
-                        acc[q] += sv[q * vb + v] * drv;
+                        ds[q * vb + v] = A::madd(drv, key[j0 + q], ds[q * vb + v]);
+                        acc[q] = A::madd(sv[q * vb + v], drv, acc[q]);
                     }
                 }
                 for q in 0..4 {
@@ -337,8 +359,8 @@ impl Workspace {
                 let col = j * vb..(j + 1) * vb;
                 let mut acc = 0.0;
                 for ((ds, sv), drv) in d_s[col.clone()].iter_mut().zip(&s[col]).zip(dr) {
-                    *ds += drv * key[j];
-                    acc += sv * drv;
+                    *ds = A::madd(*drv, key[j], *ds);
+                    acc = A::madd(*sv, *drv, acc);
                 }
                 dk[j] += acc;
             }
@@ -353,7 +375,9 @@ impl Workspace {
             // dδ = β dS k
             let d_delta = &mut self.scores;
             d_delta.fill(0.0);
-            fold_columns(d_delta, &self.d_s, key, |dd, ds, kj| dd + beta * ds * kj);
+            fold_columns(d_delta, &self.d_s, key, |dd, ds, kj| {
+                A::madd(beta * ds, kj, dd)
+            });
             // dk += β dSᵀ δ − S_iᵀ dδ ; dS −= dδ kᵀ
             let dk = &mut self.d_keys.as_mut_slice()[a * d..(a + 1) * d];
             let d_s = &mut self.d_s;
@@ -367,8 +391,8 @@ impl Workspace {
                 for (v, (&dl, &dd)) in delta.iter().zip(d_delta.iter()).enumerate() {
                     for q in 0..4 {
                         let x = &mut ds[q * vb + v];
-                        acc[q] += beta * *x * dl - sp[q * vb + v] * dd;
-                        *x -= dd * key[j0 + q];
+                        acc[q] += A::madd(beta * *x, dl, -(sp[q * vb + v] * dd));
+                        *x = A::madd(-dd, key[j0 + q], *x);
                     }
                 }
                 for q in 0..4 {
@@ -384,8 +408,8 @@ impl Workspace {
                     .zip(delta)
                     .zip(d_delta.iter())
                 {
-                    acc += beta * *ds * dl - sp * dd;
-                    *ds -= dd * key[j];
+                    acc += A::madd(beta * *ds, *dl, -(sp * dd));
+                    *ds = A::madd(-dd, key[j], *ds);
                 }
                 dk[j] += acc;
             }
@@ -395,7 +419,7 @@ impl Workspace {
 
     /// Chain rule through k = w/‖w‖: ∂w = (I − k kᵀ) ∂k / ‖w‖ on used columns, 0 elsewhere.
     #[inline(always)]
-    fn project_to_columns(&self, grad: &mut DMatrix<f64>) {
+    fn project_to_columns<A: Ops>(&self, grad: &mut DMatrix<f64>) {
         let d = self.cfg.d_k;
         let (keys, dk) = (self.keys.as_slice(), self.d_keys.as_slice());
         let out = grad.as_mut_slice();
@@ -407,10 +431,10 @@ impl Workspace {
                 continue;
             }
             let (k, g) = (&keys[cols.clone()], &dk[cols]);
-            let dot: f64 = k.iter().zip(g).map(|(x, y)| x * y).sum();
+            let dot = k.iter().zip(g).fold(-0.0, |s, (x, y)| A::madd(*x, *y, s));
             let inv = 1.0 / self.norms[a];
             for ((o, kj), gj) in o.iter_mut().zip(k).zip(g) {
-                *o = (gj - dot * kj) * inv;
+                *o = A::madd(-dot, *kj, *gj) * inv;
             }
         }
     }
@@ -447,14 +471,34 @@ fn fold_columns(out: &mut [f64], m: &[f64], key: &[f64], f: impl Fn(f64, f64, f6
     }
 }
 
-crate::linalg::avx2_dispatch! {
-    /// [`Workspace::loss_and_grad`], compiled with AVX2 where the CPU has it.
+crate::linalg::dispatch! {
+    /// [`Workspace::loss_and_grad`], compiled per arithmetic.
     fn loss_and_grad_dispatch(
         ws: &mut Workspace,
         w: &DMatrix<f64>,
         episodes: &[Episode],
         grad: &mut DMatrix<f64>,
     ) -> Result<f64, ModelError> => Workspace::loss_and_grad_impl
+}
+
+crate::linalg::dispatch! {
+    /// [`Workspace::evaluate`], compiled per arithmetic.
+    fn evaluate_dispatch(
+        ws: &mut Workspace,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+    ) -> Result<(f64, f64), ModelError> => Workspace::evaluate_impl
+}
+
+crate::linalg::dispatch! {
+    /// [`Workspace::collect_activations`], compiled per arithmetic.
+    fn activations_dispatch(
+        ws: &mut Workspace,
+        w: &DMatrix<f64>,
+        episodes: &[Episode],
+        s_rows: &mut Vec<f64>,
+        reads: &mut Vec<f64>,
+    ) -> Result<(), ModelError> => Workspace::collect_activations_impl
 }
 
 /// Index of the largest entry, the first one on ties (numerics §1's accuracy rule). A NaN after the

@@ -1,6 +1,7 @@
 use super::{
     Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
 };
+use crate::arith::Ops;
 use nalgebra::DMatrix;
 
 /// Adam in the PyTorch convention (numerics §2; Kingma & Ba 2015):
@@ -64,19 +65,19 @@ impl Optimizer for Adam {
     }
 }
 
-crate::linalg::avx2_dispatch! {
-    /// One Adam update of the entries of one matrix, compiled with AVX2 where the CPU has it.
+crate::linalg::dispatch! {
+    /// One Adam update of the entries of one matrix, compiled per arithmetic.
     /// `c` holds β1, β2, ε, the two bias corrections and the learning rate.
     fn adam_update(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [f64; 6])
         => adam_update_impl
 }
 
 #[inline(always)]
-fn adam_update_impl(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [f64; 6]) {
+fn adam_update_impl<A: Ops>(w: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], c: [f64; 6]) {
     let [b1, b2, eps, bc1, bc2, lr] = c;
     for (((w, &gi), mi), vi) in w.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
-        *mi = b1 * *mi + (1.0 - b1) * gi;
-        *vi = b2 * *vi + (1.0 - b2) * gi * gi;
+        *mi = A::madd(b1, *mi, (1.0 - b1) * gi);
+        *vi = A::madd(b2, *vi, (1.0 - b2) * gi * gi);
         let denom = (*vi / bc2).sqrt() + eps;
         if denom != 0.0 {
             *w -= lr * (*mi / bc1) / denom;

@@ -1,7 +1,8 @@
 use super::{
     Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
 };
-use crate::linalg::{mul_into, tr_mul_into};
+use crate::arith::Ops;
+use crate::linalg::{mul_with, tr_mul_with};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
@@ -113,14 +114,14 @@ pub fn newton_schulz_in(
     }
 }
 
-crate::linalg::avx2_dispatch! {
-    /// The direct form, compiled with AVX2 where the CPU has it.
+crate::linalg::dispatch! {
+    /// The direct form, compiled per arithmetic.
     fn direct_dispatch(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch)
         => direct_impl
 }
 
-crate::linalg::avx2_dispatch! {
-    /// The Gram form, compiled with AVX2 where the CPU has it.
+crate::linalg::dispatch! {
+    /// The Gram form, compiled per arithmetic.
     fn gram_dispatch(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch)
         => gram_impl
 }
@@ -139,15 +140,15 @@ fn scaled_tall(b: &DMatrix<f64>, y: &mut DMatrix<f64>) -> bool {
 }
 
 #[inline(always)]
-fn direct_impl(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) {
+fn direct_impl<A: Ops>(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) {
     let (a_c, b_c, c_c) = NS_COEFFS;
     let NsScratch { y, a, p, tmp, .. } = scratch;
     let tall = scaled_tall(b, y);
     for _ in 0..NS_STEPS {
-        tr_mul_into(a, y, y);
-        mul_into(p, a, a);
+        tr_mul_with::<A>(a, y, y);
+        mul_with::<A>(p, a, a);
         axpby(p, b_c, a, c_c);
-        mul_into(tmp, y, p);
+        mul_with::<A>(tmp, y, p);
         axpby(y, 1.0, tmp, a_c);
     }
     if tall {
@@ -158,7 +159,7 @@ fn direct_impl(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch
 }
 
 #[inline(always)]
-fn gram_impl(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) {
+fn gram_impl<A: Ops>(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) {
     let (a_c, b_c, c_c) = NS_COEFFS;
     let NsScratch {
         y,
@@ -170,10 +171,10 @@ fn gram_impl(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) 
         next,
     } = scratch;
     let tall = scaled_tall(b, y);
-    tr_mul_into(a, y, y);
+    tr_mul_with::<A>(a, y, y);
     for k in 0..NS_STEPS {
         // p = M_k = aI + bA + cA².
-        mul_into(p, a, a);
+        mul_with::<A>(p, a, a);
         axpby(p, b_c, a, c_c);
         for i in 0..p.nrows() {
             p[(i, i)] += a_c;
@@ -181,18 +182,18 @@ fn gram_impl(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut NsScratch) 
         if k == 0 {
             total.copy_from(p);
         } else {
-            mul_into(next, total, p);
+            mul_with::<A>(next, total, p);
             std::mem::swap(total, next);
         }
         if k + 1 < NS_STEPS {
-            mul_into(q, a, p);
-            mul_into(a, p, q);
+            mul_with::<A>(q, a, p);
+            mul_with::<A>(a, p, q);
         }
     }
     if tall {
-        mul_into(out, y, total);
+        mul_with::<A>(out, y, total);
     } else {
-        mul_into(tmp, y, total);
+        mul_with::<A>(tmp, y, total);
         tmp.transpose_to(out);
     }
 }

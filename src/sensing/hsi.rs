@@ -17,6 +17,7 @@ use thiserror::Error;
 
 use super::effective_rank;
 use super::zoo::{DIVERGED, Outcome, Rule};
+use crate::arith::Ops;
 use crate::linalg::mul_into;
 use crate::optim::Optimizer;
 use crate::rng::gaussian_matrix;
@@ -303,6 +304,17 @@ impl HsiProblem {
         grads: &mut [DMatrix<f64>; 2],
         ws: &mut HsiWorkspace,
     ) -> f64 {
+        hsi_loss_and_grad(self, u, v, grads, ws)
+    }
+
+    #[inline(always)]
+    fn loss_and_grad_impl<A: Ops>(
+        &self,
+        u: &DMatrix<f64>,
+        v: &DMatrix<f64>,
+        grads: &mut [DMatrix<f64>; 2],
+        ws: &mut HsiWorkspace,
+    ) -> f64 {
         let k = u.ncols();
         u.transpose_to(&mut ws.ut);
         v.transpose_to(&mut ws.vt);
@@ -319,14 +331,14 @@ impl HsiProblem {
                 .zip(&self.obs_value[entries])
             {
                 let vb = &vt[b * k..(b + 1) * k];
-                let r = super::dot(ui, vb) - xv;
+                let r = super::dot::<A>(ui, vb) - xv;
                 loss += r * r;
                 let c = scale * r;
                 for (g, &y) in gui.iter_mut().zip(vb) {
-                    *g += c * y;
+                    *g = A::madd(c, y, *g);
                 }
                 for (g, &y) in gvt[b * k..(b + 1) * k].iter_mut().zip(ui) {
-                    *g += c * y;
+                    *g = A::madd(c, y, *g);
                 }
             }
         }
@@ -347,6 +359,17 @@ impl HsiProblem {
         }
         (sum / n as f64).sqrt()
     }
+}
+
+crate::linalg::dispatch! {
+    /// [`HsiProblem::loss_and_grad`], compiled per arithmetic.
+    fn hsi_loss_and_grad(
+        problem: &HsiProblem,
+        u: &DMatrix<f64>,
+        v: &DMatrix<f64>,
+        grads: &mut [DMatrix<f64>; 2],
+        ws: &mut HsiWorkspace,
+    ) -> f64 => HsiProblem::loss_and_grad_impl
 }
 
 /// Buffers for [`HsiProblem::loss_and_grad`] and the product `UVᵀ`.

@@ -9,6 +9,7 @@ use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::arith::{Ops, Plain};
 use crate::linalg::{mul_into, tr_mul_into};
 use crate::rng::{gaussian_matrix, haar_orthogonal};
 use crate::validate::{FieldError, Range, check_int, check_real};
@@ -149,7 +150,7 @@ impl SensingProblem {
         let operator = a.as_slice().to_vec();
         let y = operator
             .chunks_exact(n * n)
-            .map(|ai| dot(ai, target.as_slice()))
+            .map(|ai| dot::<Plain>(ai, target.as_slice()))
             .collect();
         Self {
             cfg: cfg.clone(),
@@ -214,20 +215,13 @@ impl SensingProblem {
     }
 }
 
-/// The operator pass of [`SensingProblem::loss_and_grad`]: for each measurement i in order,
-/// `r = ⟨A_i, x⟩ − y_i`, the loss sum `+= r²` and `gx += (c·r)·A_i`; returns the loss sum.
-/// Uses AVX2 where the CPU has it, with the same operations in the same order (bit-identical).
-fn residual_pass(operator: &[f64], y: &[f64], x: &[f64], gx: &mut [f64], c: f64) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { residual_pass_avx2(operator, y, x, gx, c) };
-    }
-    if x.len() <= SMALL {
-        residual_pass_impl::<8>(operator, y, x, gx, c, false)
-    } else {
-        residual_pass_impl::<4>(operator, y, x, gx, c, false)
-    }
+crate::linalg::dispatch! {
+    /// The operator pass of [`SensingProblem::loss_and_grad`]: for each measurement i in order,
+    /// `r = ⟨A_i, x⟩ − y_i`, the loss sum `+= r²` and `gx += (c·r)·A_i`; returns the loss sum.
+    /// Compiled per arithmetic ([`crate::arith`]); each copy does the same operations in the
+    /// same order whatever the vector width.
+    fn residual_pass(operator: &[f64], y: &[f64], x: &[f64], gx: &mut [f64], c: f64) -> f64
+        => residual_pass_with
 }
 
 /// Largest n² for blocks of eight measurements: eight rows then take at most 512 kB, so the
@@ -235,24 +229,28 @@ fn residual_pass(operator: &[f64], y: &[f64], x: &[f64], gx: &mut [f64], c: f64)
 /// blocks of four. The block size changes no result, only the speed.
 const SMALL: usize = 8192;
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn residual_pass_avx2(operator: &[f64], y: &[f64], x: &[f64], gx: &mut [f64], c: f64) -> f64 {
-    if x.len() <= SMALL {
-        residual_pass_impl::<8>(operator, y, x, gx, c, true)
-    } else {
-        residual_pass_impl::<4>(operator, y, x, gx, c, true)
-    }
-}
-
 #[inline(always)]
-fn residual_pass_impl<const BLOCK: usize>(
+fn residual_pass_with<A: Ops>(
     operator: &[f64],
     y: &[f64],
     x: &[f64],
     gx: &mut [f64],
     c: f64,
-    avx2: bool,
+) -> f64 {
+    if x.len() <= SMALL {
+        residual_pass_impl::<A, 8>(operator, y, x, gx, c)
+    } else {
+        residual_pass_impl::<A, 4>(operator, y, x, gx, c)
+    }
+}
+
+#[inline(always)]
+fn residual_pass_impl<A: Ops, const BLOCK: usize>(
+    operator: &[f64],
+    y: &[f64],
+    x: &[f64],
+    gx: &mut [f64],
+    c: f64,
 ) -> f64 {
     let nn = x.len();
     let mut loss = 0.0;
@@ -263,18 +261,7 @@ fn residual_pass_impl<const BLOCK: usize>(
     let mut blocks = operator.chunks_exact(BLOCK * nn).zip(y.chunks_exact(BLOCK));
     for (rows, ys) in &mut blocks {
         let a: [&[f64]; BLOCK] = std::array::from_fn(|b| &rows[b * nn..(b + 1) * nn]);
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `avx2` is true only when the CPU supports AVX2 (see `residual_pass`).
-        let dots = if avx2 {
-            unsafe { dots_avx2(a, x) }
-        } else {
-            block_dots(a, x)
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let dots = {
-            let _ = avx2;
-            block_dots(a, x)
-        };
+        let dots = block_dots::<A, BLOCK>(a, x);
         let mut cr = [0.0; BLOCK];
         for b in 0..BLOCK {
             let r = dots[b] - ys[b];
@@ -284,77 +271,86 @@ fn residual_pass_impl<const BLOCK: usize>(
         for (idx, g) in gx.iter_mut().enumerate() {
             let mut v = *g;
             for b in 0..BLOCK {
-                v += cr[b] * a[b][idx];
+                v = A::madd(cr[b], a[b][idx], v);
             }
             *g = v;
         }
     }
     let done = y.len() - y.len() % BLOCK;
     for (ai, yi) in operator[done * nn..].chunks_exact(nn).zip(&y[done..]) {
-        let r = dot(ai, x) - yi;
+        let r = dot::<A>(ai, x) - yi;
         loss += r * r;
         let cr = c * r;
         for (g, a) in gx.iter_mut().zip(ai) {
-            *g += cr * a;
+            *g = A::madd(cr, *a, *g);
         }
     }
     loss
 }
 
-/// [`block_dots`] in AVX2 intrinsics (the compiler pairs the rows otherwise): one vector holds
-/// the four lanes of one row's [`dot`], and the block's rows give independent sums.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dots_avx2<const BLOCK: usize>(a: [&[f64]; BLOCK], x: &[f64]) -> [f64; BLOCK] {
-    use std::arch::x86_64::{__m256d, _mm256_storeu_pd};
-    use std::arch::x86_64::{_mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd};
-    let full = x.len() - x.len() % 4;
-    assert!(a.iter().all(|r| r.len() == x.len()), "rows as long as x");
-    let mut acc: [__m256d; BLOCK] = [_mm256_setzero_pd(); BLOCK];
-    for j in (0..full).step_by(4) {
-        // SAFETY: j + 4 ≤ full ≤ the length of x and of every row (asserted above).
-        unsafe {
-            let xs = _mm256_loadu_pd(x.as_ptr().add(j));
-            for (acc_b, row) in acc.iter_mut().zip(&a) {
-                let r = _mm256_loadu_pd(row.as_ptr().add(j));
-                *acc_b = _mm256_add_pd(*acc_b, _mm256_mul_pd(r, xs));
-            }
-        }
-    }
-    std::array::from_fn(|b| {
-        let mut lanes = [0.0f64; 4];
-        // SAFETY: `lanes` holds four f64.
-        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), acc[b]) };
-        let tail: f64 = a[b][full..]
-            .iter()
-            .zip(&x[full..])
-            .map(|(p, q)| p * q)
-            .sum();
-        (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
-    })
-}
-
-/// [`dot`] of each row of a block with `x`, computed together (identical results).
+/// [`dot`] of each row of a block with `x`, computed together (identical results): in AVX2
+/// intrinsics where the CPU has them (the compiler pairs the rows otherwise), else plain.
 #[inline(always)]
-fn block_dots<const BLOCK: usize>(a: [&[f64]; BLOCK], x: &[f64]) -> [f64; BLOCK] {
+fn block_dots<A: Ops, const BLOCK: usize>(a: [&[f64]; BLOCK], x: &[f64]) -> [f64; BLOCK] {
+    assert!(a.iter().all(|r| r.len() == x.len()), "rows as long as x");
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is checked just above, and `A` is `Fused` only where the CPU has FMA
+        // too (`crate::arith::fused`).
+        return unsafe { dots_avx2::<A, BLOCK>(a, x) };
+    }
     let mut acc = [[0.0f64; 4]; BLOCK];
     let full = x.len() - x.len() % 4;
     for j in (0..full).step_by(4) {
         let xs = &x[j..j + 4];
         for (acc_b, row) in acc.iter_mut().zip(&a) {
             for k in 0..4 {
-                acc_b[k] += row[j + k] * xs[k];
+                acc_b[k] = A::madd(row[j + k], xs[k], acc_b[k]);
             }
         }
     }
-    std::array::from_fn(|b| {
-        let tail: f64 = a[b][full..]
-            .iter()
-            .zip(&x[full..])
-            .map(|(p, q)| p * q)
-            .sum();
-        (acc[b][0] + acc[b][1]) + (acc[b][2] + acc[b][3]) + tail
-    })
+    std::array::from_fn(|b| finish_dot::<A>(acc[b], &a[b][full..], &x[full..]))
+}
+
+/// The lanes of a four-lane dot product and its tail, added up as [`dot`] does.
+#[inline(always)]
+fn finish_dot<A: Ops>(lanes: [f64; 4], a: &[f64], b: &[f64]) -> f64 {
+    let tail = a.iter().zip(b).fold(-0.0, |s, (p, q)| A::madd(*p, *q, s));
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
+}
+
+/// [`block_dots`] in AVX2 intrinsics: one vector holds the four lanes of one row's [`dot`], and
+/// the block's rows give independent sums; a fused multiply-add when `A` is `Fused`.
+///
+/// # Safety
+/// The CPU must support AVX2, and FMA too when `A` is `Fused`; every row as long as `x`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn dots_avx2<A: Ops, const BLOCK: usize>(a: [&[f64]; BLOCK], x: &[f64]) -> [f64; BLOCK] {
+    use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_fmadd_pd, _mm256_loadu_pd};
+    use std::arch::x86_64::{_mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
+    let full = x.len() - x.len() % 4;
+    // SAFETY (whole body): the caller guarantees the CPU features; j + 4 ≤ full ≤ the length of
+    // x and of every row.
+    unsafe {
+        let mut acc: [__m256d; BLOCK] = [_mm256_setzero_pd(); BLOCK];
+        for j in (0..full).step_by(4) {
+            let xs = _mm256_loadu_pd(x.as_ptr().add(j));
+            for (acc_b, row) in acc.iter_mut().zip(&a) {
+                let r = _mm256_loadu_pd(row.as_ptr().add(j));
+                *acc_b = if A::FUSED {
+                    _mm256_fmadd_pd(r, xs, *acc_b)
+                } else {
+                    _mm256_add_pd(_mm256_mul_pd(r, xs), *acc_b)
+                };
+            }
+        }
+        std::array::from_fn(|b| {
+            let mut lanes = [0.0f64; 4];
+            _mm256_storeu_pd(lanes.as_mut_ptr(), acc[b]);
+            finish_dot::<A>(lanes, &a[b][full..], &x[full..])
+        })
+    }
 }
 
 /// Orthogonal projector onto the column space of `b` (full column rank).
@@ -363,19 +359,19 @@ fn projector(b: &DMatrix<f64>) -> DMatrix<f64> {
     &q * q.transpose()
 }
 
-/// Dot product in four independent lanes (fixed order, so bit-reproducible).
+/// Dot product in four independent lanes (fixed order, so bit-reproducible), by multiply-adds of
+/// the arithmetic `A`.
 #[inline(always)]
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn dot<A: Ops>(a: &[f64], b: &[f64]) -> f64 {
     let mut acc = [0.0f64; 4];
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let (ra, rb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
         for k in 0..4 {
-            acc[k] += x[k] * y[k];
+            acc[k] = A::madd(x[k], y[k], acc[k]);
         }
     }
-    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    finish_dot::<A>(acc, ra, rb)
 }
 
 /// Buffers for [`SensingProblem::loss_and_grad`] at side n.

@@ -4,45 +4,60 @@
 
 use nalgebra::DMatrix;
 
-/// Defines `$name`, which runs `$imp` compiled with AVX2 where the CPU has it (checked at run
-/// time) and as the baseline build elsewhere. Rust never fuses a multiply and an add into an
-/// FMA, so both builds do the same operations in the same order and give bit-identical results;
-/// only the vector width differs. `$imp` should be `#[inline(always)]`, with its helpers, so that
-/// all of it is compiled for AVX2.
-macro_rules! avx2_dispatch {
-    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:path) => {
+use crate::arith::Ops;
+
+pub mod gemm;
+
+/// Defines `$name`, which runs `$imp` (a function generic over [`crate::arith::Ops`]) in one of
+/// three copies, chosen per call: with [`crate::arith::Fused`] compiled for AVX2 and FMA when
+/// [`crate::arith::fused`] says so; else with [`crate::arith::Plain`] compiled for AVX2 where
+/// the CPU has it; else with `Plain` in the baseline build. The two `Plain` copies do the same
+/// operations in the same order (Rust never fuses a multiply and an add unless asked), so they
+/// give bit-identical results; only the vector width differs. `$imp` should be
+/// `#[inline(always)]`, with its helpers, so that all of it is compiled for the copy's features.
+macro_rules! dispatch {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $($imp:ident)::+) => {
         $(#[$meta])*
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
+                #[target_feature(enable = "avx2,fma")]
+                fn fused($($arg: $ty),*) $(-> $ret)? {
+                    $($imp)::+::<$crate::arith::Fused>($($arg),*)
+                }
                 #[target_feature(enable = "avx2")]
                 fn avx2($($arg: $ty),*) $(-> $ret)? {
-                    $imp($($arg),*)
+                    $($imp)::+::<$crate::arith::Plain>($($arg),*)
+                }
+                if $crate::arith::fused() {
+                    // SAFETY: `fused` is true only on a CPU with AVX2 and FMA.
+                    return unsafe { fused($($arg),*) };
                 }
                 if std::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU supports AVX2, checked just above.
                     return unsafe { avx2($($arg),*) };
                 }
             }
-            $imp($($arg),*)
+            $($imp)::+::<$crate::arith::Plain>($($arg),*)
         }
     };
 }
-pub(crate) use avx2_dispatch;
+pub(crate) use dispatch;
 
-avx2_dispatch! {
+dispatch! {
     /// `out = a·b` for `a` (`m × k`), `b` (`k × n`), `out` (`m × n`). Each entry is summed over
-    /// `l = 0..k` in order from 0, skipping the terms where `b[l, j]` is 0. Panics on a shape
-    /// mismatch.
-    pub fn mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => mul_impl
+    /// `l = 0..k` in order from 0 by multiply-adds of the arithmetic in force
+    /// ([`crate::arith`]), skipping the terms where `b[l, j]` is 0. Panics on a shape mismatch.
+    pub fn mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => mul_with
 }
 
 /// Rows and columns of one register block of [`mul_into`].
 const MUL_ROWS: usize = 8;
 const MUL_COLS: usize = 4;
 
+/// [`mul_into`] in the arithmetic `A`, for loops that are themselves dispatched.
 #[inline(always)]
-fn mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
+pub(crate) fn mul_with<A: Ops>(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
     let (m, k) = a.shape();
     assert_eq!(b.nrows(), k, "inner dimensions");
     let n = b.ncols();
@@ -64,7 +79,7 @@ fn mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
                     let blj = col[l];
                     if blj != 0.0 {
                         for (o, &x) in acc_c.iter_mut().zip(ar) {
-                            *o += x * blj;
+                            *o = A::madd(x, blj, *o);
                         }
                     }
                 }
@@ -74,7 +89,7 @@ fn mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
             }
         }
         for (c, col) in cols.iter().enumerate() {
-            mul_column(
+            mul_column::<A>(
                 &mut out[(j + c) * m + full_rows..(j + c + 1) * m],
                 a,
                 col,
@@ -85,7 +100,7 @@ fn mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
         j += MUL_COLS;
     }
     for jj in j..n {
-        mul_column(
+        mul_column::<A>(
             &mut out[jj * m..(jj + 1) * m],
             a,
             &b[jj * k..(jj + 1) * k],
@@ -97,22 +112,22 @@ fn mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
 
 /// Rows `first..m` of one column of `a·b`: `out` holds them, `col` is the column of `b`.
 #[inline(always)]
-fn mul_column(out: &mut [f64], a: &[f64], col: &[f64], m: usize, first: usize) {
+fn mul_column<A: Ops>(out: &mut [f64], a: &[f64], col: &[f64], m: usize, first: usize) {
     out.fill(0.0);
     for (l, &blj) in col.iter().enumerate() {
         if blj != 0.0 {
             for (o, &x) in out.iter_mut().zip(&a[l * m + first..(l + 1) * m]) {
-                *o += x * blj;
+                *o = A::madd(x, blj, *o);
             }
         }
     }
 }
 
-avx2_dispatch! {
+dispatch! {
     /// `out = aᵀ·b` for `a` (`k × m`), `b` (`k × n`), `out` (`m × n`): dot products of columns,
-    /// each summed over `l = 0..k` in order from −0 (as `Iterator::sum`). Panics on a shape
-    /// mismatch.
-    pub fn tr_mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => tr_mul_impl
+    /// each summed over `l = 0..k` in order from −0 (as `Iterator::sum`) by multiply-adds of the
+    /// arithmetic in force ([`crate::arith`]). Panics on a shape mismatch.
+    pub fn tr_mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => tr_mul_with
 }
 
 /// Output rows per block of [`tr_mul_into`] (one vector of four lanes).
@@ -122,8 +137,9 @@ const TR_COLS: usize = 8;
 /// Terms per pass of [`tr_mul_into`]: the transposed panel of `a` lives on the stack.
 const TR_PANEL: usize = 128;
 
+/// [`tr_mul_into`] in the arithmetic `A`, for loops that are themselves dispatched.
 #[inline(always)]
-fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
+pub(crate) fn tr_mul_with<A: Ops>(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
     let (k, m) = a.shape();
     assert_eq!(b.nrows(), k, "inner dimensions");
     let n = b.ncols();
@@ -163,7 +179,7 @@ fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
                     for (c, acc_c) in acc.iter_mut().enumerate() {
                         let blj = b[(j + c) * k + l0 + l];
                         for (o, &x) in acc_c.iter_mut().zip(p) {
-                            *o += x * blj;
+                            *o = A::madd(x, blj, *o);
                         }
                     }
                 }
@@ -177,7 +193,7 @@ fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
                 for (l, p) in panel[..len].iter().enumerate() {
                     let blj = b[jj * k + l0 + l];
                     for (o, &x) in acc.iter_mut().zip(p) {
-                        *o += x * blj;
+                        *o = A::madd(x, blj, *o);
                     }
                 }
                 out[jj * m + i..jj * m + i + TR_ROWS].copy_from_slice(&acc);
@@ -190,8 +206,7 @@ fn tr_mul_impl(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
             out[j * m + i] = a[i * k..(i + 1) * k]
                 .iter()
                 .zip(bj)
-                .map(|(x, y)| x * y)
-                .sum();
+                .fold(-0.0, |s, (x, y)| A::madd(*x, *y, s));
         }
     }
     if symmetric {
@@ -237,27 +252,29 @@ pub fn add_gram_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arith::{Fused, Plain};
 
     fn m(r: usize, c: usize, seed: f64) -> DMatrix<f64> {
         DMatrix::from_fn(r, c, |i, j| ((i * 7 + j * 3) as f64 + seed).sin())
     }
 
-    /// The plain loops the blocked kernels replaced: the same sums in the same order.
-    fn reference_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    /// The plain loops of the blocked kernels, in the arithmetic `A`: the same sums in the
+    /// same order.
+    fn reference_mul<A: Ops>(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
         DMatrix::from_fn(a.nrows(), b.ncols(), |i, j| {
             let mut o = 0.0;
             for l in 0..a.ncols() {
                 if b[(l, j)] != 0.0 {
-                    o += a[(i, l)] * b[(l, j)];
+                    o = A::madd(a[(i, l)], b[(l, j)], o);
                 }
             }
             o
         })
     }
 
-    fn reference_tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    fn reference_tr_mul<A: Ops>(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
         DMatrix::from_fn(a.ncols(), b.ncols(), |i, j| {
-            (0..a.nrows()).map(|l| a[(l, i)] * b[(l, j)]).sum()
+            (0..a.nrows()).fold(-0.0, |s, l| A::madd(a[(l, i)], b[(l, j)], s))
         })
     }
 
@@ -265,8 +282,7 @@ mod tests {
         m.iter().map(|x| x.to_bits()).collect()
     }
 
-    #[test]
-    fn blocked_products_are_bit_identical_to_the_plain_loops() {
+    fn check<A: Ops>() {
         // Shapes with and without remainders, and one sum longer than a panel.
         for (m, k, n) in [
             (16, 16, 32),
@@ -279,16 +295,26 @@ mod tests {
             let mut b = m_(k, n, 1.1);
             b[(1, 0)] = 0.0;
             let mut out = DMatrix::zeros(m, n);
-            mul_into(&mut out, &a, &b);
-            assert_eq!(bits(&out), bits(&reference_mul(&a, &b)), "mul {m}×{k}×{n}");
-            let at = m_(k, m, 0.9);
-            tr_mul_into(&mut out, &at, &b);
+            mul_with::<A>(&mut out, &a, &b);
             assert_eq!(
                 bits(&out),
-                bits(&reference_tr_mul(&at, &b)),
+                bits(&reference_mul::<A>(&a, &b)),
+                "mul {m}×{k}×{n}"
+            );
+            let at = m_(k, m, 0.9);
+            tr_mul_with::<A>(&mut out, &at, &b);
+            assert_eq!(
+                bits(&out),
+                bits(&reference_tr_mul::<A>(&at, &b)),
                 "tr_mul {m}×{k}×{n}"
             );
         }
+    }
+
+    #[test]
+    fn blocked_products_are_bit_identical_to_the_plain_loops_in_both_arithmetics() {
+        check::<Plain>();
+        check::<Fused>();
     }
 
     fn m_(r: usize, c: usize, seed: f64) -> DMatrix<f64> {
