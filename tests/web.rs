@@ -23,8 +23,15 @@ fn bundled(name: &str) -> Preset {
     Preset::load(name).unwrap()
 }
 
+/// The page computes in the portable arithmetic, and so does every test here that computes
+/// (all of them, so that none sees the arithmetic change under it).
+fn portable() {
+    basis_lab::arith::set(basis_lab::arith::Arithmetic::Portable);
+}
+
 #[test]
 fn the_frame_stepper_trains_as_the_paired_run_does() {
+    portable();
     let mut p = bundled("classroom");
     p.steps = 30;
     // A tiny budget: the 30 steps take many calls, as they take many frames in a page.
@@ -449,6 +456,7 @@ fn ctrl_s_in_the_page_downloads_a_screenshot() {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_page_computes_the_desktop_s_numbers() {
+    portable();
     let steps = 300;
     let check = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -494,6 +502,50 @@ fn the_page_computes_the_desktop_s_numbers() {
         let body = part.strip_prefix(&format!("{name}\n")).expect(name);
         compare(name, body, native);
     }
+    // The desktop's default, the fast arithmetic (the command line, a process of its own),
+    // agrees to the tolerance measured in docs/numerics.md §8.
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+        .args(["run", "classroom", "--steps", &steps.to_string(), "--quiet", "--out"])
+        .arg(out.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for (part, name) in parts.iter().zip(["metrics.csv", "activations.csv", "summary.json"]) {
+        let body = part.strip_prefix(&format!("{name}\n")).expect(name);
+        let fast = std::fs::read_to_string(out.path().join(name)).unwrap();
+        close(name, body, &fast);
+    }
+}
+
+/// Numbers of the fast and the portable arithmetic: every number in `a` and `b`, read in
+/// order, within 1e-12 of the larger magnitude plus 1e-12 (the twin divergences of equivariant
+/// arms are rounding noise of about 1e-14 themselves), and the same text around them.
+fn close(name: &str, a: &str, b: &str) {
+    let split = |t: &str| -> Vec<String> {
+        t.split(|c: char| c == ',' || c == '\n' || c.is_whitespace() || c == ':')
+            .map(|w| w.trim_matches(|c| c == '[' || c == ']' || c == '{' || c == '}' || c == '"'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (wa, wb) = (split(a), split(b));
+    assert_eq!(wa.len(), wb.len(), "{name}: different shapes");
+    let mut worst: f64 = 0.0;
+    for (x, y) in wa.iter().zip(&wb) {
+        match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(x), Ok(y)) if x.is_nan() && y.is_nan() => {}
+            (Ok(x), Ok(y)) => {
+                let d = (x - y).abs();
+                assert!(d <= 1e-12 * x.abs().max(y.abs()) + 1e-12, "{name}: {x} against {y}");
+                if x.abs().max(y.abs()) > 1e-10 {
+                    worst = worst.max(d / x.abs().max(y.abs()));
+                }
+            }
+            _ => assert_eq!(x, y, "{name}"),
+        }
+    }
+    println!("{name}: fast and portable agree; worst relative difference above 1e-10: {worst:.1e}");
 }
 
 /// Asserts that the web build's `web` text is the desktop's `native`, byte for byte (so every
