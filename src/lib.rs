@@ -9,11 +9,14 @@
 //! "numerics §n": the model, every update rule, every metric, the twin protocol and the gauge
 //! lab, with the formulas and a glossary of the names used here.
 #![warn(missing_docs)]
+// Printing goes through `console`, which reports a full or closed output instead of panicking.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
 pub mod arith;
 pub mod attention;
 pub mod bench;
+pub mod console;
 pub mod experiment;
 pub mod explainer;
 pub mod figure;

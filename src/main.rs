@@ -1,5 +1,7 @@
 //! `basis-lab`: no arguments opens the desktop app; subcommands run experiments headless. Built
 //! for wasm32, the same binary is the web page's app (see `basis_lab::web`).
+// Printing goes through `basis_lab::console`, which reports a full or closed output.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
@@ -28,7 +30,7 @@ fn main() -> ExitCode {
     match cli::Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            basis_lab::console::errln(&format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }

@@ -10,7 +10,7 @@ use basis_lab::sensing::hsi::{
     HsiConfig, HsiError, HsiProblem, HsiWorkspace, LEVELS, pixel_matrix, preprocess, run,
 };
 use basis_lab::sensing::zoo::Outcome;
-use common::mat::{D, small_cube, write_mat};
+use common::mat::{D, small_cube, tiny_scene_file, write_mat};
 use common::{bin, ok, s};
 use nalgebra::DMatrix;
 
@@ -214,22 +214,6 @@ fn a_huge_rate_is_marked_diverged() {
     assert_eq!(r.outcome, Outcome::Diverged);
     assert!(r.steps < p.cfg.steps);
     assert!(r.last.test_rmse.is_nan());
-}
-
-/// A 6 × 5 × 8 cube of rank 2 plus an offset, stored as uint16 in `dir`/tiny.mat as `tiny`.
-fn tiny_scene_file(dir: &Path) -> std::path::PathBuf {
-    let scene = dir.join("tiny.mat");
-    let cube: Vec<u16> = (0..6 * 5 * 8)
-        .map(|n| {
-            let (p, b) = (n % 30, n / 30);
-            let v = 3000.0
-                + 800.0 * (p as f64 * 0.4).sin() * (b as f64 * 0.3).cos()
-                + 500.0 * (p as f64 * 0.9).cos() * (b as f64 * 0.7).sin();
-            v as u16
-        })
-        .collect();
-    write_mat(&scene, "tiny", [6, 5, 8], &cube, &D);
-    scene
 }
 
 /// The command's standard output up to its closing "wrote" line, as the file hsi.md holds it.

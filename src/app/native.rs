@@ -115,7 +115,7 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
     result.map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
     if shot_mode {
         match outcome.lock().expect("lock").take() {
-            Some(Ok(path)) => println!("saved {}", path.display()),
+            Some(Ok(path)) => crate::console::outln(&format!("saved {}", path.display()))?,
             Some(Err(e)) => anyhow::bail!("screenshot failed: {e}"),
             None => anyhow::bail!("the window closed before the screenshot was taken"),
         }

@@ -194,7 +194,15 @@ impl ShotPlan {
             match stats.window {
                 None if step > 0 => stats.open(step),
                 Some((began, first)) if began.elapsed().as_secs_f64() >= stats.seconds => {
-                    println!("{}", stats.report(began, step - first, step));
+                    if let Err(e) = crate::console::outln(&stats.report(began, step - first, step))
+                    {
+                        // The failed print ends the shot as a failure, as a failed save would.
+                        self.outcome
+                            .lock()
+                            .expect("lock")
+                            .get_or_insert(Err(e.to_string()));
+                        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                    }
                     stats.reported = true;
                     self.steps = 0;
                     state.lab.send(Command::Pause);

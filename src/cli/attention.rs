@@ -5,6 +5,7 @@ use clap::Args;
 
 use super::shared::{Output, Parallel, wrote};
 use basis_lab::attention::{AttentionPreset, report, run_attention};
+use basis_lab::console;
 
 /// Attention twins (the paper's Table 3): train a small transformer on addition mod p with each
 /// rule of PRESET, beside its gauge, A = I and noise twins; write attention.csv, attention.md
@@ -41,8 +42,8 @@ impl AttentionArgs {
             .pool()?
             .install(|| run_attention(&p, &|| bar.inc(1)))?;
         bar.finish_and_clear();
-        print!("{}", report::write_outputs(&result, &self.output.out)?);
-        wrote(&self.output.out);
+        console::out(&report::write_outputs(&result, &self.output.out)?)?;
+        wrote(&self.output.out)?;
         Ok(())
     }
 }

@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use basis_lab::bench;
+use basis_lab::console;
 
 /// Time the hot loops (episode, paired step, attention step, seed sweep, Newton–Schulz, sensing
 /// step, memory stream) in the fast and the portable arithmetic, and print steps/s, episodes/s
@@ -32,8 +33,15 @@ impl BenchArgs {
             .only
             .as_deref()
             .and_then(|g| bench::GROUPS.iter().copied().find(|&x| x == g));
-        println!("{}", bench::table_header());
-        bench::run_figures(opts, &mut |f| println!("{}", bench::table_row(f)));
-        Ok(())
+        console::outln(&bench::table_header())?;
+        // The bench cannot be stopped from here: after a failed print it runs on silently and
+        // the first error is returned at its end.
+        let mut failed = None;
+        bench::run_figures(opts, &mut |f| {
+            if failed.is_none() {
+                failed = console::outln(&bench::table_row(f)).err();
+            }
+        });
+        failed.map_or(Ok(()), |e| Err(e.into()))
     }
 }

@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::{Shared, load_preset, write_figures, wrote};
+use basis_lab::console;
 use basis_lab::experiment::{DkPoint, dk_sweep, report};
 use basis_lab::shard::Job;
 
@@ -48,13 +49,13 @@ impl DkSweepArgs {
     }
 }
 
-/// Prints the table and writes `dk_sweep.csv` and `dk_sweep.json` (also for `merge`).
+/// Writes `dk_sweep.csv` and `dk_sweep.json` (also for `merge`).
 pub fn finish(dir: &std::path::Path, points: &[DkPoint], figures: bool) -> Result<()> {
-    print!("{}", report::points_text(&report::dk_points(points)));
     report::write_dk_sweep(dir, points)?;
     write_figures(figures, dir, || {
         basis_lab::experiment::figures::dk_figures(points)
     })?;
-    wrote(dir);
+    console::out(&report::points_text(&report::dk_points(points)))?;
+    wrote(dir)?;
     Ok(())
 }

@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::{Shared, load_preset, write_figures, wrote};
+use basis_lab::console;
 use basis_lab::experiment::{EpsPoint, eps_sweep, report};
 use basis_lab::shard::Job;
 
@@ -52,13 +53,13 @@ impl EpsSweepArgs {
     }
 }
 
-/// Prints the table and writes `eps_sweep.csv` and `eps_sweep.json` (also for `merge`).
+/// Writes `eps_sweep.csv` and `eps_sweep.json` (also for `merge`).
 pub fn finish(dir: &std::path::Path, points: &[EpsPoint], figures: bool) -> Result<()> {
-    print!("{}", report::points_text(&report::eps_points(points)));
     report::write_eps_sweep(dir, points)?;
     write_figures(figures, dir, || {
         basis_lab::experiment::figures::eps_figures(points)
     })?;
-    wrote(dir);
+    console::out(&report::points_text(&report::eps_points(points)))?;
+    wrote(dir)?;
     Ok(())
 }

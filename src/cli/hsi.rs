@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::shared::{Output, Parallel, wrote};
+use basis_lab::console;
 use basis_lab::experiment::output::write_atomic;
 use basis_lab::sensing::hsi::grid::{GridPlan, GridProgress, Grids, run_grid, select};
 use basis_lab::sensing::hsi::report::{self, csv_bytes, markdown};
@@ -120,11 +121,11 @@ impl HsiArgs {
                 )
             })?;
             bar.finish_and_clear();
-            print!("{}", report::write_grid(&out.out, &report)?);
+            console::out(&report::write_grid(&out.out, &report)?)?;
             super::shared::write_figures(self.figures, &out.out, || {
                 basis_lab::sensing::hsi::figures::figures(&report)
             })?;
-            wrote(&out.out);
+            wrote(&out.out)?;
             return Ok(());
         }
         let mut runs: Vec<_> = rules.iter().map(|r| (r.rule(), r.default_lr)).collect();
@@ -161,8 +162,8 @@ impl HsiArgs {
         )?;
         let md = markdown(&setup, &results, &selected, seconds);
         write_atomic(&out.out.join("hsi.md"), md.as_bytes())?;
-        print!("{md}");
-        wrote(&out.out);
+        console::out(&md)?;
+        wrote(&out.out)?;
         Ok(())
     }
 }

@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::{load_preset, prepare_dir, wrote};
+use basis_lab::console;
 use basis_lab::experiment::matched::matched_report;
 use basis_lab::experiment::report;
 
@@ -31,9 +32,9 @@ impl MatchedArgs {
         let p = load_preset(&self.preset, self.steps)?;
         prepare_dir(&self.out)?;
         let r = matched_report(&p, self.levels).map_err(anyhow::Error::msg)?;
-        print!("{}", report::matched_text(&r));
         report::write_matched(&self.out, &r)?;
-        wrote(&self.out);
+        console::out(&report::matched_text(&r))?;
+        wrote(&self.out)?;
         Ok(())
     }
 }

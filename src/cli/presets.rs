@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
+use basis_lab::console;
 use basis_lab::preset::{BUNDLED, Preset};
 
 /// List the bundled presets (the attention presets last), or print one as RON.
@@ -20,19 +21,21 @@ impl PresetsArgs {
             None => {
                 for (name, text) in BUNDLED {
                     let p = Preset::from_ron(text, name)?;
-                    println!("{name:<14} {}", p.description);
+                    console::outln(&format!("{name:<14} {}", p.description))?;
                 }
                 for (name, text) in BUNDLED_ATTENTION {
                     let p = AttentionPreset::from_ron(text, name)?;
-                    println!("{name:<14} {} (`basis-lab attention`)", p.description);
+                    console::outln(&format!(
+                        "{name:<14} {} (`basis-lab attention`)",
+                        p.description
+                    ))?;
                 }
             }
             Some(n) if BUNDLED_ATTENTION.iter().any(|(b, _)| *b == n) => {
-                println!("{}", AttentionPreset::load(&n)?.to_ron());
+                console::outln(&AttentionPreset::load(&n)?.to_ron())?;
             }
             Some(n) => {
-                print!("{}", Preset::load(&n)?.to_ron());
-                println!();
+                console::outln(&Preset::load(&n)?.to_ron())?;
             }
         }
         Ok(())

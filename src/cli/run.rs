@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::{Output, load_preset, wrote};
+use basis_lab::console;
 use basis_lab::experiment::{RunOptions, report, run_to_dir};
 
 /// Train every arm of PRESET from W0 and from Q·W0; write metrics.csv, summary.json and
@@ -40,8 +41,8 @@ impl RunArgs {
         };
         let summary = run_to_dir(&p, &self.output.out, opts, &|s| bar.set_position(s as u64))?;
         bar.finish_and_clear();
-        print!("{}", report::summary_text(&summary));
-        wrote(&self.output.out);
+        console::out(&report::summary_text(&summary))?;
+        wrote(&self.output.out)?;
         Ok(())
     }
 }

@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
+use basis_lab::console;
 use basis_lab::preset::Preset;
 use basis_lab::share::{self, Shareable};
 
@@ -30,9 +31,9 @@ impl ShareArgs {
             || (share::is_share_string(text)
                 && (text.starts_with(&tag) || text.contains(&format!("#{tag}"))));
         if attention {
-            println!("{}", share::encode(&AttentionPreset::load(&self.preset)?));
+            console::outln(&share::encode(&AttentionPreset::load(&self.preset)?))?;
         } else {
-            println!("{}", share::encode(&Preset::load(&self.preset)?));
+            console::outln(&share::encode(&Preset::load(&self.preset)?))?;
         }
         Ok(())
     }

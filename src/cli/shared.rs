@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use basis_lab::console;
 use basis_lab::experiment::SweepError;
 use basis_lab::preset::Preset;
 use basis_lab::shard::{Job, Shard};
@@ -123,7 +124,7 @@ impl Shared {
         let file = out.join(basis_lab::shard::SHARD_FILE);
         basis_lab::shard::write_shard(out, &output)
             .with_context(|| format!("cannot write {}", file.display()))?;
-        println!(
+        console::outln(&format!(
             "{} shard {}/{}: {cells} of {} cells in {:.1} s; wrote {}\ncombine every shard with: basis-lab merge DIR... --out DIR",
             job.command(),
             shard.index,
@@ -131,7 +132,7 @@ impl Shared {
             job.total_cells(),
             output.seconds,
             file.display()
-        );
+        ))?;
         Ok(true)
     }
 }
@@ -166,7 +167,7 @@ pub fn write_figures(
     Ok(())
 }
 
-/// Prints "wrote DIR".
-pub fn wrote(dir: &Path) {
-    println!("wrote {}", dir.display());
+/// Prints "wrote DIR". Errors: standard output cannot be written.
+pub fn wrote(dir: &Path) -> Result<()> {
+    Ok(console::outln(&format!("wrote {}", dir.display()))?)
 }

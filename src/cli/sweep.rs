@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::{Shared, load_preset, write_figures, wrote};
+use basis_lab::console;
 use basis_lab::experiment::{SweepResult, report, sweep_until};
 use basis_lab::shard::Job;
 
@@ -50,7 +51,7 @@ pub fn finish(dir: &std::path::Path, result: &SweepResult, figures: bool) -> Res
             basis_lab::experiment::figures::sweep_figure(result),
         )]
     })?;
-    print!("{}", report::sweep_text(result));
-    wrote(dir);
+    console::out(&report::sweep_text(result))?;
+    wrote(dir)?;
     Ok(())
 }

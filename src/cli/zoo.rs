@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::Shared;
+use basis_lab::console;
 use basis_lab::sensing::zoo::{
     RunResult, ZooPreset, check_traceable, run_zoo, trace_zoo, write_report,
 };
@@ -76,7 +77,7 @@ impl ZooArgs {
                         &path,
                         &serde_json::to_vec(&trace)?,
                     )?;
-                    println!("wrote {}", path.display());
+                    console::outln(&format!("wrote {}", path.display()))?;
                 }
                 Ok(())
             }
@@ -98,11 +99,11 @@ pub fn finish(
     super::shared::write_figures(figures, dir, || {
         vec![basis_lab::sensing::zoo::figures::figure(p, results)]
     })?;
-    print!("{md}");
-    println!(
+    console::out(&md)?;
+    console::outln(&format!(
         "\n{} runs in {seconds:.1} s; wrote {}",
         results.len(),
         dir.display()
-    );
+    ))?;
     Ok(())
 }

@@ -153,3 +153,19 @@ pub const D: [f64; 6] = [1.5, -2.25, 1e-300, 3.0e10, -0.0, std::f64::consts::PI]
 pub fn small_cube() -> Vec<u16> {
     (0..2 * 3 * 4).map(|i| (i * 2731 + 7) as u16).collect()
 }
+
+/// A 6 × 5 × 8 cube of rank 2 plus an offset, stored as uint16 in `dir`/tiny.mat as `tiny`.
+pub fn tiny_scene_file(dir: &Path) -> std::path::PathBuf {
+    let scene = dir.join("tiny.mat");
+    let cube: Vec<u16> = (0..6 * 5 * 8)
+        .map(|n| {
+            let (p, b) = (n % 30, n / 30);
+            let v = 3000.0
+                + 800.0 * (p as f64 * 0.4).sin() * (b as f64 * 0.3).cos()
+                + 500.0 * (p as f64 * 0.9).cos() * (b as f64 * 0.7).sin();
+            v as u16
+        })
+        .collect();
+    write_mat(&scene, "tiny", [6, 5, 8], &cube, &D);
+    scene
+}
