@@ -19,6 +19,7 @@ pub mod explainer;
 pub mod figure;
 pub mod linalg;
 pub mod link;
+pub mod live;
 pub mod matv5;
 pub mod metrics;
 pub mod model;

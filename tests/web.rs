@@ -17,7 +17,7 @@ use basis_lab::experiment::StepRecord;
 use basis_lab::link::{page_link, parse_page_link};
 use basis_lab::preset::{BUNDLED, Preset};
 use basis_lab::share;
-use basis_lab::worker::{Command as Cmd, FrameStepper, Trainer, Update};
+use basis_lab::worker::{Command as Cmd, Trainer, Update};
 
 fn bundled(name: &str) -> Preset {
     Preset::load(name).unwrap()
@@ -35,7 +35,7 @@ fn the_frame_stepper_trains_as_the_paired_run_does() {
     let mut p = bundled("classroom");
     p.steps = 30;
     // A tiny budget: the 30 steps take many calls, as they take many frames in a page.
-    let stepper = FrameStepper::new(p.clone(), Arc::new(|| {}), Duration::from_micros(200))
+    let stepper = Trainer::in_frames(p.clone(), Arc::new(|| {}), Duration::from_micros(200))
         .expect("valid preset");
     stepper.send(Cmd::Step(30));
     let mut records: Vec<StepRecord> = Vec::new();
@@ -506,12 +506,22 @@ fn the_page_computes_the_desktop_s_numbers() {
     // agrees to the tolerance measured in docs/numerics.md §8.
     let out = tempfile::tempdir().unwrap();
     let status = Command::new(env!("CARGO_BIN_EXE_basis-lab"))
-        .args(["run", "classroom", "--steps", &steps.to_string(), "--quiet", "--out"])
+        .args([
+            "run",
+            "classroom",
+            "--steps",
+            &steps.to_string(),
+            "--quiet",
+            "--out",
+        ])
         .arg(out.path())
         .status()
         .unwrap();
     assert!(status.success());
-    for (part, name) in parts.iter().zip(["metrics.csv", "activations.csv", "summary.json"]) {
+    for (part, name) in parts
+        .iter()
+        .zip(["metrics.csv", "activations.csv", "summary.json"])
+    {
         let body = part.strip_prefix(&format!("{name}\n")).expect(name);
         let fast = std::fs::read_to_string(out.path().join(name)).unwrap();
         close(name, body, &fast);
@@ -537,7 +547,10 @@ fn close(name: &str, a: &str, b: &str) {
             (Ok(x), Ok(y)) if x.is_nan() && y.is_nan() => {}
             (Ok(x), Ok(y)) => {
                 let d = (x - y).abs();
-                assert!(d <= 1e-12 * x.abs().max(y.abs()) + 1e-12, "{name}: {x} against {y}");
+                assert!(
+                    d <= 1e-12 * x.abs().max(y.abs()) + 1e-12,
+                    "{name}: {x} against {y}"
+                );
                 if x.abs().max(y.abs()) > 1e-10 {
                     worst = worst.max(d / x.abs().max(y.abs()));
                 }
