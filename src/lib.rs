@@ -22,6 +22,7 @@ pub mod explainer;
 pub mod figure;
 pub mod linalg;
 pub mod link;
+pub mod live;
 pub mod matv5;
 pub mod metrics;
 pub mod model;

@@ -1,7 +1,7 @@
 //! The web build (wasm32): eframe's web runner drawing [`AppState`] on the page's canvas, the
 //! link's view and preset ([`crate::link`]), the browser's local storage for the settings, and
 //! downloads in place of saved files. Training steps inside the frame loop
-//! ([`crate::worker::FrameStepper`]): a page has no threads.
+//! ([`crate::worker::Trainer::in_frames`]): a page has no threads.
 
 use eframe::egui;
 use wasm_bindgen::JsCast;

@@ -1,20 +1,19 @@
-//! The training worker: owns the [`PairedRun`] on its own thread, obeys [`Command`]s from the
-//! UI and streams [`Update`]s back. Headless (no GUI types): the UI passes a repaint callback.
+//! The key lab's training: the [`PairedRun`] as a [`LiveRun`] on the [`Live`] driver (its own
+//! thread on the desktop, the frame loop in the page); it obeys [`Command`]s from the UI and
+//! streams [`Update`]s back. Headless (no GUI types): the UI passes a repaint callback.
 //!
 //! One-way data flow: UI → `Command` → worker → `Update` → UI history → plots. The UI never
 //! blocks on the worker; the worker never waits for the UI.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, unbounded};
 use nalgebra::DMatrix;
 use web_time::Instant;
 
 use crate::experiment::{ActivationStats, ArmStatus, HeldOut, PairedRun, StepRecord};
+use crate::live::{Failure, Host, Live, LiveRun, Next, Outbox, Repaint};
 use crate::metrics::RotationBaseline;
 use crate::preset::Preset;
 
@@ -22,11 +21,6 @@ use crate::preset::Preset;
 const SEND_EVERY: Duration = Duration::from_millis(30);
 /// How often, at most, the worker sends keys and their rotation baseline while running.
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(400);
-/// How long the worker thread steps before it looks for commands again.
-const SLICE: Duration = Duration::from_millis(10);
-/// How long the frame stepper trains per frame: a 60 Hz frame lasts 16.7 ms, so this leaves
-/// the rest for drawing and the page stays responsive.
-pub const FRAME_BUDGET: Duration = Duration::from_millis(9);
 
 /// When a run pauses by itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -135,209 +129,89 @@ pub enum Update {
     Crashed(String),
 }
 
-/// What the UI needs of whatever trains the paired run: commands in, updates out, and whether
-/// it has ended. The desktop app runs it on a thread ([`Worker`]); the web build, which has no
-/// threads, steps the same [`PairedRun`] inside its frame loop ([`FrameStepper`]).
-pub trait Trainer {
-    /// Sends a command; dropped silently once the trainer has ended.
-    fn send(&self, cmd: Command);
-    /// Every update that has arrived, without blocking.
-    fn drain(&self) -> Vec<Update>;
-    /// Whether it has ended (after a crash or shutdown).
-    fn is_finished(&self) -> bool;
-}
-
-impl Trainer for Worker {
-    fn send(&self, cmd: Command) {
-        Worker::send(self, cmd)
-    }
-
-    fn drain(&self) -> Vec<Update> {
-        Worker::drain(self).collect()
-    }
-
-    fn is_finished(&self) -> bool {
-        Worker::is_finished(self)
-    }
-}
-
-/// Starts the trainer of this build on `preset` (paused at step 0): a [`Worker`] thread on the
-/// desktop, a [`FrameStepper`] in the web build. `repaint` is called after every message.
-/// Errors: an invalid preset.
-pub fn spawn_trainer(
-    preset: Preset,
-    repaint: Arc<dyn Fn() + Send + Sync>,
-) -> Result<Box<dyn Trainer>, crate::validate::FieldError> {
-    #[cfg(not(target_arch = "wasm32"))]
-    return Ok(Box::new(Worker::spawn(preset, repaint)?));
-    #[cfg(target_arch = "wasm32")]
-    return Ok(Box::new(FrameStepper::new(preset, repaint, FRAME_BUDGET)?));
-}
-
-/// The trainer without a thread: the same loop as [`Worker`]'s, stepped by whoever calls
-/// [`Trainer::drain`] (the web build's frame loop, once per frame) for at most a time budget
-/// per call, so training never blocks the page. Same commands, same updates, same numbers.
-pub struct FrameStepper {
-    tx: Sender<Command>,
-    rx: Receiver<Update>,
-    inner: std::cell::RefCell<Loop>,
-    budget: Duration,
-}
-
-impl FrameStepper {
-    /// A paused run of `preset` at step 0 that trains for up to `budget` per
-    /// [`Trainer::drain`]. `repaint` is called after every message and after every slice of
-    /// work while running, so the frame loop keeps coming back. Errors: an invalid preset.
-    pub fn new(
-        preset: Preset,
-        repaint: Arc<dyn Fn() + Send + Sync>,
-        budget: Duration,
-    ) -> Result<Self, crate::validate::FieldError> {
-        preset.validate()?;
-        let (tx, cmd_rx) = unbounded();
-        let (up_tx, rx) = unbounded();
-        let run = PairedRun::new(&preset).expect("validated above");
-        let mut inner = Loop::new(
-            run,
-            cmd_rx,
-            up_tx,
-            repaint,
-            Arc::new(AtomicBool::new(false)),
-        );
-        inner.restart(None);
-        Ok(Self {
-            tx,
-            rx,
-            inner: std::cell::RefCell::new(inner),
-            budget,
-        })
-    }
-}
-
-impl Trainer for FrameStepper {
-    fn send(&self, cmd: Command) {
-        let _ = self.tx.send(cmd);
-    }
-
-    /// Applies the commands sent since the last call, trains for up to the budget if running,
-    /// and returns the updates that produced.
-    fn drain(&self) -> Vec<Update> {
-        let mut inner = self.inner.borrow_mut();
-        if !inner.quit {
-            inner.pump(self.budget);
-        }
-        let updates: Vec<Update> = self.rx.try_iter().collect();
-        if updates.iter().any(|u| matches!(u, Update::Snapshot(_))) {
-            inner.snapshot_unread.store(false, Ordering::Relaxed);
-        }
-        updates
-    }
-
-    fn is_finished(&self) -> bool {
-        self.inner.borrow().quit
-    }
-}
-
-/// The text of a caught panic's payload (`panic!` with a literal or a formatted message), or
-/// "unknown panic" for any other payload.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
-/// A running worker thread; dropping it stops the thread and joins it.
-pub struct Worker {
-    tx: Sender<Command>,
-    rx: Receiver<Update>,
-    handle: Option<JoinHandle<()>>,
+/// The key lab's paired run on the [`Live`] driver: a thread of its own on the desktop, the
+/// frame loop in the page. Dropping it ends the run.
+pub struct Trainer {
+    live: Live<Loop>,
     /// Set while a periodic snapshot waits unread, so a UI that is not drawing (a minimised
     /// window) is not buried in copies of the keys.
     snapshot_unread: Arc<AtomicBool>,
 }
 
-impl Worker {
-    /// Starts a worker on `preset` (paused at step 0). `repaint` is called after every message
-    /// so the UI wakes up. Errors: an invalid preset.
-    pub fn spawn(
+impl Trainer {
+    /// Starts the trainer of this build on `preset` (paused at step 0): a thread on the
+    /// desktop, the frame loop in the page. `repaint` is called after every batch of updates.
+    /// Errors: an invalid preset.
+    pub fn spawn(preset: Preset, repaint: Repaint) -> Result<Self, crate::validate::FieldError> {
+        #[cfg(not(target_arch = "wasm32"))]
+        return Self::on_thread(preset, repaint);
+        #[cfg(target_arch = "wasm32")]
+        return Self::in_frames(preset, repaint, crate::live::FRAME_BUDGET);
+    }
+
+    /// The trainer on a thread of its own. Errors: an invalid preset.
+    pub fn on_thread(
         preset: Preset,
-        repaint: Arc<dyn Fn() + Send + Sync>,
+        repaint: Repaint,
     ) -> Result<Self, crate::validate::FieldError> {
         preset.validate()?;
         let snapshot_unread = Arc::new(AtomicBool::new(false));
         let unread = snapshot_unread.clone();
-        let (tx, cmd_rx) = unbounded();
-        let (up_tx, rx) = unbounded();
-        let handle = std::thread::Builder::new()
-            .name("basis-lab worker".into())
-            .spawn(move || {
-                let notify = repaint.clone();
-                let crash_tx = up_tx.clone();
-                let outcome = catch_unwind(AssertUnwindSafe(move || {
-                    let run = PairedRun::new(&preset).expect("validated before spawning");
-                    Loop::new(run, cmd_rx, up_tx, repaint, unread).run()
-                }));
-                if let Err(payload) = outcome {
-                    let msg = panic_message(payload.as_ref());
-                    let _ = crash_tx.send(Update::Crashed(msg));
-                    notify();
-                }
-            })
-            .expect("spawn worker thread");
+        let live = Live::on_thread(
+            "basis-lab worker",
+            move || Ok(Loop::new(&preset, unread)),
+            repaint,
+        );
         Ok(Self {
-            tx,
-            rx,
-            handle: Some(handle),
+            live,
             snapshot_unread,
         })
     }
 
-    /// Sends a command; silently dropped if the worker has ended (the UI learns that from
-    /// [`Update::Crashed`]).
-    pub fn send(&self, cmd: Command) {
-        let _ = self.tx.send(cmd);
-    }
-
-    /// Every update that has arrived, without blocking.
-    pub fn drain(&self) -> impl Iterator<Item = Update> + '_ {
-        self.rx.try_iter().inspect(|u| {
-            if matches!(u, Update::Snapshot(_)) {
-                self.snapshot_unread.store(false, Ordering::Relaxed);
-            }
+    /// The trainer without a thread, stepped by [`Trainer::drain`] for at most `budget` per
+    /// call (the page's frame loop, once per frame), so training never blocks the page. Same
+    /// commands, same updates, same numbers. Errors: an invalid preset.
+    pub fn in_frames(
+        preset: Preset,
+        repaint: Repaint,
+        budget: Duration,
+    ) -> Result<Self, crate::validate::FieldError> {
+        preset.validate()?;
+        let snapshot_unread = Arc::new(AtomicBool::new(false));
+        let unread = snapshot_unread.clone();
+        let live = Live::in_frames(move || Ok(Loop::new(&preset, unread)), repaint, budget);
+        Ok(Self {
+            live,
+            snapshot_unread,
         })
     }
 
-    /// Whether the thread has ended (after a crash or shutdown).
-    pub fn is_finished(&self) -> bool {
-        self.handle.as_ref().is_none_or(|h| h.is_finished())
+    /// Sends a command; silently dropped if the trainer has ended (the UI learns that from
+    /// [`Update::Crashed`]).
+    pub fn send(&self, cmd: Command) {
+        self.live.send(cmd);
     }
-}
 
-impl Drop for Worker {
-    /// Asks the thread to stop and waits up to two seconds for it (a step or a baseline in
-    /// progress finishes first); a thread still busy after that is left to end on its own, so
-    /// closing the window never hangs.
-    fn drop(&mut self) {
-        let _ = self.tx.send(Command::Shutdown);
-        if let Some(h) = self.handle.take() {
-            let deadline = Instant::now() + Duration::from_secs(2);
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            }
+    /// Every update that has arrived, without blocking (the frame driver trains first).
+    pub fn drain(&self) -> Vec<Update> {
+        let updates = self.live.drain();
+        if updates.iter().any(|u| matches!(u, Update::Snapshot(_))) {
+            self.snapshot_unread.store(false, Ordering::Relaxed);
         }
+        updates
+    }
+
+    /// Whether it has ended (after a crash or shutdown).
+    pub fn is_finished(&self) -> bool {
+        self.live.is_finished()
     }
 }
 
+/// The key lab's run as the driver sees it: the paired run, its transport state and the
+/// updates it has queued since the driver last took them.
 struct Loop {
     run: PairedRun,
-    rx: Receiver<Command>,
-    tx: Sender<Update>,
-    repaint: Arc<dyn Fn() + Send + Sync>,
+    queued: Vec<Update>,
     running: bool,
     pending: usize,
     speed: Option<f64>,
@@ -353,23 +227,48 @@ struct Loop {
     rate_window: (Instant, usize),
     steps_per_sec: f64,
     last_heldout: Vec<Option<HeldOut>>,
-    quit: bool,
+}
+
+impl LiveRun for Loop {
+    type Command = Command;
+    type Update = Update;
+
+    fn begin(&mut self, out: &Outbox<Update>) -> Next {
+        self.restart(None);
+        self.post(out)
+    }
+
+    fn command(&mut self, cmds: Vec<Command>, out: &Outbox<Update>) -> Next {
+        if !self.handle_batch(cmds) {
+            return Next::Done;
+        }
+        self.post(out)
+    }
+
+    fn work(&mut self, budget: Duration, _host: Host, out: &Outbox<Update>) -> Next {
+        let wait = self.work_slice(budget);
+        match (self.post(out), wait) {
+            (Next::Busy, Some(wait)) => Next::Wait(wait),
+            (next, _) => next,
+        }
+    }
+
+    fn failed(why: Failure) -> Update {
+        match why {
+            Failure::Refused(m) => Update::Rejected(m),
+            Failure::Panicked(m) => Update::Crashed(m),
+        }
+    }
 }
 
 impl Loop {
-    fn new(
-        run: PairedRun,
-        rx: Receiver<Command>,
-        tx: Sender<Update>,
-        repaint: Arc<dyn Fn() + Send + Sync>,
-        snapshot_unread: Arc<AtomicBool>,
-    ) -> Self {
+    /// A paused run of a validated `preset` at step 0 (its first updates are sent by
+    /// [`LiveRun::begin`]).
+    fn new(preset: &Preset, snapshot_unread: Arc<AtomicBool>) -> Self {
         let now = Instant::now();
         Self {
-            run,
-            rx,
-            tx,
-            repaint,
+            run: PairedRun::new(preset).expect("validated before starting"),
+            queued: Vec::new(),
             running: false,
             pending: 0,
             speed: None,
@@ -385,63 +284,22 @@ impl Loop {
             rate_window: (now, 0),
             steps_per_sec: 0.0,
             last_heldout: Vec::new(),
-            quit: false,
         }
     }
 
-    fn send(&self, u: Update) {
-        let _ = self.tx.send(u);
+    fn send(&mut self, u: Update) {
+        self.queued.push(u);
     }
 
-    fn run(mut self) {
-        self.restart(None);
-        loop {
-            let busy = self.running || self.pending > 0;
-            let mut batch = Vec::new();
-            if !busy {
-                match self.rx.recv() {
-                    Ok(c) => batch.push(c),
-                    Err(_) => return,
-                }
-            }
-            loop {
-                match self.rx.try_recv() {
-                    Ok(c) => batch.push(c),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return,
-                }
-            }
-            if !batch.is_empty() {
-                if !self.handle_batch(batch) {
-                    return;
-                }
-                continue;
-            }
-            if let Some(wait) = self.work_slice(SLICE) {
-                match self.rx.recv_timeout(wait) {
-                    Ok(cmd) => {
-                        if !self.handle(cmd) {
-                            return;
-                        }
-                    }
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => return,
-                }
-            }
-        }
-    }
-
-    /// One turn of the frame stepper: the commands that arrived, then up to `budget` of
-    /// training; asks for another frame while there is work left.
-    fn pump(&mut self, budget: Duration) {
-        let batch: Vec<Command> = self.rx.try_iter().collect();
-        if !batch.is_empty() && !self.handle_batch(batch) {
-            self.quit = true;
-            return;
+    /// Hands the queued updates to the driver; says whether there is work left.
+    fn post(&mut self, out: &Outbox<Update>) -> Next {
+        for u in self.queued.drain(..) {
+            out.send(u);
         }
         if self.running || self.pending > 0 {
-            self.work_slice(budget);
-            (self.repaint)();
+            Next::Busy
+        } else {
+            Next::Idle
         }
     }
 
@@ -650,7 +508,6 @@ impl Loop {
             arms: self.run.arms().iter().map(|a| a.status().clone()).collect(),
         });
         self.last_send = Instant::now();
-        (self.repaint)();
     }
 
     fn send_snapshot(&mut self) {

@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use basis_lab::app::panel::Panel;
-use basis_lab::app::panels::attention::{
-    AttentionJob, AttentionTwins, Curves, Msg, RunView, Source,
-};
+use basis_lab::app::panels::attention::{AttentionTwins, Curves, Msg, RunView, Source};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::attention::{AttentionPreset, TwinKind};
 use basis_lab::preset::Preset;
@@ -288,7 +286,7 @@ fn a_run_that_cannot_start_is_reported_and_the_section_keeps_working() {
     // The job checks its preset itself; a failure (as a panic would) arrives as a message.
     let mut p = tiny();
     p.steps = 1_000_000;
-    let job = AttentionJob::spawn(p, 0, std::sync::Arc::new(|| {}));
+    let job = basis_lab::attention::live::start(p, 0, std::sync::Arc::new(|| {}));
     let mut view = RunView::new(&tiny());
     for _ in 0..3000 {
         job.drain().into_iter().for_each(|m| view.apply(m));

@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 
 use basis_lab::experiment::ArmStatus;
 use basis_lab::experiment::output::AtomicFile;
+use basis_lab::live::Live;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
+use basis_lab::sensing::live::{GaugeLive, LiveCommand, LiveUpdate};
 use basis_lab::sensing::zoo::Outcome;
-use basis_lab::worker::{Command as Cmd, Update, Worker};
+use basis_lab::worker::{Command as Cmd, Trainer, Update};
 use common::{bin, ok};
 
 /// The zoo rule of registry entry `name`.
@@ -193,7 +195,7 @@ fn a_diverging_zoo_rate_is_marked_and_the_other_runs_finish() {
 }
 
 /// Collects worker updates until `done` holds for a status; fails after 30 s.
-fn wait_status(w: &Worker, done: impl Fn(usize, &[ArmStatus]) -> bool) -> Vec<Update> {
+fn wait_status(w: &Trainer, done: impl Fn(usize, &[ArmStatus]) -> bool) -> Vec<Update> {
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut seen = Vec::new();
     loop {
@@ -216,7 +218,7 @@ fn wait_status(w: &Worker, done: impl Fn(usize, &[ArmStatus]) -> bool) -> Vec<Up
 #[test]
 fn the_training_worker_marks_a_diverged_arm_and_keeps_training_the_others() {
     let p = Preset::load("classroom").unwrap();
-    let w = Worker::spawn(p, Arc::new(|| {})).unwrap();
+    let w = Trainer::on_thread(p, Arc::new(|| {})).unwrap();
     w.send(Cmd::Step(5));
     wait_status(&w, |s, _| s == 5);
     w.send(Cmd::InjectWeight {
@@ -257,14 +259,17 @@ fn the_training_worker_marks_a_diverged_arm_and_keeps_training_the_others() {
 
 #[test]
 fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
-    use basis_lab::app::panels::gauge_lab::{LiveJob, LiveUpdate};
     let cfg = SensingConfig {
         n: 12,
         rank: 2,
         ..SensingConfig::default()
     };
     let rules = vec![(rule("gd"), 1e3), (rule("gd"), 0.01), (rule("muon"), 0.1)];
-    let job = LiveJob::start(cfg, rules, 3, 800, Arc::new(|| {}));
+    let job = Live::on_thread(
+        "test",
+        move || Ok(GaugeLive::new(&cfg, &rules, 3, 800)),
+        Arc::new(|| {}),
+    );
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut done = [None, None, None];
     while done.iter().any(Option::is_none) {
@@ -291,8 +296,7 @@ fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
 
 /// Everything a live job reports until its runs end, ordered by rule then step (the thread
 /// interleaves rules, the frame loop takes them round-robin).
-fn live_reports(job: &basis_lab::app::panels::gauge_lab::LiveJob, rules: usize) -> Vec<String> {
-    use basis_lab::app::panels::gauge_lab::LiveUpdate;
+fn live_reports(job: &Live<GaugeLive>, rules: usize) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(60);
     let (mut samples, mut done) = (Vec::new(), vec![None; rules]);
     while done.iter().any(Option::is_none) {
@@ -320,7 +324,6 @@ fn live_reports(job: &basis_lab::app::panels::gauge_lab::LiveJob, rules: usize) 
 
 #[test]
 fn the_gauge_live_runs_stepped_in_frames_report_what_the_thread_reports() {
-    use basis_lab::app::panels::gauge_lab::LiveJob;
     let cfg = SensingConfig {
         n: 10,
         rank: 2,
@@ -336,8 +339,13 @@ fn the_gauge_live_runs_stepped_in_frames_report_what_the_thread_reports() {
     let repaint = Arc::new(move || {
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
-    let thread = LiveJob::start(cfg.clone(), rules.clone(), 5, 600, Arc::new(|| {}));
-    let frames = LiveJob::start_in_frames(cfg, rules, 5, 600, repaint);
+    let runs = GaugeLive::new(&cfg, &rules, 5, 600);
+    let thread = Live::on_thread("test", move || Ok(runs), Arc::new(|| {}));
+    let frames = Live::in_frames(
+        || Ok(GaugeLive::new(&cfg, &rules, 5, 600)),
+        repaint,
+        basis_lab::live::FRAME_BUDGET,
+    );
     assert!(!frames.is_finished());
     let from_thread = live_reports(&thread, 3);
     let from_frames = live_reports(&frames, 3);
@@ -351,14 +359,26 @@ fn the_gauge_live_runs_stepped_in_frames_report_what_the_thread_reports() {
 
 #[test]
 fn stopping_live_runs_stepped_in_frames_ends_every_run_cancelled() {
-    use basis_lab::app::panels::gauge_lab::{LiveJob, LiveUpdate};
     let rules = vec![(rule("gd"), 0.01), (rule("muon"), 0.1)];
-    let job =
-        LiveJob::start_in_frames(SensingConfig::default(), rules, 1, 100_000, Arc::new(|| {}));
+    let job = Live::in_frames(
+        || {
+            Ok(GaugeLive::new(
+                &SensingConfig::default(),
+                &rules,
+                1,
+                100_000,
+            ))
+        },
+        Arc::new(|| {}),
+        basis_lab::live::FRAME_BUDGET,
+    );
     let first = job.drain();
     assert!(first.iter().any(|u| matches!(u, LiveUpdate::Sample(_))));
-    job.cancel();
-    assert!(job.is_finished());
+    job.send(LiveCommand::Cancel);
+    assert!(
+        !job.is_finished(),
+        "a command takes effect at the next frame"
+    );
     let ends: Vec<Outcome> = job
         .drain()
         .into_iter()
@@ -368,18 +388,23 @@ fn stopping_live_runs_stepped_in_frames_ends_every_run_cancelled() {
         })
         .collect();
     assert_eq!(ends, [Outcome::Cancelled, Outcome::Cancelled]);
+    assert!(job.is_finished());
 }
 
 #[test]
 fn a_worker_panic_is_reported_and_a_new_worker_runs() {
     let p = Preset::load("classroom").unwrap();
-    let w = Worker::spawn(p.clone(), Arc::new(|| {})).unwrap();
+    let w = Trainer::on_thread(p.clone(), Arc::new(|| {})).unwrap();
     w.send(Cmd::Step(3));
     wait_status(&w, |s, _| s == 3);
     w.send(Cmd::InjectPanic);
     let deadline = Instant::now() + Duration::from_secs(10);
     let message = loop {
-        if let Some(Update::Crashed(m)) = w.drain().find(|u| matches!(u, Update::Crashed(_))) {
+        if let Some(Update::Crashed(m)) = w
+            .drain()
+            .into_iter()
+            .find(|u| matches!(u, Update::Crashed(_)))
+        {
             break m;
         }
         assert!(Instant::now() < deadline, "no crash report");
@@ -392,7 +417,7 @@ fn a_worker_panic_is_reported_and_a_new_worker_runs() {
     }
     w.send(Cmd::Step(1));
     drop(w);
-    let again = Worker::spawn(p, Arc::new(|| {})).unwrap();
+    let again = Trainer::on_thread(p, Arc::new(|| {})).unwrap();
     again.send(Cmd::Step(2));
     wait_status(&again, |s, arms| {
         s == 2 && arms.iter().all(|a| *a == ArmStatus::Running)

@@ -17,7 +17,7 @@ use basis_lab::experiment::StepRecord;
 use basis_lab::link::{page_link, parse_page_link};
 use basis_lab::preset::{BUNDLED, Preset};
 use basis_lab::share;
-use basis_lab::worker::{Command as Cmd, FrameStepper, Trainer, Update};
+use basis_lab::worker::{Command as Cmd, Trainer, Update};
 
 fn bundled(name: &str) -> Preset {
     Preset::load(name).unwrap()
@@ -35,7 +35,7 @@ fn the_frame_stepper_trains_as_the_paired_run_does() {
     let mut p = bundled("classroom");
     p.steps = 30;
     // A tiny budget: the 30 steps take many calls, as they take many frames in a page.
-    let stepper = FrameStepper::new(p.clone(), Arc::new(|| {}), Duration::from_micros(200))
+    let stepper = Trainer::in_frames(p.clone(), Arc::new(|| {}), Duration::from_micros(200))
         .expect("valid preset");
     stepper.send(Cmd::Step(30));
     let mut records: Vec<StepRecord> = Vec::new();

@@ -8,9 +8,9 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
-use super::job::Job;
 use super::lab::Lab;
 use crate::experiment::SweepError;
+use crate::live::Job;
 
 /// Why an analysis ended without a result.
 #[derive(Clone, Debug, PartialEq)]

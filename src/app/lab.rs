@@ -11,7 +11,7 @@ use web_time::Instant;
 
 use super::history::RunHistory;
 use crate::preset::{BUNDLED, Preset, PresetError};
-use crate::worker::{Command, StopRule, Trainer, Update, spawn_trainer};
+use crate::worker::{Command, StopRule, Trainer, Update};
 
 /// A message shown under the menu until dismissed (information fades after 8 s).
 #[derive(Clone, Debug, PartialEq)]
@@ -42,7 +42,7 @@ pub struct Lab {
     pub stop: StopRule,
     /// Snapshots received since start; identifies the one on screen.
     pub snapshot_serial: u64,
-    trainer: Option<Box<dyn Trainer>>,
+    trainer: Option<Trainer>,
     repaint: Arc<dyn Fn() + Send + Sync>,
     /// The notice on screen and when it appeared.
     notice_seen: Option<(Notice, Instant)>,
@@ -85,7 +85,7 @@ impl Lab {
     /// Starts (or restarts after a crash) the trainer on the current preset.
     pub fn restart_worker(&mut self) {
         self.trainer = None;
-        match spawn_trainer(self.preset.clone(), self.repaint.clone()) {
+        match Trainer::spawn(self.preset.clone(), self.repaint.clone()) {
             Ok(t) => {
                 t.send(Command::SetSpeed(self.speed));
                 t.send(Command::SetStop(self.stop));

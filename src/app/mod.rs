@@ -1,12 +1,12 @@
 //! The desktop app: a thin eframe shell around [`AppState`], which holds the UI and is shared
 //! with the kittest tests. Sections and tabs are [`panel::Panel`]s listed in
-//! [`panels::sections`]; what they share is the [`lab::Lab`]. Training runs on the worker
-//! thread ([`crate::worker`]), other background work in [`analysis::Analysis`] jobs.
+//! [`panels::sections`]; what they share is the [`lab::Lab`]. Training runs on the library's live
+//! driver ([`crate::live`]), other background work in [`analysis::Analysis`] jobs; the app
+//! owns no thread.
 
 pub mod analysis;
 pub mod files;
 pub mod history;
-pub mod job;
 pub mod lab;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;

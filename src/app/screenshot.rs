@@ -222,7 +222,7 @@ impl ShotPlan {
         self.requested = true;
         let (path, outcome, ctx2) = (self.path.clone(), self.outcome.clone(), ctx.clone());
         ctx.request_screenshot(move |img| {
-            std::thread::spawn(move || {
+            crate::live::detach(move || {
                 let r = super::shell::save_png(&img, &path).map(|_| path.clone());
                 *outcome.lock().expect("lock") = Some(r);
                 ctx2.send_viewport_cmd(egui::ViewportCommand::Close);

@@ -472,12 +472,8 @@ impl AppState {
                 *outcome.lock().expect("lock") = Some(r);
                 ctx2.request_repaint();
             };
-            // Encoding a full-window PNG takes a while: keep it off the UI thread (a page has
-            // no other thread: there it is encoded in place).
-            #[cfg(not(target_arch = "wasm32"))]
-            std::thread::spawn(save);
-            #[cfg(target_arch = "wasm32")]
-            save();
+            // Encoding a full-window PNG takes a while: keep it off the UI thread.
+            crate::live::detach(save);
         });
     }
 

@@ -6,6 +6,7 @@
 //! output files in [`report`]; docs/attention.md has the protocol and the measured table.
 
 pub mod data;
+pub mod live;
 pub mod model;
 pub mod preset;
 pub mod report;

@@ -3,6 +3,7 @@
 //! `(U, V) → (UQ, VQ)` for any orthogonal Q — the gauge symmetry.
 
 pub mod hsi;
+pub mod live;
 pub mod zoo;
 
 use nalgebra::DMatrix;

@@ -3,8 +3,8 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::app::job::Job;
 use crate::app::lab::Lab;
+use crate::live::Job;
 
 /// A progress bar with a Cancel button for `job`, or, with no job, a start button labelled
 /// `start`; returns whether the start button was clicked.

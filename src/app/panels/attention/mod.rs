@@ -1,11 +1,10 @@
-//! Attention twins: one seed of an attention preset (`src/attention`) trained live on its own
-//! thread — every rule's base transformer beside its twins — with the twins' logit distance,
+//! Attention twins: one seed of an attention preset (`src/attention`) trained live on the library's
+//! driver ([`crate::attention::live`]) — every rule's base transformer beside its twins — with the twins' logit distance,
 //! the training curves, the per-head query–key differences and the paper's checkpoints.
 
-mod job;
 mod view;
 
-pub use job::{AttentionJob, Cmd, Msg};
+pub use crate::attention::live::{Cmd, Msg};
 pub use view::{Curves, RunView};
 
 use eframe::egui::{self, Color32, RichText};
@@ -14,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::paste::paste_window;
+use crate::attention::live::{self, AttentionLive};
 use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, TwinKind};
+use crate::live::Live;
 
 /// Where the section's preset comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,7 +76,7 @@ pub struct AttentionTwins {
     /// What is saved.
     pub settings: Settings,
     preset: AttentionPreset,
-    job: Option<AttentionJob>,
+    job: Option<Live<AttentionLive>>,
     /// What the run has reported.
     pub view: RunView,
     /// Where a Play of screenshot mode pauses (for [`Panel::busy`]).
@@ -148,10 +149,10 @@ impl AttentionTwins {
     }
 
     /// The running job, started (measuring step 0) if there is none.
-    fn job(&mut self, lab: &Lab) -> &AttentionJob {
+    fn job(&mut self, lab: &Lab) -> &Live<AttentionLive> {
         let (preset, seed) = (&self.preset, self.preset.seed);
         self.job
-            .get_or_insert_with(|| AttentionJob::spawn(preset.clone(), seed, lab.repaint_handle()))
+            .get_or_insert_with(|| live::start(preset.clone(), seed, lab.repaint_handle()))
     }
 
     /// Sends a transport command, starting the run if needed.

@@ -1,20 +1,10 @@
 //! Live runs: a few rules trained on one problem instance, each with its gauge twin, streaming
-//! loss, recovery and the twins' drift; the singular values at the end. The tab owns its own
-//! job, not the key lab's trainer: a thread of rayon-parallel runs on the desktop, stepped by
-//! the frame loop in the web build ([`LiveJob`]).
+//! loss, recovery and the twins' drift; the singular values at the end. The runs are the
+//! library's ([`crate::sensing::live`]) on the live driver; the tab starts, drains and draws.
 
-use std::cell::{Cell, RefCell};
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-
-use crossbeam_channel::{Receiver, Sender, unbounded};
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use web_time::Instant;
 
 use super::{class_color, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
@@ -25,16 +15,21 @@ use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header, save
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::figures::{GREY, optimizer_rgb};
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
-use crate::sensing::zoo::{FactorRun, Outcome, Rule, RunResult};
-use crate::sensing::{SensingConfig, SensingProblem};
-use crate::worker::{FRAME_BUDGET, panic_message};
+use crate::live::Live;
+use crate::sensing::SensingConfig;
+use crate::sensing::live::{GaugeLive, LiveCommand, LiveUpdate};
+use crate::sensing::zoo::{Rule, RunResult};
 
 /// The live-runs tab: its settings, the job and the series it streamed.
 #[derive(Default)]
 pub struct LiveRuns {
     /// What to run (saved).
     pub settings: Settings,
-    job: Option<LiveJob>,
+    job: Option<Live<GaugeLive>>,
+    /// The rules of the runs on screen, in display order, with their rates.
+    rules: Vec<(Rule, f64)>,
+    /// Singular values of the runs' target X*.
+    target: Vec<f64>,
     series: Vec<LiveSeries>,
 }
 
@@ -253,11 +248,17 @@ impl Panel for LiveRuns {
             return;
         }
         self.series = rules.iter().map(|_| LiveSeries::default()).collect();
-        self.job = Some(LiveJob::start(
-            SensingConfig::default(),
-            rules,
+        let runs = GaugeLive::new(
+            &SensingConfig::default(),
+            &rules,
             self.settings.seed,
             self.settings.budget,
+        );
+        self.target = runs.target_spectrum().to_vec();
+        self.rules = rules;
+        self.job = Some(Live::start(
+            "basis-lab gauge live",
+            move || Ok(runs),
             lab.repaint_handle(),
         ));
     }
@@ -326,7 +327,7 @@ impl Panel for LiveRuns {
                 if ui.button("Stop").clicked()
                     && let Some(j) = &self.job
                 {
-                    j.cancel();
+                    j.send(LiveCommand::Cancel);
                 }
             } else if ui.button(RichText::new("Run live").strong()).clicked() {
                 start = true;
@@ -335,12 +336,12 @@ impl Panel for LiveRuns {
         if start {
             self.start(lab);
         }
-        let Some(job) = &self.job else {
+        if self.job.is_none() {
             ui.label(RichText::new("Pick rules and press Run live.").weak());
             return;
-        };
-        let rules = job.rules.clone();
-        let target = job.target_spectrum.clone();
+        }
+        let rules = self.rules.clone();
+        let target = self.target.clone();
         let hover = lab.hover;
         let items: Vec<(Color32, String, Swatch)> = rules
             .iter()
@@ -491,303 +492,5 @@ impl Panel for LiveRuns {
                 );
             }
         }
-    }
-}
-
-/// One sample of a live run.
-#[derive(Clone, Copy, Debug)]
-pub struct LiveSample {
-    /// Index of the rule in the live job's list.
-    pub rule: usize,
-    /// Step.
-    pub step: usize,
-    /// Pre-update training loss.
-    pub loss: f64,
-    /// Recovery error.
-    pub recovery: f64,
-    /// Twin drift ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F.
-    pub twin_drift: f64,
-    /// Factor drift ‖U′ − UQ‖F / ‖UQ‖F.
-    pub factor_drift: f64,
-}
-
-/// What a live run reports.
-#[derive(Clone, Debug)]
-pub enum LiveUpdate {
-    /// A sample.
-    Sample(LiveSample),
-    /// The thread's runs stopped on a panic (its message); the app keeps running.
-    Crashed(String),
-    /// A rule finished: its singular values of UVᵀ (descending).
-    Done {
-        /// Index of the rule.
-        rule: usize,
-        /// Singular values of the final UVᵀ.
-        spectrum: Vec<f64>,
-        /// How it ended, with its final step.
-        summary: RunResult,
-    },
-}
-
-/// Live runs of several rules on one problem instance, each with its gauge twin.
-pub struct LiveJob {
-    /// The rules, in display order.
-    pub rules: Vec<(Rule, f64)>,
-    /// Singular values of the target X*.
-    pub target_spectrum: Vec<f64>,
-    rx: Receiver<LiveUpdate>,
-    cancel: Arc<AtomicBool>,
-    driver: Driver,
-}
-
-/// What steps a live job: a thread of rayon-parallel runs (the desktop), or the frame loop
-/// itself, a slice of steps per [`LiveJob::drain`] (the web build, which has no threads).
-enum Driver {
-    Thread(Option<JoinHandle<()>>),
-    Frames {
-        runs: RefCell<Vec<LiveRun>>,
-        /// The run [`LiveJob::drain`] steps next.
-        next: Cell<usize>,
-        tx: Sender<LiveUpdate>,
-        repaint: Arc<dyn Fn() + Send + Sync>,
-    },
-}
-
-/// Samples per live run.
-const LIVE_SAMPLES: usize = 200;
-
-/// Most steps one [`LiveJob::drain`] of the frame-loop driver takes, whatever the clock says:
-/// a page's clock can be coarse (browsers that resist fingerprinting round it to 100 ms) or
-/// stand still (headless Chromium's virtual time), and a frame must still end. At 9 ms per
-/// frame a page takes a few dozen steps, far below this.
-const MAX_DRAIN_STEPS: usize = 256;
-
-/// One rule of a live job: its run, its place in the job's list and how often it samples.
-struct LiveRun {
-    index: usize,
-    seed: u64,
-    every: usize,
-    run: FactorRun<Arc<SensingProblem>>,
-}
-
-impl LiveRun {
-    /// Takes one step, sampling W_t before the step computes its loss (so the sample's three
-    /// numbers describe the same factors); `true` once the run has ended (its
-    /// [`LiveUpdate::Done`] sent).
-    fn advance(&mut self, send: &dyn Fn(LiveUpdate)) -> bool {
-        let t = self.run.t;
-        let sample = t.is_multiple_of(self.every).then(|| {
-            let [u, v] = &self.run.params;
-            (
-                crate::sensing::recovery(u, v, &self.run.problem().target),
-                self.run.twin_drift().unwrap_or(f64::NAN),
-                self.run.factor_drift().unwrap_or(f64::NAN),
-            )
-        });
-        let stepped = self.run.step();
-        if let Some((recovery, twin_drift, factor_drift)) = sample {
-            send(LiveUpdate::Sample(LiveSample {
-                rule: self.index,
-                step: t,
-                loss: self.run.loss,
-                recovery,
-                twin_drift,
-                factor_drift,
-            }));
-        }
-        match stepped {
-            Some(outcome) => {
-                self.end(outcome, send);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Sends the run's [`LiveUpdate::Done`], ended by `outcome`.
-    fn end(&self, outcome: Outcome, send: &dyn Fn(LiveUpdate)) {
-        let [u, v] = &self.run.params;
-        let mut spectrum: Vec<f64> = (u * v.transpose())
-            .singular_values()
-            .iter()
-            .copied()
-            .collect();
-        spectrum.sort_by(|a, b| b.total_cmp(a));
-        send(LiveUpdate::Done {
-            rule: self.index,
-            spectrum,
-            summary: self.run.summary(self.seed, outcome),
-        });
-    }
-}
-
-impl LiveJob {
-    /// Runs every (rule, lr) in `rules` on the instance of `seed` for at most `budget` steps,
-    /// sampling about 200 times each: in parallel on a thread of the desktop app, inside the
-    /// frame loop in the web build ([`LiveJob::start_in_frames`]).
-    pub fn start(
-        cfg: SensingConfig,
-        rules: Vec<(Rule, f64)>,
-        seed: u64,
-        budget: usize,
-        repaint: Arc<dyn Fn() + Send + Sync>,
-    ) -> Self {
-        Self::with_driver(
-            cfg,
-            rules,
-            seed,
-            budget,
-            repaint,
-            cfg!(target_arch = "wasm32"),
-        )
-    }
-
-    /// As [`LiveJob::start`], stepped by [`LiveJob::drain`] for up to [`FRAME_BUDGET`] per
-    /// call, one step at a time round-robin over the rules, as the key lab's
-    /// [`crate::worker::FrameStepper`] steps its run (the web build's driver; the same numbers
-    /// as the thread's, since each run depends only on its rule). A panic here is not caught:
-    /// it unwinds into the caller (in the page it ends the app, and the page says so).
-    pub fn start_in_frames(
-        cfg: SensingConfig,
-        rules: Vec<(Rule, f64)>,
-        seed: u64,
-        budget: usize,
-        repaint: Arc<dyn Fn() + Send + Sync>,
-    ) -> Self {
-        Self::with_driver(cfg, rules, seed, budget, repaint, true)
-    }
-
-    fn with_driver(
-        cfg: SensingConfig,
-        rules: Vec<(Rule, f64)>,
-        seed: u64,
-        budget: usize,
-        repaint: Arc<dyn Fn() + Send + Sync>,
-        in_frames: bool,
-    ) -> Self {
-        let problem = Arc::new(SensingProblem::new(&cfg, seed));
-        let target_spectrum = problem.target.singular_values().iter().copied().collect();
-        let every = (budget / LIVE_SAMPLES).max(1);
-        let runs: Vec<LiveRun> = rules
-            .iter()
-            .enumerate()
-            .map(|(index, &(rule, lr))| LiveRun {
-                index,
-                seed,
-                every,
-                run: FactorRun::new(problem.clone(), rule, lr, budget, seed, true),
-            })
-            .collect();
-        let (tx, rx) = unbounded();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let driver = if in_frames {
-            repaint();
-            Driver::Frames {
-                runs: RefCell::new(runs),
-                next: Cell::new(0),
-                tx,
-                repaint,
-            }
-        } else {
-            let cancel = cancel.clone();
-            let thread = std::thread::Builder::new()
-                .name("basis-lab gauge live".into())
-                .spawn(move || {
-                    let send = |u: LiveUpdate| {
-                        let _ = tx.send(u);
-                        repaint();
-                    };
-                    let outcome = catch_unwind(AssertUnwindSafe(|| {
-                        runs.into_par_iter().for_each(|mut r| {
-                            while !r.advance(&send) {
-                                if cancel.load(Ordering::Relaxed) {
-                                    r.end(Outcome::Cancelled, &send);
-                                    break;
-                                }
-                            }
-                        })
-                    }));
-                    if let Err(p) = outcome {
-                        send(LiveUpdate::Crashed(panic_message(p.as_ref())));
-                    }
-                })
-                .expect("spawn live thread");
-            Driver::Thread(Some(thread))
-        };
-        Self {
-            rules,
-            target_spectrum,
-            rx,
-            cancel,
-            driver,
-        }
-    }
-
-    /// Every update that has arrived; the frame-loop driver first steps its runs for up to
-    /// [`FRAME_BUDGET`] (and asks for another frame while any is left).
-    pub fn drain(&self) -> Vec<LiveUpdate> {
-        if let Driver::Frames {
-            runs,
-            next,
-            tx,
-            repaint,
-        } = &self.driver
-        {
-            let send = |u: LiveUpdate| {
-                let _ = tx.send(u);
-            };
-            let left = {
-                let mut runs = runs.borrow_mut();
-                let started = Instant::now();
-                // One step at a time, round-robin, so a frame overruns the budget by at most
-                // one step of one rule.
-                let mut i = next.get();
-                let mut steps = 0;
-                while !runs.is_empty()
-                    && started.elapsed() < FRAME_BUDGET
-                    && steps < MAX_DRAIN_STEPS
-                {
-                    steps += 1;
-                    i %= runs.len();
-                    if runs[i].advance(&send) {
-                        runs.remove(i);
-                    } else {
-                        i += 1;
-                    }
-                }
-                next.set(i);
-                !runs.is_empty()
-            };
-            if left {
-                repaint();
-            }
-        }
-        self.rx.try_iter().collect()
-    }
-
-    /// Asks every run to stop (the frame-loop driver ends them at once).
-    pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
-        if let Driver::Frames { runs, tx, .. } = &self.driver {
-            for r in runs.borrow_mut().drain(..) {
-                r.end(Outcome::Cancelled, &|u| {
-                    let _ = tx.send(u);
-                });
-            }
-        }
-    }
-
-    /// Whether all runs have ended.
-    pub fn is_finished(&self) -> bool {
-        match &self.driver {
-            Driver::Thread(h) => h.as_ref().is_none_or(|h| h.is_finished()),
-            Driver::Frames { runs, .. } => runs.borrow().is_empty(),
-        }
-    }
-}
-
-impl Drop for LiveJob {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
     }
 }

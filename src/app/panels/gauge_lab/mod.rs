@@ -9,7 +9,7 @@ mod tail;
 mod zoo;
 
 pub use hsi::{HsiInputs, HsiTab};
-pub use live::{LiveJob, LiveRuns, LiveSample, LiveUpdate};
+pub use live::LiveRuns;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,550 @@
+//! The live driver every lab's run goes through: the key lab's paired run
+//! ([`crate::worker`]), the gauge lab's live runs ([`crate::sensing::live`]) and the attention
+//! twins ([`crate::attention::live`]). A run implements [`LiveRun`] (commands in, a slice of
+//! work within a budget, updates out); [`Live`] drives it on a thread of its own on the desktop
+//! or inside the frame loop in the page (which has no threads), catches its panics and reports
+//! them as one of its updates, over one channel. Panels start a [`Live`], drain it and draw.
+//!
+//! Also here, for the same reason (the GUI never owns a thread): [`Job`], one-shot background
+//! work with progress and cancel, and [`detach`] for work that must not block a frame.
+
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, unbounded};
+use web_time::Instant;
+
+/// How long the thread driver lets a run work before it looks for commands again.
+pub const SLICE: Duration = Duration::from_millis(10);
+/// How long the frame driver lets a run work per frame: a 60 Hz frame lasts 16.7 ms, so this
+/// leaves the rest for drawing and the page stays responsive.
+pub const FRAME_BUDGET: Duration = Duration::from_millis(9);
+
+/// The wake-up callback a driver calls after it has sent updates (the UI's repaint request).
+pub type Repaint = Arc<dyn Fn() + Send + Sync>;
+
+/// What a run wants next, after a command or a slice of work.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Next {
+    /// Nothing to do until a command arrives.
+    Idle,
+    /// More work: give it another slice.
+    Busy,
+    /// Paced and ahead of its pace: another slice after at most this long (sooner on a
+    /// command). The frame driver simply comes back next frame.
+    Wait(Duration),
+    /// The run has ended; the driver drops it.
+    Done,
+}
+
+/// Where a slice of work runs, for runs that split it differently on a thread (in parallel
+/// over the pool) than in a frame (one step at a time, so a frame overruns its budget by at
+/// most one step).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Host {
+    /// A thread of its own.
+    Thread,
+    /// The page's frame loop.
+    Frame,
+}
+
+/// Where a run sends its updates; remembers whether it sent any since the driver last looked.
+pub struct Outbox<U> {
+    tx: Sender<U>,
+    sent: AtomicBool,
+}
+
+impl<U> Outbox<U> {
+    fn new(tx: Sender<U>) -> Self {
+        Self {
+            tx,
+            sent: AtomicBool::new(false),
+        }
+    }
+
+    /// Sends an update (dropped if the handle is gone).
+    pub fn send(&self, u: U) {
+        let _ = self.tx.send(u);
+        self.sent.store(true, Ordering::Relaxed);
+    }
+
+    fn take_sent(&self) -> bool {
+        self.sent.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// A lab's live run, as the driver sees it. Every method may send updates through `out`.
+pub trait LiveRun: Send + 'static {
+    /// What the UI asks of the run.
+    type Command: Send + 'static;
+    /// What the run reports.
+    type Update: Send + 'static;
+
+    /// Called once, before any command: sends what the UI shows at the start.
+    fn begin(&mut self, out: &Outbox<Self::Update>) -> Next;
+    /// Applies the commands that arrived together, in order.
+    fn command(&mut self, cmds: Vec<Self::Command>, out: &Outbox<Self::Update>) -> Next;
+    /// Works for about `budget` (a run whose steps are long may take one step and return).
+    fn work(&mut self, budget: Duration, host: Host, out: &Outbox<Self::Update>) -> Next;
+    /// The update that reports why the run ended early.
+    fn failed(why: Failure) -> Self::Update;
+}
+
+/// Why a run ended before its time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// It could not be built (the message says why).
+    Refused(String),
+    /// It panicked (the panic's message).
+    Panicked(String),
+}
+
+/// The text of a caught panic's payload (`panic!` with a literal or a formatted message), or
+/// "unknown panic" for any other payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Runs `f`, turning a panic into `Err` with its message: the one place panics are caught.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(p.as_ref()))
+}
+
+/// A run being driven: send it commands, drain its updates. Dropping it ends the run (the
+/// thread driver waits up to two seconds for the slice in progress, then lets it end alone).
+pub struct Live<R: LiveRun> {
+    tx: Option<Sender<R::Command>>,
+    rx: Receiver<R::Update>,
+    driver: Driver<R>,
+}
+
+enum Driver<R: LiveRun> {
+    Thread(Option<JoinHandle<()>>),
+    Frames(RefCell<Frames<R>>),
+}
+
+/// The frame driver's state: the run (`None` once it has ended) and what it asked for last.
+struct Frames<R: LiveRun> {
+    run: Option<R>,
+    commands: Receiver<R::Command>,
+    out: Outbox<R::Update>,
+    next: Next,
+    budget: Duration,
+    repaint: Repaint,
+}
+
+impl<R: LiveRun> Live<R> {
+    /// Drives the run `build` makes the way this build can: on a thread called `name` on the
+    /// desktop, in the frame loop (for [`FRAME_BUDGET`] per [`Live::drain`]) in the page.
+    /// `build` runs on the driver's side; its `Err` is sent as the only update
+    /// ([`Failure::Refused`]).
+    pub fn start(
+        name: &str,
+        build: impl FnOnce() -> Result<R, String> + Send + 'static,
+        repaint: Repaint,
+    ) -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        return Self::on_thread(name, build, repaint);
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = name;
+            Self::in_frames(build, repaint, FRAME_BUDGET)
+        }
+    }
+
+    /// Drives the run on a thread called `name`: it waits for commands while the run is idle,
+    /// works in slices of [`SLICE`] while busy, and calls `repaint` after each turn that sent
+    /// updates. A panic (in `build` too) is sent as [`Failure::Panicked`] and ends the thread.
+    pub fn on_thread(
+        name: &str,
+        build: impl FnOnce() -> Result<R, String> + Send + 'static,
+        repaint: Repaint,
+    ) -> Self {
+        let (tx, commands) = unbounded();
+        let (up, rx) = unbounded();
+        let handle = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let out = Outbox::new(up);
+                let outcome = guarded(|| match build() {
+                    Ok(run) => thread_loop(run, &commands, &out, &repaint),
+                    Err(why) => out.send(R::failed(Failure::Refused(why))),
+                });
+                if let Err(message) = outcome {
+                    out.send(R::failed(Failure::Panicked(message)));
+                }
+                repaint();
+            })
+            .expect("spawn a live thread");
+        Self {
+            tx: Some(tx),
+            rx,
+            driver: Driver::Thread(Some(handle)),
+        }
+    }
+
+    /// Drives the run without a thread: each [`Live::drain`] applies the commands sent since
+    /// the last one and lets the run work for up to `budget`, asking for another frame while
+    /// it is busy. Same commands, same updates and same numbers as [`Live::on_thread`].
+    pub fn in_frames(
+        build: impl FnOnce() -> Result<R, String>,
+        repaint: Repaint,
+        budget: Duration,
+    ) -> Self {
+        let (tx, commands) = unbounded();
+        let (up, rx) = unbounded();
+        let out = Outbox::new(up);
+        let (run, next) = match guarded(build) {
+            Ok(Ok(mut run)) => match guarded(|| run.begin(&out)) {
+                Ok(next) => (Some(run), next),
+                Err(m) => crash::<R>(&out, m),
+            },
+            Ok(Err(why)) => {
+                out.send(R::failed(Failure::Refused(why)));
+                (None, Next::Done)
+            }
+            Err(m) => crash::<R>(&out, m),
+        };
+        repaint();
+        Self {
+            tx: Some(tx),
+            rx,
+            driver: Driver::Frames(RefCell::new(Frames {
+                run,
+                commands,
+                out,
+                next,
+                budget,
+                repaint,
+            })),
+        }
+    }
+
+    /// Sends a command; dropped silently once the run has ended.
+    pub fn send(&self, cmd: R::Command) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(cmd);
+        }
+    }
+
+    /// Every update that has arrived, without blocking; the frame driver first gives the run
+    /// its turn.
+    pub fn drain(&self) -> Vec<R::Update> {
+        if let Driver::Frames(frames) = &self.driver {
+            frames.borrow_mut().turn();
+        }
+        self.rx.try_iter().collect()
+    }
+
+    /// Whether the run has ended (by itself, on a panic, or after its last command).
+    pub fn is_finished(&self) -> bool {
+        match &self.driver {
+            Driver::Thread(h) => h.as_ref().is_none_or(|h| h.is_finished()),
+            Driver::Frames(f) => f.borrow().run.is_none(),
+        }
+    }
+}
+
+/// Sends the crash report of a run that panicked; the run is gone.
+fn crash<R: LiveRun>(out: &Outbox<R::Update>, message: String) -> (Option<R>, Next) {
+    out.send(R::failed(Failure::Panicked(message)));
+    (None, Next::Done)
+}
+
+impl<R: LiveRun> Frames<R> {
+    /// One frame's turn: the commands that arrived, then up to the budget of work.
+    fn turn(&mut self) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        let batch: Vec<R::Command> = self.commands.try_iter().collect();
+        let (out, budget) = (&self.out, self.budget);
+        let outcome = guarded(|| {
+            let mut next = self.next;
+            if !batch.is_empty() {
+                next = run.command(batch, out);
+            }
+            if matches!(next, Next::Busy | Next::Wait(_)) {
+                next = run.work(budget, Host::Frame, out);
+            }
+            next
+        });
+        self.next = match outcome {
+            Ok(next) => next,
+            Err(m) => crash::<R>(out, m).1,
+        };
+        if self.next == Next::Done {
+            self.run = None;
+        } else if self.next != Next::Idle {
+            (self.repaint)();
+        }
+    }
+}
+
+/// The thread driver's loop; returns when the run is done or its handle is dropped.
+fn thread_loop<R: LiveRun>(
+    mut run: R,
+    commands: &Receiver<R::Command>,
+    out: &Outbox<R::Update>,
+    repaint: &Repaint,
+) {
+    let wake = || {
+        if out.take_sent() {
+            repaint();
+        }
+    };
+    let mut next = run.begin(out);
+    wake();
+    loop {
+        let mut batch = Vec::new();
+        match next {
+            Next::Done => return,
+            Next::Idle => match commands.recv() {
+                Ok(c) => batch.push(c),
+                Err(_) => return,
+            },
+            Next::Wait(d) => match commands.recv_timeout(d) {
+                Ok(c) => batch.push(c),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            },
+            Next::Busy => {}
+        }
+        loop {
+            match commands.try_recv() {
+                Ok(c) => batch.push(c),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        }
+        next = if batch.is_empty() {
+            run.work(SLICE, Host::Thread, out)
+        } else {
+            run.command(batch, out)
+        };
+        wake();
+    }
+}
+
+impl<R: LiveRun> Drop for Live<R> {
+    /// Closes the command channel (the run ends at its next look for commands) and waits up to
+    /// two seconds for the thread, so closing the window never hangs.
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Driver::Thread(handle) = &mut self.driver
+            && let Some(h) = handle.take()
+        {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !h.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// One-shot background work with progress, cancel and a result to collect (every analysis of
+/// the app runs in one).
+pub struct Job<T> {
+    /// Work items requested (for the progress bar).
+    pub total: usize,
+    done: Arc<AtomicUsize>,
+    cancel: Arc<AtomicBool>,
+    result: Arc<Mutex<Option<Result<T, String>>>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl<T: Send + 'static> Job<T> {
+    /// Runs `work(progress, cancel)` on a thread called `name`; `work` calls `progress()` once
+    /// per finished item and should stop soon after `cancel` is raised. `repaint` is called
+    /// after each item and at the end. A panic in `work` becomes an error result. A page has
+    /// no threads: there the job ends at once with an error saying so (the panels that start
+    /// jobs are desktop-only in the page).
+    pub fn spawn(
+        name: &str,
+        total: usize,
+        repaint: Repaint,
+        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> T + Send + 'static,
+    ) -> Self {
+        let done = Arc::new(AtomicUsize::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let result = Arc::new(Mutex::new(None));
+        #[cfg(target_arch = "wasm32")]
+        let handle = {
+            let _ = (name, repaint, work);
+            *result.lock().expect("job result lock") = Some(Err(
+                "this analysis runs in the desktop app only (a page has no worker threads)"
+                    .to_string(),
+            ));
+            None
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let handle = {
+            let (done, cancel, result) = (done.clone(), cancel.clone(), result.clone());
+            let thread = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || {
+                    let progress = || {
+                        done.fetch_add(1, Ordering::Relaxed);
+                        repaint();
+                    };
+                    let outcome = guarded(|| work(&progress, &cancel));
+                    *result.lock().expect("job result lock") = Some(outcome);
+                    repaint();
+                })
+                .expect("spawn job thread");
+            Some(thread)
+        };
+        Self {
+            total,
+            done,
+            cancel,
+            result,
+            handle,
+        }
+    }
+
+    /// Items finished so far.
+    pub fn done(&self) -> usize {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Asks the work to stop soon.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether cancel was requested.
+    pub fn is_cancelling(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// The outcome once the thread has finished (`Err` with the message if it panicked);
+    /// `None` while it runs.
+    pub fn take_result(&mut self) -> Option<Result<T, String>> {
+        let r = self.result.lock().expect("job result lock").take()?;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        Some(r)
+    }
+}
+
+impl<T> Drop for Job<T> {
+    /// Raises the cancel flag and lets the thread end on its own (never blocks the UI).
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `f` off the caller's thread on the desktop (work too slow for a frame, such as
+/// encoding a screenshot), in place in the page, which has no other thread.
+pub fn detach(f: impl FnOnce() + Send + 'static) {
+    #[cfg(not(target_arch = "wasm32"))]
+    std::thread::spawn(f);
+    #[cfg(target_arch = "wasm32")]
+    f();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts to `end` one per slice; a command `true` panics, `false` pauses.
+    struct Counter {
+        at: usize,
+        end: usize,
+        running: bool,
+    }
+
+    impl LiveRun for Counter {
+        type Command = bool;
+        type Update = Result<usize, String>;
+
+        fn begin(&mut self, out: &Outbox<Self::Update>) -> Next {
+            out.send(Ok(self.at));
+            Next::Idle
+        }
+
+        fn command(&mut self, cmds: Vec<bool>, _out: &Outbox<Self::Update>) -> Next {
+            for c in cmds {
+                assert!(!c, "injected");
+                self.running = !self.running;
+            }
+            if self.running { Next::Busy } else { Next::Idle }
+        }
+
+        fn work(&mut self, _b: Duration, _h: Host, out: &Outbox<Self::Update>) -> Next {
+            self.at += 1;
+            out.send(Ok(self.at));
+            if self.at == self.end {
+                Next::Done
+            } else {
+                Next::Busy
+            }
+        }
+
+        fn failed(why: Failure) -> Self::Update {
+            Err(format!("{why:?}"))
+        }
+    }
+
+    fn counter(end: usize) -> Counter {
+        Counter {
+            at: 0,
+            end,
+            running: false,
+        }
+    }
+
+    fn until_finished(live: &Live<Counter>) -> Vec<Result<usize, String>> {
+        let mut all = Vec::new();
+        for _ in 0..10_000 {
+            all.extend(live.drain());
+            if live.is_finished() {
+                all.extend(live.drain());
+                return all;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("the run never ended");
+    }
+
+    #[test]
+    fn both_drivers_report_the_same_updates_and_end_with_the_run() {
+        let thread = Live::on_thread("test", || Ok(counter(5)), Arc::new(|| {}));
+        let frames = Live::in_frames(|| Ok(counter(5)), Arc::new(|| {}), SLICE);
+        assert_eq!(frames.drain(), [Ok(0)], "idle until told to run");
+        assert!(!frames.is_finished());
+        thread.send(false);
+        frames.send(false);
+        let want: Vec<_> = (1..=5).map(Ok).collect();
+        assert_eq!(until_finished(&thread)[1..], want);
+        assert_eq!(until_finished(&frames), want);
+    }
+
+    #[test]
+    fn a_panic_is_reported_once_as_the_runs_own_update() {
+        for live in [
+            Live::on_thread("test", || Ok(counter(5)), Arc::new(|| {})),
+            Live::in_frames(|| Ok(counter(5)), Arc::new(|| {}), SLICE),
+        ] {
+            live.send(true);
+            let got = until_finished(&live);
+            assert_eq!(got, [Ok(0), Err("Panicked(\"injected\")".to_string())]);
+        }
+        let failed = Live::<Counter>::in_frames(|| Err("no".into()), Arc::new(|| {}), SLICE);
+        assert!(failed.is_finished());
+        assert_eq!(failed.drain(), [Err("Refused(\"no\")".to_string())]);
+    }
+}

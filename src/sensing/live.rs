@@ -1,0 +1,234 @@
+//! The gauge lab's live runs: a few rules trained on one problem instance, each with its gauge
+//! twin, sampling loss, recovery and the twins' drift as they go and the singular values at
+//! the end. A [`LiveRun`] for the [`crate::live::Live`] driver: on a thread the rules step in
+//! parallel over the pool; in the page's frame loop one step at a time, round-robin. Each run
+//! depends only on its rule, so both report the same numbers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rayon::prelude::*;
+use web_time::Instant;
+
+use super::zoo::{FactorRun, Outcome, Rule, RunResult};
+use super::{SensingConfig, SensingProblem};
+use crate::live::{Failure, Host, LiveRun, Next, Outbox};
+
+/// Samples per live run.
+const LIVE_SAMPLES: usize = 200;
+
+/// Most steps one frame takes, whatever the clock says: a page's clock can be coarse
+/// (browsers that resist fingerprinting round it to 100 ms) or stand still (headless
+/// Chromium's virtual time), and a frame must still end. At 9 ms per frame a page takes a few
+/// dozen steps, far below this.
+const MAX_FRAME_STEPS: usize = 256;
+
+/// One sample of a live run.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveSample {
+    /// Index of the rule in the live runs' list.
+    pub rule: usize,
+    /// Step.
+    pub step: usize,
+    /// Pre-update training loss.
+    pub loss: f64,
+    /// Recovery error.
+    pub recovery: f64,
+    /// Twin drift ‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F.
+    pub twin_drift: f64,
+    /// Factor drift ‖U′ − UQ‖F / ‖UQ‖F.
+    pub factor_drift: f64,
+}
+
+/// What the live runs report.
+#[derive(Clone, Debug)]
+pub enum LiveUpdate {
+    /// A sample.
+    Sample(LiveSample),
+    /// The runs stopped on a panic (its message); the app keeps running.
+    Crashed(String),
+    /// A rule finished: its singular values of UVᵀ (descending).
+    Done {
+        /// Index of the rule.
+        rule: usize,
+        /// Singular values of the final UVᵀ.
+        spectrum: Vec<f64>,
+        /// How it ended, with its final step.
+        summary: RunResult,
+    },
+}
+
+/// What the UI asks of the live runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LiveCommand {
+    /// End every run now ([`Outcome::Cancelled`]).
+    Cancel,
+}
+
+/// One rule of the live runs: its run, its place in the list and how often it samples.
+struct RuleRun {
+    index: usize,
+    seed: u64,
+    every: usize,
+    run: FactorRun<Arc<SensingProblem>>,
+}
+
+impl RuleRun {
+    /// Takes one step, sampling W_t before the step computes its loss (so the sample's three
+    /// numbers describe the same factors); `true` once the run has ended (its
+    /// [`LiveUpdate::Done`] sent).
+    fn advance(&mut self, out: &Outbox<LiveUpdate>) -> bool {
+        let t = self.run.t;
+        let sample = t.is_multiple_of(self.every).then(|| {
+            let [u, v] = &self.run.params;
+            (
+                super::recovery(u, v, &self.run.problem().target),
+                self.run.twin_drift().unwrap_or(f64::NAN),
+                self.run.factor_drift().unwrap_or(f64::NAN),
+            )
+        });
+        let stepped = self.run.step();
+        if let Some((recovery, twin_drift, factor_drift)) = sample {
+            out.send(LiveUpdate::Sample(LiveSample {
+                rule: self.index,
+                step: t,
+                loss: self.run.loss,
+                recovery,
+                twin_drift,
+                factor_drift,
+            }));
+        }
+        match stepped {
+            Some(outcome) => {
+                self.end(outcome, out);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sends the run's [`LiveUpdate::Done`], ended by `outcome`.
+    fn end(&self, outcome: Outcome, out: &Outbox<LiveUpdate>) {
+        let [u, v] = &self.run.params;
+        let mut spectrum: Vec<f64> = (u * v.transpose())
+            .singular_values()
+            .iter()
+            .copied()
+            .collect();
+        spectrum.sort_by(|a, b| b.total_cmp(a));
+        out.send(LiveUpdate::Done {
+            rule: self.index,
+            spectrum,
+            summary: self.run.summary(self.seed, outcome),
+        });
+    }
+}
+
+/// Live runs of several rules on one problem instance, each with its gauge twin.
+pub struct GaugeLive {
+    runs: Vec<RuleRun>,
+    /// The rule a frame steps next.
+    next: usize,
+    target_spectrum: Vec<f64>,
+}
+
+impl GaugeLive {
+    /// Every (rule, lr) of `rules` on the instance of `cfg` and `seed`, for at most `budget`
+    /// steps, sampling about 200 times each. Panics if `cfg` does not validate.
+    pub fn new(cfg: &SensingConfig, rules: &[(Rule, f64)], seed: u64, budget: usize) -> Self {
+        let problem = Arc::new(SensingProblem::new(cfg, seed));
+        let target_spectrum = problem.target.singular_values().iter().copied().collect();
+        let every = (budget / LIVE_SAMPLES).max(1);
+        let runs = rules
+            .iter()
+            .enumerate()
+            .map(|(index, &(rule, lr))| RuleRun {
+                index,
+                seed,
+                every,
+                run: FactorRun::new(problem.clone(), rule, lr, budget, seed, true),
+            })
+            .collect();
+        Self {
+            runs,
+            next: 0,
+            target_spectrum,
+        }
+    }
+
+    /// Singular values of the target X* (in nalgebra's order).
+    pub fn target_spectrum(&self) -> &[f64] {
+        &self.target_spectrum
+    }
+
+    fn state(&self) -> Next {
+        if self.runs.is_empty() {
+            Next::Done
+        } else {
+            Next::Busy
+        }
+    }
+}
+
+impl LiveRun for GaugeLive {
+    type Command = LiveCommand;
+    type Update = LiveUpdate;
+
+    fn begin(&mut self, _out: &Outbox<LiveUpdate>) -> Next {
+        self.state()
+    }
+
+    fn command(&mut self, cmds: Vec<LiveCommand>, out: &Outbox<LiveUpdate>) -> Next {
+        if cmds.contains(&LiveCommand::Cancel) {
+            for r in self.runs.drain(..) {
+                r.end(Outcome::Cancelled, out);
+            }
+        }
+        self.state()
+    }
+
+    /// On a thread every rule steps for the whole budget in parallel; in a frame one step at
+    /// a time round-robin, so the frame overruns the budget by at most one step of one rule.
+    fn work(&mut self, budget: Duration, host: Host, out: &Outbox<LiveUpdate>) -> Next {
+        let started = Instant::now();
+        match host {
+            Host::Thread => {
+                let ended: Vec<bool> = self
+                    .runs
+                    .par_iter_mut()
+                    .map(|r| {
+                        while started.elapsed() < budget {
+                            if r.advance(out) {
+                                return true;
+                            }
+                        }
+                        false
+                    })
+                    .collect();
+                let mut ended = ended.into_iter();
+                self.runs.retain(|_| !ended.next().unwrap_or(false));
+            }
+            Host::Frame => {
+                let (mut i, mut steps) = (self.next, 0);
+                while !self.runs.is_empty() && started.elapsed() < budget && steps < MAX_FRAME_STEPS
+                {
+                    steps += 1;
+                    i %= self.runs.len();
+                    if self.runs[i].advance(out) {
+                        self.runs.remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+                self.next = i;
+            }
+        }
+        self.state()
+    }
+
+    fn failed(why: Failure) -> LiveUpdate {
+        match why {
+            Failure::Refused(m) | Failure::Panicked(m) => LiveUpdate::Crashed(m),
+        }
+    }
+}
