@@ -1,6 +1,7 @@
 //! The RON preset: every numerics setting of an experiment, with documented defaults and
 //! validation that names the field and its allowed range (numerics §6).
 
+use std::ffi::OsStr;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -221,6 +222,64 @@ pub fn without_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
+/// Where a preset argument's text comes from (see [`source`]).
+#[derive(Debug)]
+pub enum Source {
+    /// The RON text of a file or of a bundled preset, with the name errors should give it
+    /// (the path as given, shown lossily when it is not UTF-8, or `presets/NAME.ron`).
+    Ron {
+        /// The preset's RON text.
+        text: String,
+        /// The file name errors quote.
+        file: String,
+    },
+    /// A share string (or a link holding one), to be decoded by [`crate::share::decode`].
+    Share(String),
+}
+
+/// Resolves a preset argument the way every preset kind reads it: an existing file at `arg`
+/// (any file name the OS allows, UTF-8 or not) is read; otherwise a bundled preset called `arg`
+/// (from `bundled`), or, when `shares` is set, a share string. `kind` names the presets in the
+/// "not found" message ("preset", "attention preset", "zoo preset").
+///
+/// Errors: unreadable files, files over `max` bytes or not UTF-8, and an argument that is
+/// neither a file nor a bundled name nor (with `shares`) a share string; each names the
+/// argument as given (lossily for a non-UTF-8 name).
+pub fn source(
+    arg: &OsStr,
+    bundled: &[(&str, &str)],
+    kind: &str,
+    max: u64,
+    shares: bool,
+) -> Result<Source, PresetError> {
+    let path = Path::new(arg);
+    let shown = path.display().to_string();
+    // A folder that happens to share a bundled preset's name does not hide the preset.
+    if path.is_file() {
+        let text = read_text(path, &shown, max)?;
+        return Ok(Source::Ron { text, file: shown });
+    }
+    if let Some(name) = arg.to_str() {
+        if shares && crate::share::is_share_string(name) {
+            return Ok(Source::Share(name.to_string()));
+        }
+        if let Some((_, text)) = bundled.iter().find(|(n, _)| *n == name) {
+            return Ok(Source::Ron {
+                text: (*text).to_string(),
+                file: format!("presets/{name}.ron"),
+            });
+        }
+    }
+    let names: Vec<&str> = bundled.iter().map(|(n, _)| *n).collect();
+    Err(PresetError::whole(
+        &shown,
+        format!(
+            "no such file, and no bundled {kind} of that name (bundled: {})",
+            names.join(", ")
+        ),
+    ))
+}
+
 impl Preset {
     /// Parses and validates RON `text` (a leading byte-order mark is ignored); `file` names the
     /// source in errors.
@@ -250,31 +309,21 @@ impl Preset {
         Ok(preset)
     }
 
-    /// Loads a preset file, or a bundled preset by name ([`BUNDLED`]) or a share string
-    /// (`bl1:…`, see [`crate::share`]) when no file of that name exists. The file is only read.
-    /// Errors as [`Preset::from_ron`] and [`crate::share::decode`], plus unreadable and
-    /// over-long files.
-    pub fn load(path_or_name: &str) -> Result<Self, PresetError> {
-        let path = Path::new(path_or_name);
-        // A folder that happens to share a bundled preset's name does not hide the preset.
-        if !path.is_file() {
-            if crate::share::is_share_string(path_or_name) {
-                return crate::share::decode(path_or_name);
-            }
-            if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == path_or_name) {
-                return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
-            }
-            let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
-            return Err(PresetError::whole(
-                path_or_name,
-                format!(
-                    "no such file, and no bundled preset of that name (bundled: {})",
-                    names.join(", ")
-                ),
-            ));
+    /// Loads a preset file (any file name the OS allows), or a bundled preset by name
+    /// ([`BUNDLED`]) or a share string (`bl1:…`, see [`crate::share`]) when no file of that name
+    /// exists ([`source`]). The file is only read. Errors as [`Preset::from_ron`] and
+    /// [`crate::share::decode`], plus unreadable, over-long and non-UTF-8 files.
+    pub fn load(path_or_name: impl AsRef<OsStr>) -> Result<Self, PresetError> {
+        match source(
+            path_or_name.as_ref(),
+            BUNDLED,
+            "preset",
+            MAX_PRESET_BYTES,
+            true,
+        )? {
+            Source::Ron { text, file } => Self::from_ron(&text, &file),
+            Source::Share(s) => crate::share::decode(&s),
         }
-        let text = read_text(path, path_or_name, MAX_PRESET_BYTES)?;
-        Self::from_ron(&text, path_or_name)
     }
 
     /// The preset as pretty RON text, which [`Preset::from_ron`] reads back exactly.

@@ -180,7 +180,7 @@ impl Lab {
 
     /// Loads a preset file; errors become a notice.
     pub fn load_preset_file(&mut self, path: &Path) -> bool {
-        let loaded = Preset::load(&path.to_string_lossy());
+        let loaded = Preset::load(path);
         self.apply_loaded(loaded, &format!("Opened {}.", path.display()))
     }
 

@@ -2,14 +2,12 @@
 //! and the runs (an update rule, optionally a second rule for the non-hidden parameters, and
 //! the twin types to train beside the base model).
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use super::data::{MAX_MODULUS, TaskConfig};
 use super::model::{Arch, Init, ModelConfig, Workspace};
 use crate::optim::OptimizerSpec;
-use crate::preset::{PresetError, validate_spec};
+use crate::preset::{PresetError, Source, validate_spec};
 use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Attention presets shipped inside the binary, by name (the files in `presets/`).
@@ -346,43 +344,22 @@ impl AttentionPreset {
         Ok(preset)
     }
 
-    /// Loads a preset file, or a bundled preset ([`BUNDLED_ATTENTION`]) by name or a share
-    /// string (`ba1:…`, see [`crate::share`]) when no file of that name exists. Errors as
-    /// [`AttentionPreset::from_ron`] and [`crate::share::decode`], plus unreadable, over-long
-    /// and non-UTF-8 files.
-    pub fn load(path_or_name: &str) -> Result<Self, PresetError> {
-        let path = Path::new(path_or_name);
-        let error = |message: String| PresetError {
-            file: path_or_name.into(),
-            line: None,
-            column: None,
-            field: None,
-            message,
-        };
-        if !path.is_file() {
-            if crate::share::is_share_string(path_or_name) {
-                return crate::share::decode(path_or_name);
-            }
-            if let Some((_, text)) = BUNDLED_ATTENTION.iter().find(|(n, _)| *n == path_or_name) {
-                return Self::from_ron(text, &format!("presets/{path_or_name}.ron"));
-            }
-            let names: Vec<&str> = BUNDLED_ATTENTION.iter().map(|(n, _)| *n).collect();
-            return Err(error(format!(
-                "no such file, and no bundled attention preset of that name (bundled: {})",
-                names.join(", ")
-            )));
+    /// Loads a preset file (any file name the OS allows), or a bundled preset
+    /// ([`BUNDLED_ATTENTION`]) by name or a share string (`ba1:…`, see [`crate::share`]) when no
+    /// file of that name exists ([`crate::preset::source`]). Errors as
+    /// [`AttentionPreset::from_ron`] and [`crate::share::decode`], plus unreadable, over-long and
+    /// non-UTF-8 files.
+    pub fn load(path_or_name: impl AsRef<std::ffi::OsStr>) -> Result<Self, PresetError> {
+        match crate::preset::source(
+            path_or_name.as_ref(),
+            BUNDLED_ATTENTION,
+            "attention preset",
+            MAX_ATTENTION_BYTES,
+            true,
+        )? {
+            Source::Ron { text, file } => Self::from_ron(&text, &file),
+            Source::Share(s) => crate::share::decode(&s),
         }
-        let len = std::fs::metadata(path)
-            .map_err(|e| error(format!("cannot read: {e}")))?
-            .len();
-        if len > MAX_ATTENTION_BYTES {
-            return Err(error(format!(
-                "file is {len} bytes; at most {MAX_ATTENTION_BYTES} are accepted"
-            )));
-        }
-        let bytes = std::fs::read(path).map_err(|e| error(format!("cannot read: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| error(format!("not UTF-8 text: {e}")))?;
-        Self::from_ron(&text, path_or_name)
     }
 
     /// The preset as RON text (every field written).

@@ -13,7 +13,7 @@ use basis_lab::console;
 #[derive(Args, Debug)]
 pub struct AttentionArgs {
     /// An attention preset file, or a bundled one: attention, attention-quick.
-    preset: String,
+    preset: std::ffi::OsString,
     /// Override the number of seeds (mean ± sd in attention.md).
     #[arg(long)]
     seeds: Option<usize>,

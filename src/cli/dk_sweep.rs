@@ -13,7 +13,7 @@ use basis_lab::shard::Job;
 #[derive(Args, Debug)]
 pub struct DkSweepArgs {
     /// A preset file, or a bundled preset name.
-    preset: String,
+    preset: std::ffi::OsString,
     /// Comma-separated key dimensions.
     #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64")]
     dks: Vec<usize>,

@@ -14,7 +14,7 @@ use basis_lab::shard::Job;
 #[derive(Args, Debug)]
 pub struct EpsSweepArgs {
     /// A preset file, or a bundled preset name.
-    preset: String,
+    preset: std::ffi::OsString,
     /// Comma-separated values of Adam's ε.
     #[arg(
         long,

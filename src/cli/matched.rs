@@ -14,7 +14,7 @@ use basis_lab::experiment::report;
 #[derive(Args, Debug)]
 pub struct MatchedArgs {
     /// A preset file, or a bundled preset name.
-    preset: String,
+    preset: std::ffi::OsString,
     /// Number of loss levels between the initial loss and the best one every arm reaches.
     #[arg(long, default_value_t = 6)]
     levels: usize,

@@ -41,7 +41,7 @@ pub struct Cli {
     portable: bool,
     /// Open the app with this preset (a file or a bundled name) instead of the saved settings.
     #[arg(long, global = false)]
-    preset: Option<String>,
+    preset: Option<std::ffi::OsString>,
     /// Open the app from the settings in this file (an `app.ron` as the app saves it) instead
     /// of the saved ones; with --screenshot, photograph that state.
     #[arg(long, value_name = "FILE")]

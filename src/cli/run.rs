@@ -12,7 +12,7 @@ use basis_lab::experiment::{RunOptions, report, run_to_dir};
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// A preset file, or a bundled preset name (see `basis-lab presets`).
-    preset: String,
+    preset: std::ffi::OsString,
     #[command(flatten)]
     output: Output,
     /// Override the preset's seed.

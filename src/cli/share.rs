@@ -14,7 +14,7 @@ use basis_lab::share::{self, Shareable};
 #[derive(Args, Debug)]
 pub struct ShareArgs {
     /// A preset file, a bundled preset's name, or a share string.
-    preset: String,
+    preset: std::ffi::OsString,
     /// Read PRESET as an attention preset (implied by the bundled attention presets' names and
     /// by `ba1:` strings).
     #[arg(long)]
@@ -25,7 +25,8 @@ impl ShareArgs {
     /// Prints the share string.
     pub fn run(self) -> Result<()> {
         let tag = format!("{}:", AttentionPreset::PREFIX);
-        let text = self.preset.trim();
+        let lossy = self.preset.to_string_lossy();
+        let text = lossy.trim();
         let attention = self.attention
             || BUNDLED_ATTENTION.iter().any(|(n, _)| *n == text)
             || (share::is_share_string(text)

@@ -148,7 +148,7 @@ pub fn prepare_dir(dir: &Path) -> Result<()> {
 }
 
 /// Loads a preset (a file or a bundled name), applies `--steps` and validates it.
-pub fn load_preset(name: &str, steps: Option<usize>) -> Result<Preset> {
+pub fn load_preset(name: &std::ffi::OsStr, steps: Option<usize>) -> Result<Preset> {
     let mut p = Preset::load(name)?;
     p.steps = steps.unwrap_or(p.steps);
     p.validate()?;

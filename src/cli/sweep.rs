@@ -12,7 +12,7 @@ use basis_lab::shard::Job;
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// A preset file, or a bundled preset name.
-    preset: String,
+    preset: std::ffi::OsString,
     /// Number of seeds.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     seeds: u64,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
 use super::{Cell, FactorRun, INTERPOLATED, Outcome, Rule, RunResult, ZooSchedule};
-use crate::preset::{PresetError, read_text};
+use crate::preset::{PresetError, Source};
 use crate::sensing::{SensingConfig, SensingProblem};
 use crate::validate::{FieldError, Range, check_int, check_real};
 
@@ -184,27 +184,21 @@ pub const MAX_CELLS: usize = 100_000;
 pub const MAX_OPERATOR_NUMBERS: usize = 250_000_000;
 
 impl ZooPreset {
-    /// Loads a zoo preset file, or a bundled one by name ([`BUNDLED_ZOO`]) when no file of that
-    /// name exists. Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or non-UTF-8 files, and
-    /// everything [`ZooPreset::from_ron`] rejects.
-    pub fn load(path_or_name: &std::path::Path) -> Result<Self, PresetError> {
-        let shown = path_or_name.display().to_string();
-        // A folder that happens to share a bundled preset's name does not hide the preset.
-        if !path_or_name.is_file() {
-            if let Some((_, text)) = BUNDLED_ZOO.iter().find(|(n, _)| shown == *n) {
-                return Self::from_ron(text, &shown);
-            }
-            let names: Vec<&str> = BUNDLED_ZOO.iter().map(|(n, _)| *n).collect();
-            return Err(PresetError::whole(
-                &shown,
-                format!(
-                    "no such file, and no bundled zoo preset of that name (bundled: {})",
-                    names.join(", ")
-                ),
-            ));
+    /// Loads a zoo preset file (any file name the OS allows), or a bundled one by name
+    /// ([`BUNDLED_ZOO`]) when no file of that name exists ([`crate::preset::source`]). Errors:
+    /// unreadable, over-long ([`MAX_ZOO_BYTES`]) or non-UTF-8 files, and everything
+    /// [`ZooPreset::from_ron`] rejects.
+    pub fn load(path_or_name: impl AsRef<std::ffi::OsStr>) -> Result<Self, PresetError> {
+        match crate::preset::source(
+            path_or_name.as_ref(),
+            BUNDLED_ZOO,
+            "zoo preset",
+            MAX_ZOO_BYTES,
+            false,
+        )? {
+            Source::Ron { text, file } => Self::from_ron(&text, &file),
+            Source::Share(s) => Err(PresetError::whole(&s, "zoo presets have no share strings")),
         }
-        let text = read_text(path_or_name, &shown, MAX_ZOO_BYTES)?;
-        Self::from_ron(&text, &shown)
     }
 
     /// Parses and validates RON text (a leading byte-order mark is ignored); `file` names the

@@ -360,7 +360,7 @@ impl AttentionTwins {
         });
         if open_file {
             match crate::app::files::pick_file("RON preset", "ron") {
-                Some(path) => match AttentionPreset::load(&path.to_string_lossy()) {
+                Some(path) => match AttentionPreset::load(&path) {
                     Ok(p) => choice = Some(Source::Custom(p)),
                     Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
                 },
