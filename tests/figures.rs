@@ -198,3 +198,27 @@ fn write_pair_writes_both_files() {
         )
     );
 }
+
+#[test]
+fn a_line_of_one_point_is_drawn_as_a_dot_in_the_middle_of_the_plot() {
+    let one = |points: Vec<[f64; 2]>| Figure {
+        title: "one ε".into(),
+        body: Body::Plot {
+            x: Axis::log("ε"),
+            y: Axis::linear("excess"),
+            marks: vec![Mark::line("adam", [213, 94, 0], points, 3.0, Dash::Solid)],
+        },
+    };
+    let svg = figure::svg(&one(vec![[1e-3, 0.25]]), (400, 300)).unwrap();
+    assert_eq!(svg.matches("<circle").count(), 1, "{svg}");
+    // Two points are a line, no dot.
+    let svg = figure::svg(&one(vec![[1e-3, 0.25], [1e-2, 0.5]]), (400, 300)).unwrap();
+    assert_eq!(svg.matches("<circle").count(), 0);
+    // The one point sits in the middle of a padded range on both axes.
+    let Body::Plot { x, y, marks } = &one(vec![[1e-3, 0.25]]).body else {
+        unreachable!()
+    };
+    let ([x0, x1], [y0, y1]) = figure::plot_ranges(x, y, marks);
+    assert_eq!(((x0 + x1) / 2.0, (y0 + y1) / 2.0), (-3.0, 0.25));
+    assert!(x1 - x0 >= 1.0 && y1 - y0 >= 1.0, "{x0}..{x1}, {y0}..{y1}");
+}

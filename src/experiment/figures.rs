@@ -514,11 +514,15 @@ pub fn points_figure(
 ) -> Figure {
     let mut marks = Vec::new();
     if let Some(band) = zero_band {
-        let pts: Vec<(f64, f64)> = band
+        let mut pts: Vec<(f64, f64)> = band
             .iter()
             .copied()
             .filter(|p| p.0 > 0.0 && p.1.is_finite())
             .collect();
+        // One swept value: its band spans the decade drawn around it (see below).
+        if let [(x, sd)] = pts[..] {
+            pts = vec![(x / 10f64.sqrt(), sd), (x * 10f64.sqrt(), sd)];
+        }
         if pts.len() >= 2 {
             marks.push(Mark::band(
                 "± the baseline's sd",
@@ -577,9 +581,16 @@ pub fn points_figure(
         SweepAxis::Eps => Axis::log("Adam's ε (log scale)"),
         SweepAxis::Dk => Axis::log("key dimension d_k (log scale)"),
     };
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    // One swept value: a decade around it, so the arms' nudged whiskers and their means sit in
+    // the middle rather than at the edges of a range only the nudge spans.
+    if let [only] = ticks[..] {
+        x = x
+            .including(only / 10f64.sqrt())
+            .including(only * 10f64.sqrt());
+    }
     if axis == SweepAxis::Dk {
-        ticks.sort_by(f64::total_cmp);
-        ticks.dedup();
         x.ticks = ticks;
     }
     let y = if m.log_y {
@@ -626,4 +637,87 @@ pub fn dk_figures(points: &[DkPoint]) -> Vec<(String, Figure)> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::experiment::{dk_sweep, eps_sweep, sweep};
+    use crate::figure::{Shape, assert_readable};
+    use crate::preset::Preset;
+
+    fn quick() -> Preset {
+        let mut p = Preset::load("classroom").unwrap();
+        p.steps = 12;
+        p.eval_every = 4;
+        p
+    }
+
+    /// One evaluation per arm: every curve is a single point.
+    fn one_point(name: &str, optimizer: &str, v: f64) -> ArmCurves {
+        ArmCurves {
+            name: name.into(),
+            optimizer: optimizer.into(),
+            orientation: vec![[10.0, v * 1e-3]],
+            noise: vec![],
+            axis: [vec![[10.0, v]], vec![[10.0, v]]],
+            loss: vec![[10.0, 2.0 + v]],
+            heldout: vec![[10.0, 2.5 + v]],
+            norm_mean: vec![[10.0, 1.0 + v]],
+            norm_sd: vec![[10.0, v]],
+            diverged_at: None,
+        }
+    }
+
+    #[test]
+    fn every_run_figure_of_one_evaluation_reads() {
+        let arms = [one_point("gd", "gd", 0.2), one_point("adam", "adam", 0.4)];
+        assert_readable(&orientation_figure(&arms));
+        assert_readable(&axis_figure(&arms, 16, None));
+        assert_readable(&loss_figure(&arms));
+        assert_readable(&norms_figure(&arms));
+        // All-equal values over many steps read too.
+        let flat: Vec<ArmCurves> = arms
+            .iter()
+            .map(|a| {
+                let mut a = a.clone();
+                a.loss = (0..5).map(|i| [i as f64, 2.0]).collect();
+                a
+            })
+            .collect();
+        assert_readable(&loss_figure(&flat));
+    }
+
+    #[test]
+    fn a_sweep_over_one_value_has_its_means_and_bars_inside_the_plot() {
+        let p = quick();
+        let cancel = AtomicBool::new(false);
+        let eps = eps_sweep(&p, &[1e-3], 2, &|| {}, &cancel).unwrap();
+        let dks = dk_sweep(&p, &[16], 2, &|| {}, &cancel).unwrap();
+        let figures: Vec<(String, Figure)> = eps_figures(&eps)
+            .into_iter()
+            .chain(dk_figures(&dks))
+            .collect();
+        assert_eq!(figures.len(), 6);
+        for (name, f) in &figures {
+            assert_readable(f);
+            let Body::Plot { x, y, marks } = &f.body else {
+                panic!("{name}: a plot")
+            };
+            // A decade around the one value, the value in the middle.
+            let ([x0, x1], _) = crate::figure::plot_ranges(x, y, marks);
+            let only: f64 = if name.starts_with("eps") { 1e-3 } else { 16.0 };
+            assert!((x1 - x0 - 1.08).abs() < 1e-9, "{name}: {x0}..{x1}");
+            assert!(((x0 + x1) / 2.0 - only.log10()).abs() < 1e-9, "{name}");
+            // Every arm's mean is drawn (a one-point line, shown as a dot).
+            let means = marks
+                .iter()
+                .filter(|m| matches!(&m.shape, Shape::Line { points, .. } if points.len() == 1))
+                .count();
+            assert_eq!(means, p.arms.len(), "{name}");
+        }
+        assert_readable(&sweep_figure(&sweep(&p, 1, &|| {}).unwrap()));
+    }
 }

@@ -2,7 +2,7 @@
 //! negated for reversed ones), its ticks and their labels: shared by the plotters renderer and
 //! the app's on-screen plots, so a saved figure and the plot on screen read alike.
 
-use super::Axis;
+use super::{Axis, Mark, Shape};
 
 impl Axis {
     /// The drawing coordinate of the data value `v`: log10 on a log axis, negated on a
@@ -179,6 +179,90 @@ pub fn pieces(points: &[[f64; 2]], x: &Axis, y: &Axis) -> Vec<Vec<(f64, f64)>> {
     out
 }
 
+/// The ranges a plot of `marks` shows, `([x_lo, x_hi], [y_lo, y_hi])` in drawing coordinates
+/// ([`Axis::to_drawing`]): every drawable value of the marks, the bars' base (0 on a linear
+/// y axis), the axes' `include` values and categories, padded by 4% of the span on each side.
+/// A degenerate range gets a fixed pad instead, so its values sit in the middle of a plot of
+/// sensible size: one value or all values equal (within 1e-12 relative) are padded by 10% of
+/// the value, at least 0.5 (half a decade on a log axis); categories by 0.6 of a slot; no
+/// drawable value at all gives [0, 1]. Used by the saved figure and the on-screen plot alike.
+pub fn plot_ranges(x: &Axis, y: &Axis, marks: &[Mark]) -> ([f64; 2], [f64; 2]) {
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for m in marks {
+        mark_values(m, x, y, &mut xs, &mut ys);
+        if let Shape::Bars { .. } = m.shape
+            && !y.log
+        {
+            ys.push(0.0);
+        }
+    }
+    xs.extend(x.include.iter().filter_map(|v| x.to_drawing(*v)));
+    ys.extend(y.include.iter().filter_map(|v| y.to_drawing(*v)));
+    if !x.categories.is_empty() {
+        xs.extend(
+            [0.0, x.categories.len() as f64 - 1.0]
+                .iter()
+                .filter_map(|v| x.to_drawing(*v)),
+        );
+    }
+    (
+        padded(&xs, !x.categories.is_empty()),
+        padded(&ys, !y.categories.is_empty()),
+    )
+}
+
+/// The padded range of `values` (drawing coordinates), as [`plot_ranges`] describes.
+fn padded(values: &[f64], categorical: bool) -> [f64; 2] {
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    if !(lo.is_finite() && hi.is_finite()) {
+        return [0.0, 1.0];
+    }
+    if categorical {
+        return [lo - 0.6, hi + 0.6];
+    }
+    if hi - lo < 1e-12 * lo.abs().max(1.0) {
+        let d = (lo.abs() * 0.1).max(0.5);
+        return [lo - d, hi + d];
+    }
+    let pad = (hi - lo) * 0.04;
+    [lo - pad, hi + pad]
+}
+
+/// Every drawable value of `m` in drawing coordinates, appended to `xs` and `ys`.
+fn mark_values(m: &Mark, x: &Axis, y: &Axis, xs: &mut Vec<f64>, ys: &mut Vec<f64>) {
+    let mut push = |px: f64, py: f64| {
+        if let (Some(a), Some(b)) = (x.to_drawing(px), y.to_drawing(py)) {
+            xs.push(a);
+            ys.push(b);
+        }
+    };
+    match &m.shape {
+        Shape::Line { points, .. } | Shape::Points { points, .. } | Shape::Bars { points, .. } => {
+            for p in points {
+                push(p[0], p[1]);
+            }
+        }
+        Shape::Band { x: bx, lo, hi } => {
+            for i in 0..bx.len().min(lo.len()).min(hi.len()) {
+                push(bx[i], lo[i]);
+                push(bx[i], hi[i]);
+            }
+        }
+        Shape::HLine { y: v, .. } => ys.extend(y.to_drawing(*v)),
+        Shape::VLine { x: v, .. } => xs.extend(x.to_drawing(*v)),
+    }
+}
+
+/// The radius (points) of the dot that stands for a one-point line of stroke `width`: a
+/// line needs two points to show, and a sweep over one value has one.
+pub fn dot_radius(width: f64) -> f64 {
+    (width * 1.5).max(3.0)
+}
+
 /// `v` printed with as many decimals as `step` needs; large or tiny magnitudes in e-notation
 /// with as many digits as `step` needs.
 fn number(v: f64, step: f64) -> String {
@@ -214,6 +298,44 @@ fn significant(v: f64) -> String {
             m
         };
         format!("{m}e{e}")
+    }
+}
+
+/// Asserts that every value `figure` draws lies inside its plot ranges ([`plot_ranges`]),
+/// at least 3% of the span from each edge, and that both spans are positive: a figure of one
+/// point, one swept value or all-equal values reads like any other. For the figure builders'
+/// tests.
+#[cfg(test)]
+pub(crate) fn assert_readable(figure: &super::Figure) {
+    let super::Body::Plot { x, y, marks } = &figure.body else {
+        return;
+    };
+    let (rx, ry) = plot_ranges(x, y, marks);
+    for (r, name) in [(rx, "x"), (ry, "y")] {
+        assert!(
+            r[0].is_finite() && r[1].is_finite() && r[1] > r[0],
+            "{}: {name} range {r:?}",
+            figure.title
+        );
+    }
+    let inside = |v: f64, r: [f64; 2]| {
+        let m = 0.03 * (r[1] - r[0]);
+        v >= r[0] + m && v <= r[1] - m
+    };
+    for m in marks
+        .iter()
+        .filter(|m| !matches!(m.shape, Shape::HLine { .. } | Shape::VLine { .. }))
+    {
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        mark_values(m, x, y, &mut xs, &mut ys);
+        for (a, b) in xs.iter().zip(&ys) {
+            assert!(
+                inside(*a, rx) && inside(*b, ry),
+                "{}: mark `{}` at ({a}, {b}) is at the edge of {rx:?} × {ry:?}",
+                figure.title,
+                m.name
+            );
+        }
     }
 }
 

@@ -12,7 +12,9 @@
 mod axis;
 mod render;
 
-pub use axis::pieces;
+#[cfg(test)]
+pub(crate) use axis::assert_readable;
+pub use axis::{dot_radius, pieces, plot_ranges};
 pub use render::{FigureError, png, svg};
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,9 @@ use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatte
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use super::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, Shape, blues, pieces};
+use super::{
+    Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, Shape, blues, dot_radius, pieces, plot_ranges,
+};
 
 /// Why a figure could not be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -253,53 +255,6 @@ fn draw_legend<DB: DrawingBackend>(
     })
 }
 
-/// The drawing range of an axis over every value in `values` (already mapped), padded.
-fn range(values: &[f64], categorical: bool) -> (f64, f64) {
-    let (mut lo, mut hi) = values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-            (a.min(v), b.max(v))
-        });
-    if !(lo.is_finite() && hi.is_finite()) {
-        return (0.0, 1.0);
-    }
-    if categorical {
-        return (lo - 0.6, hi + 0.6);
-    }
-    if hi - lo < 1e-12 * lo.abs().max(1.0) {
-        let d = (lo.abs() * 0.1).max(0.5);
-        return (lo - d, hi + d);
-    }
-    let pad = (hi - lo) * 0.04;
-    lo -= pad;
-    hi += pad;
-    (lo, hi)
-}
-
-fn mark_values(m: &Mark, x: &Axis, y: &Axis, xs: &mut Vec<f64>, ys: &mut Vec<f64>) {
-    let mut push = |px: f64, py: f64| {
-        if let (Some(a), Some(b)) = (x.to_drawing(px), y.to_drawing(py)) {
-            xs.push(a);
-            ys.push(b);
-        }
-    };
-    match &m.shape {
-        Shape::Line { points, .. } | Shape::Points { points, .. } | Shape::Bars { points, .. } => {
-            for p in points {
-                push(p[0], p[1]);
-            }
-        }
-        Shape::Band { x: bx, lo, hi } => {
-            for i in 0..bx.len().min(lo.len()).min(hi.len()) {
-                push(bx[i], lo[i]);
-                push(bx[i], hi[i]);
-            }
-        }
-        Shape::HLine { y: v, .. } => ys.extend(y.to_drawing(*v)),
-        Shape::VLine { x: v, .. } => xs.extend(x.to_drawing(*v)),
-    }
-}
-
 fn draw_plot<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     x_axis: &Axis,
@@ -309,26 +264,7 @@ fn draw_plot<DB: DrawingBackend>(
 ) -> Result<(), FigureError> {
     let legend_h = draw_legend(area, marks, s)?;
     let (_, plot_area) = area.split_vertically(legend_h);
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for m in marks {
-        mark_values(m, x_axis, y_axis, &mut xs, &mut ys);
-        if let Shape::Bars { .. } = m.shape
-            && !y_axis.log
-        {
-            ys.push(0.0);
-        }
-    }
-    xs.extend(x_axis.include.iter().filter_map(|v| x_axis.to_drawing(*v)));
-    ys.extend(y_axis.include.iter().filter_map(|v| y_axis.to_drawing(*v)));
-    if !x_axis.categories.is_empty() {
-        xs.extend(
-            [0.0, x_axis.categories.len() as f64 - 1.0]
-                .iter()
-                .filter_map(|v| x_axis.to_drawing(*v)),
-        );
-    }
-    let (x0, x1) = range(&xs, !x_axis.categories.is_empty());
-    let (y0, y1) = range(&ys, !y_axis.categories.is_empty());
+    let ([x0, x1], [y0, y1]) = plot_ranges(x_axis, y_axis, marks);
     let (xt, xstep) = x_axis.tick_marks(x0, x1);
     let (yt, ystep) = y_axis.tick_marks(y0, y1);
     let mut chart = ChartBuilder::on(&plot_area)
@@ -376,7 +312,15 @@ fn draw_plot<DB: DrawingBackend>(
                 dash,
             } => {
                 for piece in pieces(points, x_axis, y_axis) {
-                    draw_path(&mut chart, piece, stroke(*width), *dash, s)?;
+                    if let [p] = piece[..] {
+                        // A one-point line (one sweep value, one sample) is a dot, not nothing.
+                        let r = ((dot_radius(*width) * s).round() as i32).max(1);
+                        chart
+                            .draw_series(std::iter::once(Circle::new(p, r, c.filled())))
+                            .map_err(draw_err)?;
+                    } else {
+                        draw_path(&mut chart, piece, stroke(*width), *dash, s)?;
+                    }
                 }
             }
             Shape::HLine { y, dash } => {

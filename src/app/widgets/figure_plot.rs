@@ -14,7 +14,7 @@ use egui_plot::{
 
 use super::plots::{Swatch, legend_row};
 use super::reflow;
-use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb, Shape, pieces};
+use crate::figure::{self, Axis, Body, Dash, Figure, Mark, Rgb, Shape, pieces};
 
 /// The figure's legend (every named mark once, in order) as a row above the plot.
 pub fn legend(ui: &mut egui::Ui, figure: &Figure) {
@@ -64,31 +64,15 @@ pub fn plot(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2]
         .show_x(hover)
         .show_y(hover)
         .allow_scroll(false);
-    for v in x.include.iter().filter_map(|v| x.to_drawing(*v)) {
-        p = p.include_x(v);
-    }
-    for v in y.include.iter().filter_map(|v| y.to_drawing(*v)) {
-        p = p.include_y(v);
-    }
-    // Reference lines count towards the range, as in the saved figure.
-    for m in marks {
-        match m.shape {
-            Shape::HLine { y: at, .. } => {
-                if let Some(t) = y.to_drawing(at) {
-                    p = p.include_y(t);
-                }
-            }
-            Shape::VLine { x: at, .. } => {
-                if let Some(t) = x.to_drawing(at) {
-                    p = p.include_x(t);
-                }
-            }
-            _ => {}
-        }
-    }
-    if !x.categories.is_empty() {
-        p = p.include_x(-0.6).include_x(x.categories.len() as f64 - 0.4);
-    }
+    // The saved figure's ranges exactly (its padding, and a sensible range when every value is
+    // the same), so the plot on screen and the file show the same window onto the data.
+    let ([x0, x1], [y0, y1]) = figure::plot_ranges(x, y, marks);
+    p = p
+        .set_margin_fraction(egui::Vec2::ZERO)
+        .include_x(x0)
+        .include_x(x1)
+        .include_y(y0)
+        .include_y(y1);
     if let Some(w) = size[0] {
         p = p.width(w);
     }
@@ -108,6 +92,16 @@ pub fn plot(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2]
                 } => {
                     for piece in pieces(points, x, y) {
                         let pts: Vec<[f64; 2]> = piece.into_iter().map(|(a, b)| [a, b]).collect();
+                        if pts.len() == 1 {
+                            // A one-point line shows as a dot, as in the saved figure.
+                            plot.points(
+                                Points::new(m.name.clone(), pts)
+                                    .color(c)
+                                    .radius(width(figure::dot_radius(*w)))
+                                    .filled(true),
+                            );
+                            continue;
+                        }
                         plot.line(
                             Line::new(m.name.clone(), pts)
                                 .color(c)

@@ -199,4 +199,15 @@ mod tests {
         assert_eq!(dash(&format!("gd (lr {second})")), Some(Dash::Dashed));
         assert!(marks.iter().any(|m| m.name == "± 1 sd over the seeds"));
     }
+
+    #[test]
+    fn a_fit_that_reached_one_level_reads() {
+        let mut r = report();
+        for s in &mut r.summaries {
+            s.levels.truncate(1);
+        }
+        for rmse in [true, false] {
+            crate::figure::assert_readable(&path_figure(&r, rmse));
+        }
+    }
 }

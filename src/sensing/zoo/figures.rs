@@ -208,3 +208,42 @@ pub fn figure(preset: &ZooPreset, runs: &[RunResult]) -> (String, Figure) {
         ("zoo".into(), zoo_figure(runs))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::figure::assert_readable;
+    use crate::sensing::zoo::{bundled_zoo, run_zoo};
+
+    /// `name`'s bundled preset cut to one rule, one τ and one seed on a small problem.
+    fn one_cell(name: &str) -> (ZooPreset, Vec<RunResult>) {
+        let mut p = bundled_zoo(name);
+        p.rules.truncate(1);
+        p.taus.truncate(1);
+        p.seeds = 1;
+        p.budget = 30;
+        p.problem.n = 8;
+        p.problem.rank = 2;
+        p.sizes.clear();
+        p.validate().unwrap();
+        let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
+        assert_eq!(runs.len(), 1, "{name}");
+        (p, runs)
+    }
+
+    #[test]
+    fn every_zoo_figure_of_one_run_reads() {
+        let (p, runs) = one_cell("zoo-paper");
+        assert_readable(&zoo_figure(&runs));
+        let (p_dial, dial) = one_cell("dial");
+        assert_readable(&dial_figure(&p_dial, &dial));
+        let (p_tail, tail) = one_cell("tail");
+        assert_readable(&tail_figure(&p_tail, &tail));
+        // The dispatcher picks the figure each preset is about (one τ is no tail).
+        assert_eq!(figure(&p_tail, &tail).0, "zoo");
+        assert_eq!(figure(&p, &runs).0, "zoo");
+        assert_eq!(figure(&p_dial, &dial).0, "zoo_dial");
+    }
+}
