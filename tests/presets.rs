@@ -10,7 +10,7 @@ fn bundled_presets_load_validate_and_round_trip_exactly() {
         assert_eq!(&p.name, name);
         let again = Preset::from_ron(&p.to_ron(), "round trip").unwrap();
         assert_eq!(again, p);
-        let on_disk = Preset::load(&format!("presets/{name}.ron")).unwrap();
+        let on_disk = Preset::load(format!("presets/{name}.ron")).unwrap();
         assert_eq!(on_disk, p, "presets/{name}.ron and the bundled copy differ");
     }
     assert!(
