@@ -4,8 +4,10 @@
 mod common;
 
 use basis_lab::app::shell::ZOOM_RANGE;
-use basis_lab::app::{AppState, MIN_WINDOW, MONITOR_SHARE, Settings, fit_window, saved};
-use eframe::egui::{Key, Modifiers, vec2};
+use basis_lab::app::{
+    AppState, MIN_WINDOW, MONITOR_SHARE, Settings, fit_window, place_window, saved,
+};
+use eframe::egui::{Key, Modifiers, Rect, pos2, vec2};
 use egui_kittest::Harness;
 use proptest::prelude::*;
 
@@ -28,6 +30,55 @@ fn a_desk_sized_window_shrinks_to_a_laptop_and_stays_on_a_large_monitor() {
         fit_window(vec2(1680.0, 1050.0), vec2(600.0, 400.0)),
         vec2(600.0, 400.0)
     );
+}
+
+#[test]
+fn a_window_saved_on_a_second_monitor_opens_centred_on_the_one_left() {
+    let laptop = vec2(1280.0, 800.0);
+    // Saved at x = 2200 on a projector to the right of the laptop: entirely off this monitor.
+    let inner = vec2(1200.0, 700.0);
+    let title = vec2(0.0, 30.0);
+    let off = Rect::from_min_size(pos2(2200.0, 100.0), inner + title);
+    let (pos, size) = place_window(off, inner, laptop).expect("moved");
+    assert_eq!(size, inner);
+    assert_eq!(pos, pos2(40.0, 35.0));
+    // Mostly off the left edge (only a corner visible): centred too, at the fitted size.
+    let big = vec2(1600.0, 1000.0);
+    let corner = Rect::from_min_size(pos2(-1400.0, -900.0), big + title);
+    let (pos, size) = place_window(corner, big, laptop).expect("moved");
+    assert_eq!(size, fit_window(big, laptop));
+    assert!(
+        pos.x >= 0.0 && pos.y >= 0.0 && pos.x + size.x <= laptop.x,
+        "{pos:?}"
+    );
+    // A window on the monitor at a size that fits stays exactly where it is.
+    let home = Rect::from_min_size(pos2(30.0, 20.0), inner + title);
+    assert_eq!(place_window(home, inner, laptop), None);
+    // On the monitor but too large for it: shrunk, and kept inside the monitor.
+    let wide = Rect::from_min_size(pos2(200.0, 20.0), big + title);
+    let (pos, size) = place_window(wide, big, laptop).expect("shrunk");
+    assert_eq!(size, fit_window(big, laptop));
+    assert!(pos.x + size.x <= laptop.x && pos.y + size.y + title.y <= laptop.y);
+}
+
+proptest! {
+    #[test]
+    fn a_placed_window_is_on_its_monitor(
+        x in -5000.0f32..5000.0, y in -3000.0f32..3000.0,
+        w in 100.0f32..4000.0, h in 100.0f32..3000.0,
+        mw in 800.0f32..3840.0, mh in 600.0f32..2160.0,
+    ) {
+        let monitor = vec2(mw, mh);
+        let inner = vec2(w, h);
+        let outer = Rect::from_min_size(pos2(x, y), inner + vec2(0.0, 30.0));
+        let (min, size) = match place_window(outer, inner, monitor) {
+            Some((p, s)) => (p, s),
+            None => (outer.min, inner),
+        };
+        let placed = Rect::from_min_size(min, size + vec2(0.0, 30.0));
+        let shown = placed.intersect(Rect::from_min_size(pos2(0.0, 0.0), monitor));
+        prop_assert!(shown.is_positive() && shown.area() >= 0.5 * placed.area());
+    }
 }
 
 proptest! {

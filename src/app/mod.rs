@@ -77,6 +77,46 @@ pub fn fit_window(size: egui::Vec2, monitor: egui::Vec2) -> egui::Vec2 {
     size.min(room).max(floor).min(monitor)
 }
 
+/// Where a restored window goes on a monitor of `monitor` points (its origin at 0, 0, as winit
+/// reports the window's monitor): `None` when the saved placement fits (at least half of the
+/// window's outer rectangle `outer` on the monitor, its inner size `inner` already
+/// [`fit_window`]-sized); otherwise the outer position and inner size that centre a fitted
+/// window on the monitor. A position saved while a second monitor was attached, or a window
+/// the window manager left hanging over an edge, is dropped this way instead of opening where
+/// nobody can see it (and being saved there again).
+pub fn place_window(
+    outer: egui::Rect,
+    inner: egui::Vec2,
+    monitor: egui::Vec2,
+) -> Option<(egui::Pos2, egui::Vec2)> {
+    let size = fit_window(inner, monitor);
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, monitor);
+    let shown = outer.intersect(screen);
+    let shown_area = if shown.is_positive() {
+        shown.area()
+    } else {
+        0.0
+    };
+    let on_screen = outer.is_finite() && shown_area >= 0.5 * outer.area();
+    if on_screen && (size - inner).abs().max_elem() < 1.0 {
+        return None;
+    }
+    if on_screen {
+        // Only the size changes: keep the window where it is, inside the monitor.
+        let frame = (outer.size() - inner).max(egui::Vec2::ZERO);
+        let max = (monitor - size - frame).max(egui::Vec2::ZERO);
+        let pos = outer.min.to_vec2().clamp(egui::Vec2::ZERO, max);
+        return Some((pos.to_pos2(), size));
+    }
+    let frame = if outer.is_finite() {
+        (outer.size() - inner).max(egui::Vec2::ZERO)
+    } else {
+        egui::Vec2::ZERO
+    };
+    let pos = ((monitor - size - frame) / 2.0).max(egui::Vec2::ZERO);
+    Some((pos.to_pos2(), size))
+}
+
 /// The largest share of the monitor a window takes on each side, width and height.
 pub const MONITOR_SHARE: egui::Vec2 = egui::vec2(0.96, 0.9);
 /// The smallest window [`fit_window`] makes on a monitor that has room for it (points).

@@ -8,7 +8,7 @@ use web_time::Instant;
 
 use super::panels::gauge_lab::HsiTab;
 use super::screenshot::ShotPlan;
-use super::{AppState, FIRST_WINDOW, GuiOptions, Settings, fit_window, saved};
+use super::{AppState, FIRST_WINDOW, GuiOptions, Settings, fit_window, place_window, saved};
 use std::path::PathBuf;
 
 /// Opens the main window and blocks until it is closed. In screenshot mode, returns an error if
@@ -135,13 +135,20 @@ struct BasisLabApp {
 }
 
 impl BasisLabApp {
-    /// Shrinks the window to [`fit_window`] once the monitor's size is known (after the first
-    /// frame; winit gives no monitor before the window exists). A maximised or full-screen
+    /// Fits the window to its monitor once the monitor's size is known (after the first frame;
+    /// winit gives no monitor before the window exists): [`fit_window`]'s size, and centred when
+    /// the restored position is off the monitor ([`place_window`]). A maximised or full-screen
     /// window is left alone.
     fn fit_to_monitor(&mut self, ctx: &egui::Context) {
-        let (monitor, inner, maximized, fullscreen) = ctx.input(|i| {
+        let (monitor, inner, outer, maximized, fullscreen) = ctx.input(|i| {
             let v = i.viewport();
-            (v.monitor_size, v.inner_rect, v.maximized, v.fullscreen)
+            (
+                v.monitor_size,
+                v.inner_rect,
+                v.outer_rect,
+                v.maximized,
+                v.fullscreen,
+            )
         });
         let (Some(monitor), Some(inner)) = (monitor, inner) else {
             return;
@@ -150,9 +157,14 @@ impl BasisLabApp {
         if maximized == Some(true) || fullscreen == Some(true) || monitor.min_elem() < 1.0 {
             return;
         }
-        let size = fit_window(inner.size(), monitor);
-        if (size - inner.size()).abs().max_elem() >= 1.0 {
-            ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(size));
+        let outer = outer.unwrap_or(inner);
+        if let Some((pos, size)) = place_window(outer, inner.size(), monitor) {
+            if (size - inner.size()).abs().max_elem() >= 1.0 {
+                ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(size));
+            }
+            if (pos - outer.min).abs().max_elem() >= 1.0 {
+                ctx.send_viewport_cmd(egui::ViewportCommand::OuterPosition(pos));
+            }
         }
     }
 }
