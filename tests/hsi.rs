@@ -371,7 +371,9 @@ fn the_hsi_command_fails_cleanly_on_bad_input() {
     std::fs::write(&junk, "not a mat file").unwrap();
     let scene = dir.path().join("tiny.mat");
     write_mat(&scene, "tiny", [2, 3, 4], &small_cube(), &D);
-    let cases: [(&Path, &[&str], &str); 5] = [
+    let empty = dir.path().join("empty.mat");
+    write_mat(&empty, "tiny", [0, 3, 4], &[], &D);
+    let cases: [(&Path, &[&str], &str); 10] = [
         (&junk, &["--density", "0.2"], "not a MATLAB v5"),
         (
             &scene,
@@ -393,6 +395,56 @@ fn the_hsi_command_fails_cleanly_on_bad_input() {
             &scene,
             &["--density", "0.2", "--var", "tiny", "--rules", "gd,lion"],
             "unknown rule `lion`",
+        ),
+        (
+            &empty,
+            &["--density", "0.2", "--var", "tiny"],
+            "variable `tiny` is empty (0 × 3 × 4)",
+        ),
+        (
+            &scene,
+            &[
+                "--density",
+                "0.2",
+                "--var",
+                "tiny",
+                "--rules",
+                "gd,gd",
+                "--lr",
+                "gd=1",
+            ],
+            "--rules: `gd` is given twice",
+        ),
+        (
+            &scene,
+            &["--density", "0.2", "--var", "tiny", "--lr", "gd=1,gd=2"],
+            "--lr: `gd` is given twice",
+        ),
+        (
+            &scene,
+            &[
+                "--density",
+                "0.2",
+                "--var",
+                "tiny",
+                "--lr",
+                " muon = 1,muon=2",
+            ],
+            "--lr: `muon` is given twice",
+        ),
+        (
+            &scene,
+            &[
+                "--density",
+                "0.2",
+                "--var",
+                "tiny",
+                "--rules",
+                "gd",
+                "--lr",
+                "adam=1",
+            ],
+            "adam is not in --rules",
         ),
     ];
     for (file, args, want) in cases {
@@ -447,4 +499,44 @@ fn the_kept_indian_pines_run_reads_back_with_the_documented_table() {
     assert_eq!(row("scalar_adam", 0.03), some("3.000 ± 0.474", "31.2"));
     let md = std::fs::read_to_string(dir.join("hsi-indian-pines-025.md")).unwrap();
     assert_eq!(grid_markdown(&r), md);
+}
+
+#[test]
+fn a_plain_run_uses_the_papers_protocol_rates_and_the_fastest_ones_by_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = tiny_scene_file(dir.path());
+    let run = |extra: &[&str]| {
+        let out = dir.path().join("out");
+        let args = [
+            &["hsi", s(&scene), "--density", "0.5", "--var", "tiny"][..],
+            &["--steps", "5", "--quiet", "--out", s(&out)],
+            extra,
+        ]
+        .concat();
+        ok(&args)
+    };
+    let paper = run(&[]);
+    for row in [
+        "| gd | 30 |",
+        "| adam | 0.01 |",
+        "| scalar_adam | 0.03 |",
+        "| muon | 0.1 |",
+    ] {
+        assert!(paper.contains(row), "{row}: {paper}");
+    }
+    let fastest = run(&["--rates", "fastest"]);
+    for row in [
+        "| gd | 10000 |",
+        "| adam | 0.01 |",
+        "| scalar_adam | 0.01 |",
+        "| muon | 0.01 |",
+    ] {
+        assert!(fastest.contains(row), "{row}: {fastest}");
+    }
+    // --lr overrides one rule and leaves the others at --rates'.
+    let mixed = run(&["--rates", "fastest", "--lr", "muon=0.1"]);
+    assert!(
+        mixed.contains("| gd | 10000 |") && mixed.contains("| muon | 0.1 |"),
+        "{mixed}"
+    );
 }

@@ -8,7 +8,7 @@ use web_time::Instant;
 
 use super::panels::gauge_lab::HsiTab;
 use super::screenshot::ShotPlan;
-use super::{AppState, FIRST_WINDOW, GuiOptions, Settings, fit_window, place_window, saved};
+use super::{AppState, FIRST_WINDOW, GuiOptions, Settings, place_window, saved};
 use std::path::PathBuf;
 
 /// Opens the main window and blocks until it is closed. In screenshot mode, returns an error if
@@ -125,7 +125,7 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
 
 struct BasisLabApp {
     state: AppState,
-    /// Whether the window has been fitted to its monitor ([`fit_window`]), done once when the
+    /// Whether the window has been fitted to its monitor ([`super::fit_window`]), done once when the
     /// monitor's size is first known.
     fitted: bool,
     shot: Option<ShotPlan>,
@@ -136,7 +136,7 @@ struct BasisLabApp {
 
 impl BasisLabApp {
     /// Fits the window to its monitor once the monitor's size is known (after the first frame;
-    /// winit gives no monitor before the window exists): [`fit_window`]'s size, and centred when
+    /// winit gives no monitor before the window exists): [`super::fit_window`]'s size, and centred when
     /// the restored position is off the monitor ([`place_window`]). A maximised or full-screen
     /// window is left alone.
     fn fit_to_monitor(&mut self, ctx: &egui::Context) {

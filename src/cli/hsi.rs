@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::shared::{Output, Parallel, wrote};
 use basis_lab::console;
@@ -41,9 +41,15 @@ pub struct HsiArgs {
         default_value = "gd,adam,scalar_adam,muon"
     )]
     rules: Vec<String>,
-    /// Override rates, e.g. `gd=30,adam=3e-4` (defaults: the documented choice).
+    /// Override rates, e.g. `gd=30,adam=3e-4`, one per rule of --rules (the others keep
+    /// --rates').
     #[arg(long, value_delimiter = ',', conflicts_with = "grid")]
     lr: Vec<String>,
+    /// Rates of a run without --grid: `paper` (the rates the paper's protocol picks at density
+    /// 0.15: GD 30, Adam 0.01, scalar-Adam 0.03, Muon 0.1) or `fastest` (the fastest stable
+    /// rates of the project's own grids: GD 1e4, the others 0.01).
+    #[arg(long, value_enum, default_value_t = Rates::Paper, conflicts_with = "grid")]
+    rates: Rates,
     /// Run every rate of each rule's grid on the selection seeds, pick a rate per rule from
     /// their training losses alone (the paper's rule and the project's, side by side), run the
     /// picks on the report seeds, and report mean ± sd over all seeds beside the paper's Table 5.
@@ -79,10 +85,37 @@ pub struct HsiArgs {
     parallel: Parallel,
 }
 
+/// Which rates a plain `hsi` run uses (see [`HsiArgs`]'s `--rates`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Rates {
+    /// The paper's protocol's picks at density 0.15 ([`basis_lab::sensing::hsi::HsiRule::default_lr`]).
+    Paper,
+    /// The fastest stable rates of the project's grids
+    /// ([`basis_lab::sensing::hsi::HsiRule::fastest_lr`]).
+    Fastest,
+}
+
+/// The first name in `names` given twice, if any.
+fn repeated<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::BTreeSet::new();
+    names.into_iter().find(|n| !seen.insert(*n))
+}
+
 impl HsiArgs {
     /// Loads the scene, runs in parallel, prints and writes the report.
     pub fn run(self) -> Result<()> {
         let names: Vec<String> = self.rules.iter().map(|n| n.trim().to_string()).collect();
+        if let Some(n) = repeated(names.iter().map(String::as_str)) {
+            anyhow::bail!("--rules: `{n}` is given twice; name each rule once");
+        }
+        let lr_names = self.lr.iter().map(|item| {
+            item.split_once('=')
+                .map_or(item.as_str(), |(n, _)| n)
+                .trim()
+        });
+        if let Some(n) = repeated(lr_names) {
+            anyhow::bail!("--lr: `{n}` is given twice; give each rule one rate");
+        }
         let rules = names
             .iter()
             .map(|n| rule_by_name(n))
@@ -128,7 +161,11 @@ impl HsiArgs {
             wrote(&out.out)?;
             return Ok(());
         }
-        let mut runs: Vec<_> = rules.iter().map(|r| (r.rule(), r.default_lr)).collect();
+        let rate = |r: &basis_lab::sensing::hsi::HsiRule| match self.rates {
+            Rates::Paper => r.default_lr,
+            Rates::Fastest => r.fastest_lr,
+        };
+        let mut runs: Vec<_> = rules.iter().map(|r| (r.rule(), rate(r))).collect();
         for item in &self.lr {
             let (name, value) = item
                 .split_once('=')

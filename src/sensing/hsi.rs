@@ -175,9 +175,16 @@ pub struct Preprocessed {
 /// numerics §7's preprocessing of a pixels × bands matrix `m`: divide by the global maximum, drop
 /// pixels whose bands are all zero, keep `pixels` of the rest chosen uniformly without
 /// replacement by the seed's pixel stream (all of them if fewer remain; kept in ascending
-/// order), subtract each band's mean over the kept pixels. Errors: a non-finite or negative
-/// maximum, or no non-zero pixel.
+/// order), subtract each band's mean over the kept pixels. Errors: an empty matrix, a
+/// non-finite or negative maximum, or no non-zero pixel.
 pub fn preprocess(m: &DMatrix<f64>, pixels: usize, seed: u64) -> Result<Preprocessed, HsiError> {
+    if m.is_empty() {
+        return Err(HsiError::Scene(format!(
+            "it is empty ({} pixels × {} bands); a scene needs at least one pixel and one band",
+            m.nrows(),
+            m.ncols()
+        )));
+    }
     if let Some(bad) = m.iter().find(|x| !x.is_finite()) {
         return Err(HsiError::Scene(format!(
             "it holds a non-finite value ({bad})"
@@ -579,10 +586,22 @@ pub struct Scene {
 
 impl Scene {
     /// Reads the 3-D variable `var` of the MAT-file `path` (with `None`, its only 3-D numeric
-    /// array). Errors: the file (see [`crate::matv5::read_cube`]).
+    /// array). Errors: the file (see [`crate::matv5::read_cube`]), and an empty cube (a
+    /// dimension of 0), named with its dimensions.
     pub fn read(path: &std::path::Path, var: Option<&str>) -> Result<Self, HsiError> {
         let cube = crate::matv5::read_cube(path, var)?;
         let dims = [cube.dims[0], cube.dims[1], cube.dims[2]];
+        if dims.contains(&0) {
+            return Err(HsiError::Scene(format!(
+                "{}: variable `{}` is empty ({} × {} × {}); a scene needs at least one pixel \
+                 and one band",
+                path.display(),
+                cube.name,
+                dims[0],
+                dims[1],
+                dims[2]
+            )));
+        }
         Ok(Self {
             path: path.display().to_string(),
             var: cube.name.clone(),
@@ -709,8 +728,12 @@ pub const PAPER_TABLE5: [PaperRow; 4] = [
 pub struct HsiRule {
     /// The update rule's registry name ([`HsiRule::rule`]).
     pub name: &'static str,
-    /// Rate of a run without `--lr` or `--grid`.
+    /// Rate of a run without `--lr` or `--grid`: the rate the paper's protocol picks at
+    /// density 0.15 (docs/gauge-lab.md, "The paper's whole protocol, density 0.15").
     pub default_lr: f64,
+    /// Rate with `--rates fastest`: the fastest stable rate of [`HsiRule::own_grid`] (the
+    /// project's first choice, far from Table 5 for GD and Muon at ≤ 1e-5).
+    pub fastest_lr: f64,
     /// The rate grid of the paper's code (for GD its GPU grid; see [`PAPER_GD_CPU_GRID`]).
     pub paper_grid: &'static [f64],
     /// The project's own, wider grid (searched by the rule's fastest fit before the paper's
@@ -730,30 +753,35 @@ impl HsiRule {
 pub const PAPER_GD_CPU_GRID: &[f64] = &[1.0, 3.0, 10.0];
 
 /// Rules the `hsi` command runs: the paper's Table 5 columns (GD, Adam, Muon) and scalar-Adam,
-/// whose grid the paper calls undersampled. Default rates: the paper's rule on the paper's
-/// grids on Indian Pines at density 0.15 (docs/gauge-lab.md).
+/// whose grid the paper calls undersampled. Default rates: the picks of the paper's protocol
+/// (its grids, its train-only rule, `--grid`) on Indian Pines at density 0.15; fastest rates:
+/// the fastest stable rate of the project's own grids (docs/gauge-lab.md, "Rates").
 pub const RULES: [HsiRule; 4] = [
     HsiRule {
         name: "gd",
-        default_lr: 1e4,
+        default_lr: 30.0,
+        fastest_lr: 1e4,
         paper_grid: &[0.3, 1.0, 3.0, 10.0, 30.0],
         own_grid: &[3e1, 1e2, 3e2, 1e3, 3e3, 1e4],
     },
     HsiRule {
         name: "adam",
         default_lr: 1e-2,
+        fastest_lr: 1e-2,
         paper_grid: &[1e-3, 3e-3, 1e-2],
         own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
     },
     HsiRule {
         name: "scalar_adam",
-        default_lr: 1e-2,
+        default_lr: 3e-2,
+        fastest_lr: 1e-2,
         paper_grid: &[3e-3, 1e-2, 3e-2],
         own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
     },
     HsiRule {
         name: "muon",
-        default_lr: 1e-2,
+        default_lr: 0.1,
+        fastest_lr: 1e-2,
         paper_grid: &[0.01, 0.03, 0.1],
         own_grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
     },
