@@ -27,6 +27,12 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    #[cfg(unix)]
+    if let Err(e) = basis_lab::experiment::output::remove_temporaries_on_signals() {
+        basis_lab::console::errln(&format!(
+            "warning: Ctrl-C will not remove temporary files: {e}"
+        ));
+    }
     match cli::Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -190,7 +190,9 @@ impl PresetError {
 
     /// A validation error of `text`, at the line:column where it writes the field (if it does).
     pub fn invalid(e: FieldError, text: &str, file: &str) -> Self {
-        let (line, column) = locate_field(text, &e.field).unzip();
+        let (line, column) = locate_field(text, &e.field)
+            .or_else(|| locate_path(text, &e.field))
+            .unzip();
         Self {
             file: file.into(),
             line,
@@ -214,6 +216,35 @@ pub fn read_text(path: &Path, shown: &str, max: u64) -> Result<String, PresetErr
     }
     let bytes = std::fs::read(path).map_err(io_err)?;
     String::from_utf8(bytes).map_err(|e| PresetError::whole(shown, format!("not UTF-8 text: {e}")))
+}
+
+/// Reads the RON text of any preset kind the one way all three kinds read it: a leading
+/// byte-order mark dropped, at most `max` bytes, parsed with `options`, then checked by
+/// `validate`. `file` names the source in errors.
+///
+/// Errors: syntax, type and unknown-field errors at their line:column (with the field a wrong
+/// value belongs to); a value `validate` refuses, naming its field path and range, at the
+/// line:column where the text writes it (or the nearest enclosing field it writes); text longer
+/// than `max` bytes.
+pub fn parse_ron<T: serde::de::DeserializeOwned>(
+    text: &str,
+    file: &str,
+    max: u64,
+    options: ron::Options,
+    validate: impl FnOnce(&T) -> Result<(), FieldError>,
+) -> Result<T, PresetError> {
+    let text = without_bom(text);
+    if text.len() as u64 > max {
+        return Err(PresetError::whole(
+            file,
+            format!("preset is {} bytes; at most {max} are accepted", text.len()),
+        ));
+    }
+    let value: T = options
+        .from_str(text)
+        .map_err(|e| PresetError::parse(&e, text, file))?;
+    validate(&value).map_err(|e| PresetError::invalid(e, text, file))?;
+    Ok(value)
 }
 
 /// `text` without a leading UTF-8 byte-order mark (U+FEFF), which some editors write at the
@@ -288,25 +319,10 @@ impl Preset {
     /// out-of-range values naming the field and its range (with line:column when the field is
     /// written in the text); text longer than [`MAX_PRESET_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
-        let text = without_bom(text);
-        if text.len() as u64 > MAX_PRESET_BYTES {
-            return Err(PresetError::whole(
-                file,
-                format!(
-                    "preset is {} bytes; at most {MAX_PRESET_BYTES} are accepted",
-                    text.len()
-                ),
-            ));
-        }
         // IMPLICIT_SOME lets `init_std: 0.1` stand for `Some(0.1)`.
-        let preset: Preset = ron::Options::default()
-            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-            .from_str(text)
-            .map_err(|e| PresetError::parse(&e, text, file))?;
-        preset
-            .validate()
-            .map_err(|e| PresetError::invalid(e, text, file))?;
-        Ok(preset)
+        let options = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        parse_ron(text, file, MAX_PRESET_BYTES, options, Self::validate)
     }
 
     /// Loads a preset file (any file name the OS allows), or a bundled preset by name
@@ -524,6 +540,72 @@ fn locate_field(text: &str, field: &str) -> Option<(usize, usize)> {
     Some(line_col(text, pick))
 }
 
+/// The line:column where `text` writes the field at `path` (`model.d_model`, `runs[1].twins`,
+/// `problem.n`): each key is looked for after the previous one and an index counts the list's
+/// elements. A field the text leaves at its default gives the nearest enclosing one it writes;
+/// None when it writes not even the first.
+fn locate_path(text: &str, path: &str) -> Option<(usize, usize)> {
+    let mut at = None;
+    for segment in path.split('.') {
+        let (key, index) = match segment.split_once('[') {
+            Some((key, rest)) => (key, rest.strip_suffix(']').and_then(|i| i.parse().ok())),
+            None => (segment, None),
+        };
+        let from = at.unwrap_or(0);
+        let Some(&hit) = key_positions(&text[from..], key).first() else {
+            break;
+        };
+        at = Some(from + hit);
+        if let Some(i) = index {
+            match nth_element(text, from + hit, i) {
+                Some(p) => at = Some(p),
+                None => break,
+            }
+        }
+    }
+    at.map(|p| line_col(text, p))
+}
+
+/// The byte offset where the `n`th element (0-based) of the first list after `from` starts,
+/// skipping nested brackets and strings; None if the list has fewer elements.
+fn nth_element(text: &str, from: usize, n: usize) -> Option<usize> {
+    let open = from + text[from..].find('[')?;
+    let (mut depth, mut count, mut expecting) = (0usize, 0usize, true);
+    let (mut in_string, mut escaped) = (false, false);
+    for (p, b) in text.bytes().enumerate().skip(open + 1) {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if expecting && !b.is_ascii_whitespace() {
+            if depth == 0 && b == b']' {
+                return None;
+            }
+            if count == n {
+                return Some(p);
+            }
+            expecting = false;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth == 0 => return None,
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                count += 1;
+                expecting = true;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Byte offset of 1-based (line, column), clamped to the text.
 fn byte_offset(text: &str, line: usize, col: usize) -> usize {
     let start: usize = text
@@ -579,4 +661,27 @@ fn key_positions(text: &str, key: &str) -> Vec<usize> {
 
 fn count_arms(text: &str) -> usize {
     key_positions(text, "optimizer").len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{locate_path, nth_element};
+
+    #[test]
+    fn list_elements_are_counted_past_nested_brackets_and_strings() {
+        let text = r#"x: ["a, [b\" ]", (c: [1, 2]), 3]"#;
+        assert_eq!(nth_element(text, 0, 0), text.find("\"a"));
+        assert_eq!(nth_element(text, 0, 1), text.find("(c"));
+        assert_eq!(nth_element(text, 0, 2), text.find('3'));
+        assert_eq!(nth_element(text, 0, 3), None);
+        assert_eq!(nth_element("x: []", 0, 0), None);
+    }
+
+    #[test]
+    fn a_field_path_is_found_key_after_key() {
+        let text = "(\n  n: 1,\n  problem: (\n    n: 40,\n  ),\n)";
+        assert_eq!(locate_path(text, "problem.n"), Some((4, 5)));
+        assert_eq!(locate_path(text, "problem.rank"), Some((3, 3)));
+        assert_eq!(locate_path(text, "budget"), None);
+    }
 }

@@ -479,6 +479,37 @@ fn bad_presets_are_rejected_naming_the_field() {
     assert!(err.message.contains("stpes"), "{err}");
 }
 
+/// Attention presets are read as the other two kinds are: a byte-order mark is accepted and an
+/// out-of-range value is located at the line:column that writes it.
+#[test]
+fn a_bom_is_accepted_and_a_bad_value_is_located() {
+    let text = AttentionPreset::default().to_ron();
+    assert_eq!(
+        AttentionPreset::from_ron(&format!("\u{feff}{text}"), "bom.ron").unwrap(),
+        AttentionPreset::from_ron(&text, "plain.ron").unwrap()
+    );
+    let text = "(\n  model: (\n    layers: 1,\n    heads: 99,\n  ),\n)";
+    let err = AttentionPreset::from_ron(text, "heads.ron").unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("model.heads"));
+    assert_eq!((err.line, err.column), (Some(4), Some(5)), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("heads.ron:4:5: field `model.heads`: "),
+        "{err}"
+    );
+    // The second run's twins, past a first run that writes them too.
+    let text = "(runs: [\n (rule: (optimizer: \"adam\", lr: 1e-3), twins: [Gauge]),\n \
+                (rule: (optimizer: \"momentum\", lr: 1e-2), twins: [Noise, Noise]),\n])";
+    let err = AttentionPreset::from_ron(text, "twins.ron").unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("runs[1].twins"), "{err}");
+    assert_eq!((err.line, err.column), (Some(3), Some(44)), "{err}");
+    // A field left at its default: the error points at the enclosing one the text writes.
+    let text = "(runs: [\n (rule: (optimizer: \"adam\", lr: 1e-3)),\n (rule: (optimizer: \"adam\", lr: 1e-2)),\n])";
+    let err = AttentionPreset::from_ron(text, "label.ron").unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("runs[1].rule.label"), "{err}");
+    assert_eq!((err.line, err.column), (Some(3), Some(3)), "{err}");
+}
+
 #[test]
 fn bundled_presets_load_validate_and_round_trip() {
     for (name, _) in BUNDLED_ATTENTION {

@@ -312,36 +312,14 @@ impl AttentionPreset {
         Ok(())
     }
 
-    /// Parses and validates RON text; `file` names the source in errors (line:column for
-    /// syntax, type and unknown-field errors, with the field a wrong value belongs to; the
-    /// field path for out-of-range values).
+    /// Parses and validates RON text (a leading byte-order mark is dropped); `file` names the
+    /// source in errors, as every preset kind reads ([`crate::preset::parse_ron`]): line:column
+    /// for syntax, type and unknown-field errors, with the field a wrong value belongs to; the
+    /// field path and range of an out-of-range value at the line:column where it is written.
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
-        let error = |line, column, field, message| PresetError {
-            file: file.into(),
-            line,
-            column,
-            field,
-            message,
-        };
-        if text.len() as u64 > MAX_ATTENTION_BYTES {
-            return Err(error(
-                None,
-                None,
-                None,
-                format!(
-                    "preset is {} bytes; at most {MAX_ATTENTION_BYTES} are accepted",
-                    text.len()
-                ),
-            ));
-        }
-        let preset: Self = ron::Options::default()
-            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-            .from_str(text)
-            .map_err(|e| PresetError::parse(&e, text, file))?;
-        preset
-            .validate()
-            .map_err(|e| error(None, None, Some(e.field), e.message))?;
-        Ok(preset)
+        let options = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        crate::preset::parse_ron(text, file, MAX_ATTENTION_BYTES, options, Self::validate)
     }
 
     /// Loads a preset file (any file name the OS allows), or a bundled preset

@@ -205,22 +205,8 @@ impl ZooPreset {
     /// source in errors (with line:column for syntax and type errors, and for a field the text
     /// writes). Errors also for text over [`MAX_ZOO_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
-        let text = crate::preset::without_bom(text);
-        if text.len() as u64 > MAX_ZOO_BYTES {
-            return Err(PresetError::whole(
-                file,
-                format!(
-                    "preset is {} bytes; at most {MAX_ZOO_BYTES} are accepted",
-                    text.len()
-                ),
-            ));
-        }
-        let p: ZooPreset = ron::Options::default()
-            .from_str(text)
-            .map_err(|e| PresetError::parse(&e, text, file))?;
-        p.validate()
-            .map_err(|e| PresetError::invalid(e, text, file))?;
-        Ok(p)
+        let options = ron::Options::default();
+        crate::preset::parse_ron(text, file, MAX_ZOO_BYTES, options, Self::validate)
     }
 
     /// Checks every field. Errors name the field (`problem.n`, `taus`) and what is allowed.
