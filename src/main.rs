@@ -28,7 +28,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     #[cfg(unix)]
-    if let Err(e) = basis_lab::experiment::output::remove_temporaries_on_signals() {
+    if let Err(e) = basis_lab::output::remove_temporaries_on_signals() {
         basis_lab::console::errln(&format!(
             "warning: Ctrl-C will not remove temporary files: {e}"
         ));

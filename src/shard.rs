@@ -13,11 +13,11 @@ use std::sync::atomic::AtomicBool;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::output::write_atomic;
 use crate::experiment::{
     DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, assemble_sweep, check_seed,
     run_seed_until, scaled_to_dk, sweep_seeds, with_adam_eps,
 };
+use crate::output::write_atomic;
 use crate::preset::Preset;
 use crate::sensing::zoo::{RunResult, ZooPreset, run_zoo_cells};
 use crate::validate::{FieldError, check_int};

@@ -2,8 +2,9 @@
 //! preset, e.g. `bl1:default(d_k:8,arms:%5B(),(lr:0.003)%5D)`, for a chat message or the part
 //! of a link after `#`.
 //!
-//! Layout: a prefix naming the kind and version (`bl1:` a key-lab [`Preset`], `ba1:` an
-//! [`AttentionPreset`]), then the base (a bundled preset's name, or nothing for the type's
+//! Layout: a prefix naming the kind and version (`bl1:` a key-lab
+//! [`Preset`](crate::preset::Preset), `ba1:` an
+//! [`AttentionPreset`](crate::attention::AttentionPreset)), then the base (a bundled preset's name, or nothing for the type's
 //! defaults), then the changed fields in RON syntax: a struct lists only its changed fields, a
 //! list of structs lists every element (an unchanged element is `()`, merged with the base's
 //! element at the same position), anything else is written whole. The encoder picks the base
@@ -18,16 +19,20 @@
 
 use serde::Serialize;
 
-use crate::attention::{AttentionPreset, BUNDLED_ATTENTION};
-use crate::preset::{BUNDLED, MAX_PRESET_BYTES, Preset, PresetError};
+use crate::reading::PresetError;
 
 /// What errors call a share string in place of a file name.
 const SOURCE: &str = "share string";
 
+/// Longest share string accepted, in bytes: as long as a preset file may be
+/// ([`crate::preset::MAX_PRESET_BYTES`]).
+const MAX_SHARE_BYTES: u64 = 1 << 20;
+
 /// Deepest nesting of brackets a share string may use (a preset needs four).
 const MAX_DEPTH: usize = 16;
 
-/// A preset type that has a share string.
+/// A preset type that has a share string; each kind implements it beside its type
+/// ([`crate::preset::Preset`], [`crate::attention::AttentionPreset`]).
 pub trait Shareable: Serialize + Default + Sized {
     /// The kind and version that start its share strings, without the colon (`bl1`).
     const PREFIX: &'static str;
@@ -35,22 +40,6 @@ pub trait Shareable: Serialize + Default + Sized {
     const BUNDLED: &'static [(&'static str, &'static str)];
     /// Parses and validates RON text as a pasted preset would be; `file` names the source.
     fn parse_ron(text: &str, file: &str) -> Result<Self, PresetError>;
-}
-
-impl Shareable for Preset {
-    const PREFIX: &'static str = "bl1";
-    const BUNDLED: &'static [(&'static str, &'static str)] = BUNDLED;
-    fn parse_ron(text: &str, file: &str) -> Result<Self, PresetError> {
-        Preset::from_ron(text, file)
-    }
-}
-
-impl Shareable for AttentionPreset {
-    const PREFIX: &'static str = "ba1";
-    const BUNDLED: &'static [(&'static str, &'static str)] = BUNDLED_ATTENTION;
-    fn parse_ron(text: &str, file: &str) -> Result<Self, PresetError> {
-        AttentionPreset::from_ron(text, file)
-    }
 }
 
 /// The share-string kinds this build knows, for naming a string pasted in the wrong place.
@@ -122,9 +111,9 @@ pub fn encode<T: Shareable>(value: &T) -> String {
 pub fn decode<T: Shareable>(text: &str) -> Result<T, PresetError> {
     let err = |m: String| PresetError::whole(SOURCE, m);
     let text = fragment(text.trim());
-    if text.len() as u64 > MAX_PRESET_BYTES {
+    if text.len() as u64 > MAX_SHARE_BYTES {
         return Err(err(format!(
-            "{} bytes; at most {MAX_PRESET_BYTES} are accepted",
+            "{} bytes; at most {MAX_SHARE_BYTES} are accepted",
             text.len()
         )));
     }

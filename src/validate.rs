@@ -123,6 +123,25 @@ pub fn check_int(field: &str, x: usize, lo: usize, hi: usize) -> Result<(), Fiel
     }
 }
 
+/// Resets `value`, a count restored from disk, to `default` when it lies outside `range` (its
+/// control's range), with a line for `notes` naming it as `name`.
+pub fn check_count(
+    notes: &mut Vec<String>,
+    name: &str,
+    value: &mut usize,
+    range: std::ops::RangeInclusive<usize>,
+    default: usize,
+) {
+    if !range.contains(value) {
+        notes.push(format!(
+            "`{name}` {value} is outside {}..={}; reset to {default}",
+            range.start(),
+            range.end()
+        ));
+        *value = default;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

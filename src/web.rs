@@ -6,6 +6,7 @@
 use eframe::egui;
 use wasm_bindgen::JsCast;
 
+use crate::app::page::{document, location};
 use crate::app::{AppState, Settings};
 use crate::link::{PageLink, parse_page_link};
 use crate::preset::Preset;
@@ -56,42 +57,6 @@ pub fn run_tables(preset: &str, steps: usize) -> Result<String, String> {
     Ok(format!(
         "--- metrics.csv\n{metrics}--- activations.csv\n{activations}--- summary.json\n{summary}"
     ))
-}
-
-/// The page's address without its query and fragment.
-pub fn page_url() -> String {
-    location()
-        .and_then(|l| Some(l.origin().ok()? + &l.pathname().ok()?))
-        .unwrap_or_default()
-}
-
-/// Hands `bytes` to the browser as a download called `name`.
-///
-/// # Errors
-/// The browser refused to make the file (as text).
-pub fn download(name: &str, bytes: &[u8]) -> Result<(), String> {
-    let js = |e: wasm_bindgen::JsValue| format!("the browser refused the download ({e:?})");
-    let document = document().ok_or("the page has no document")?;
-    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
-    let blob = web_sys::Blob::new_with_u8_array_sequence(&parts).map_err(js)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(js)?;
-    let anchor: web_sys::HtmlAnchorElement = document
-        .create_element("a")
-        .map_err(js)?
-        .dyn_into()
-        .map_err(|_| "not an anchor element".to_string())?;
-    anchor.set_href(&url);
-    anchor.set_download(name);
-    anchor.click();
-    web_sys::Url::revoke_object_url(&url).map_err(js)
-}
-
-fn document() -> Option<web_sys::Document> {
-    web_sys::window()?.document()
-}
-
-fn location() -> Option<web_sys::Location> {
-    Some(web_sys::window()?.location())
 }
 
 fn canvas() -> Option<web_sys::HtmlCanvasElement> {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use basis_lab::experiment::ArmStatus;
-use basis_lab::experiment::output::AtomicFile;
 use basis_lab::live::Live;
+use basis_lab::output::AtomicFile;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
 use basis_lab::sensing::live::{GaugeLive, LiveCommand, LiveUpdate};

@@ -7,8 +7,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
-use basis_lab::experiment::output::write_atomic;
 use basis_lab::optim::{OptimizerSpec, Polar, REGISTRY};
+use basis_lab::output::write_atomic;
 use basis_lab::preset::{BUNDLED, ColumnNorms, MAX_PRESET_BYTES, Preset};
 use basis_lab::sensing::zoo::{BUNDLED_ZOO, MAX_ZOO_BYTES, ZooPreset};
 use proptest::prelude::*;

@@ -372,7 +372,7 @@ fn the_page_opens_a_linked_preset_and_trains_it_live() {
     assert!(colours > 40, "blank page: {colours} colours");
     // Both arms' curves are drawn in their optimizers' colours.
     for (i, arm) in preset.arms.iter().enumerate() {
-        let rgb = basis_lab::experiment::figures::optimizer_rgb(&arm.optimizer, i);
+        let rgb = basis_lab::optim::optimizer_rgb(&arm.optimizer, i);
         let n = count_near(&img, rgb);
         assert!(n > 150, "{}'s colour {rgb:?} on {n} pixels", arm.optimizer);
     }
@@ -402,7 +402,7 @@ fn a_link_starts_the_gauge_lab_s_live_runs_in_the_page() {
     // (the plots start about 260 px down), so a legend swatch alone does not pass.
     let plots = image::imageops::crop_imm(&img, 0, 260, 1280, 460).to_image();
     for (i, name) in ["gd", "adam", "muon", "scalar_adam"].iter().enumerate() {
-        let rgb = basis_lab::experiment::figures::optimizer_rgb(name, i);
+        let rgb = basis_lab::optim::optimizer_rgb(name, i);
         let n = count_near(&plots, rgb);
         assert!(n > 150, "{name}'s curve in {rgb:?} on {n} pixels");
     }

@@ -39,7 +39,7 @@ pub fn pick_file(kind: &str, ext: &str) -> Option<PathBuf> {
 /// The file system's (or the browser's) error, as text.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<String, String> {
     #[cfg(not(target_arch = "wasm32"))]
-    return crate::experiment::output::write_atomic(path, bytes)
+    return crate::output::write_atomic(path, bytes)
         .map(|()| format!("Saved {}.", path.display()))
         .map_err(|e| e.to_string());
     #[cfg(target_arch = "wasm32")]
@@ -48,7 +48,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<String, String> {
             || "basis-lab-file".to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        crate::web::download(&name, bytes)
+        super::page::download(&name, bytes)
             .map(|()| format!("Downloaded {name} (the browser's downloads folder)."))
     }
 }

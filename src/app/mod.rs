@@ -10,6 +10,8 @@ pub mod history;
 pub mod lab;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
+#[cfg(target_arch = "wasm32")]
+pub mod page;
 pub mod panel;
 pub mod panels;
 pub mod saved;

@@ -3,12 +3,53 @@
 //! with defaults and overwrite it at the next save), and the values of one that can be read are
 //! checked, what fails being reset or dropped with a notice.
 
-use std::collections::HashMap;
-use std::ops::RangeInclusive;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::shell::Settings;
-use crate::preset::without_bom;
+use serde::{Deserialize, Serialize};
+
+use super::lab::default_preset;
+use crate::preset::{Preset, without_bom};
+use crate::worker::StopRule;
+
+/// Everything restored at the next start (eframe persistence).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The experiment.
+    pub preset: Preset,
+    /// The id of the section shown.
+    pub open: String,
+    /// Dark theme.
+    pub dark: bool,
+    /// Target speed of the live run in steps per second; `None` is as fast as possible.
+    pub speed: Option<f64>,
+    /// When the live run pauses by itself.
+    pub stop: StopRule,
+    /// Each panel's own settings and kept results, as RON, by path (`test`, `test/eps`).
+    pub panels: BTreeMap<String, String>,
+    /// The user's zoom of the whole UI (Ctrl + = / − / 0), within [`ZOOM_RANGE`]. Default 1.
+    pub zoom: f32,
+}
+
+/// The zoom factors the user may choose (Ctrl + = / −), in steps of [`ZOOM_STEP`].
+pub const ZOOM_RANGE: std::ops::RangeInclusive<f32> = 0.5..=3.0;
+/// How much one Ctrl + = or Ctrl + − changes the zoom.
+pub const ZOOM_STEP: f32 = 0.1;
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            preset: default_preset(),
+            open: "test".into(),
+            dark: false,
+            speed: Some(200.0),
+            stop: StopRule::default(),
+            panels: BTreeMap::new(),
+            zoom: 1.0,
+        }
+    }
+}
 
 /// Largest settings file read: with every cached sweep it stays far below this.
 pub const MAX_SAVED_BYTES: usize = 256 << 20;
@@ -43,10 +84,7 @@ pub fn keep_unreadable_aside(file: &Path) -> Option<String> {
             Ok(text) => match parse_app_ron(&text) {
                 Err(e) => e,
                 Ok(_) if text.len() == without_bom(&text).len() => return None,
-                Ok(_) => match crate::experiment::output::write_atomic(
-                    file,
-                    without_bom(&text).as_bytes(),
-                ) {
+                Ok(_) => match crate::output::write_atomic(file, without_bom(&text).as_bytes()) {
                     Ok(()) => return None,
                     Err(e) => {
                         format!("it starts with a byte-order mark and cannot be rewritten: {e}")
@@ -85,7 +123,7 @@ fn free_name(file: &Path) -> PathBuf {
 
 /// Checks the shell's settings restored from disk as the controls would: a valid preset, a
 /// positive speed, a stop rule within its fields' ranges, a zoom within
-/// [`super::shell::ZOOM_RANGE`]. What fails is reset to its default;
+/// [`ZOOM_RANGE`]. What fails is reset to its default;
 /// returns one line per problem, for a notice. Each panel checks its own part (and its kept
 /// results) in [`super::panel::Panel::load`].
 pub fn sanitize(s: &mut Settings) -> Vec<String> {
@@ -119,34 +157,15 @@ pub fn sanitize(s: &mut Settings) -> Vec<String> {
         notes.push(format!("`speed` {v} is not a positive speed; reset"));
         s.speed = defaults.speed;
     }
-    if !super::shell::ZOOM_RANGE.contains(&s.zoom) {
+    if !ZOOM_RANGE.contains(&s.zoom) {
         notes.push(format!(
             "`zoom` {} is outside {}..={}; reset to {}",
             s.zoom,
-            super::shell::ZOOM_RANGE.start(),
-            super::shell::ZOOM_RANGE.end(),
+            ZOOM_RANGE.start(),
+            ZOOM_RANGE.end(),
             defaults.zoom
         ));
         s.zoom = defaults.zoom;
     }
     notes
-}
-
-/// Resets `value`, a count restored from disk, to `default` when it lies outside `range` (its
-/// control's range), with a line for `notes` naming it as `name`.
-pub fn check_count(
-    notes: &mut Vec<String>,
-    name: &str,
-    value: &mut usize,
-    range: RangeInclusive<usize>,
-    default: usize,
-) {
-    if !range.contains(value) {
-        notes.push(format!(
-            "`{name}` {value} is outside {}..={}; reset to {default}",
-            range.start(),
-            range.end()
-        ));
-        *value = default;
-    }
 }

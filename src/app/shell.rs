@@ -7,55 +7,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use eframe::egui::{self, RichText};
-use serde::{Deserialize, Serialize};
 
-use super::lab::{Lab, default_preset};
+use super::lab::Lab;
 use super::panel::Panel;
 use super::panels;
 use super::widgets::paste::paste_window;
 use super::widgets::reflow;
 use crate::preset::{BUNDLED, Preset};
 use crate::share;
-use crate::worker::StopRule;
 
-/// Everything restored at the next start (eframe persistence).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Settings {
-    /// The experiment.
-    pub preset: Preset,
-    /// The id of the section shown.
-    pub open: String,
-    /// Dark theme.
-    pub dark: bool,
-    /// Target speed of the live run in steps per second; `None` is as fast as possible.
-    pub speed: Option<f64>,
-    /// When the live run pauses by itself.
-    pub stop: StopRule,
-    /// Each panel's own settings and kept results, as RON, by path (`test`, `test/eps`).
-    pub panels: BTreeMap<String, String>,
-    /// The user's zoom of the whole UI (Ctrl + = / − / 0), within [`ZOOM_RANGE`]. Default 1.
-    pub zoom: f32,
-}
-
-/// The zoom factors the user may choose (Ctrl + = / −), in steps of [`ZOOM_STEP`].
-pub const ZOOM_RANGE: std::ops::RangeInclusive<f32> = 0.5..=3.0;
-/// How much one Ctrl + = or Ctrl + − changes the zoom.
-pub const ZOOM_STEP: f32 = 0.1;
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            preset: default_preset(),
-            open: "test".into(),
-            dark: false,
-            speed: Some(200.0),
-            stop: StopRule::default(),
-            panels: BTreeMap::new(),
-            zoom: 1.0,
-        }
-    }
-}
+pub use super::saved::{Settings, ZOOM_RANGE, ZOOM_STEP};
 
 /// The application: the shared lab, the sections, and the shell's own windows.
 pub struct AppState {
@@ -514,7 +475,7 @@ impl AppState {
     #[cfg(target_arch = "wasm32")]
     fn copy_link(&mut self, ctx: &egui::Context) {
         let link = crate::link::page_link(
-            &crate::web::page_url(),
+            &crate::app::page::page_url(),
             &self.view_path(),
             self.lab.history.running,
             &share::encode(&self.lab.preset),

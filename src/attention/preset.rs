@@ -346,3 +346,11 @@ impl AttentionPreset {
             .expect("a preset always serialises")
     }
 }
+
+impl crate::share::Shareable for AttentionPreset {
+    const PREFIX: &'static str = "ba1";
+    const BUNDLED: &'static [(&'static str, &'static str)] = BUNDLED_ATTENTION;
+    fn parse_ron(text: &str, file: &str) -> Result<Self, PresetError> {
+        AttentionPreset::from_ron(text, file)
+    }
+}

@@ -14,7 +14,7 @@ use super::data::SEQ_LEN;
 use super::model::{Params, Stats};
 use super::preset::{AttentionPreset, TwinKind};
 use super::twins::{AttentionResult, Record, SeedResult};
-use crate::experiment::output::{AtomicFile, csv_num, write_atomic};
+use crate::output::{AtomicFile, csv_num, write_atomic};
 
 /// The paper's Table 3 (float32 CPU): rule (registry name), its rate, twin kind, and the relative
 /// logit distance at steps 0, 1, 100 and 1500 ([`PAPER_STEPS`]).

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::shared::{Output, Parallel, wrote};
 use basis_lab::console;
-use basis_lab::experiment::output::write_atomic;
+use basis_lab::output::write_atomic;
 use basis_lab::sensing::hsi::grid::{GridPlan, GridProgress, Grids, run_grid, select};
 use basis_lab::sensing::hsi::report::{self, csv_bytes, markdown};
 use basis_lab::sensing::hsi::{HsiConfig, Scene, rule_by_name, run_all};

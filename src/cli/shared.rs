@@ -139,7 +139,7 @@ impl Shared {
 
 /// Creates `dir` and checks it is writable before any work starts.
 pub fn prepare_dir(dir: &Path) -> Result<()> {
-    basis_lab::experiment::output::ensure_writable_dir(dir).with_context(|| {
+    basis_lab::output::ensure_writable_dir(dir).with_context(|| {
         format!(
             "cannot write to {} (nothing was run; choose another --out)",
             dir.display()

@@ -73,10 +73,7 @@ impl ZooArgs {
                 if self.trace {
                     let trace = trace_zoo(&p).map_err(anyhow::Error::msg)?;
                     let path = self.shared.output.out.join("trace.json");
-                    basis_lab::experiment::output::write_atomic(
-                        &path,
-                        &serde_json::to_vec(&trace)?,
-                    )?;
+                    basis_lab::output::write_atomic(&path, &serde_json::to_vec(&trace)?)?;
                     console::outln(&format!("wrote {}", path.display()))?;
                 }
                 Ok(())

@@ -5,31 +5,9 @@
 use nalgebra::DMatrix;
 
 use super::sweep::{ArmAggregate, DkPoint, EpsPoint, SweepResult};
-use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb};
+use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, Mark, Rgb};
 use crate::metrics::isotropic_axis_concentration;
-
-/// Grey of reference lines and of legend entries that stand for every arm.
-pub const GREY: Rgb = [128, 128, 128];
-
-/// The Okabe–Ito palette in the order the optimizers take it, then a violet, grey and brown;
-/// names the registry does not know cycle through it.
-pub const PALETTE: [Rgb; 9] = [
-    [0, 114, 178],
-    [213, 94, 0],
-    [0, 158, 115],
-    [204, 121, 167],
-    [86, 180, 233],
-    [230, 159, 0],
-    [120, 94, 240],
-    [140, 140, 140],
-    [90, 60, 30],
-];
-
-/// The colour of optimizer `name` (its registry entry's; an unknown name takes the palette's
-/// colour number `index`).
-pub fn optimizer_rgb(name: &str, index: usize) -> Rgb {
-    crate::optim::lookup(name).map_or(PALETTE[index % PALETTE.len()], |i| i.color)
-}
+use crate::optim::optimizer_rgb;
 
 /// One arm's curves over training steps (`[step, value]`), as the live run draws them.
 #[derive(Clone, Debug, Default)]

@@ -4,7 +4,6 @@
 pub mod activations;
 pub mod figures;
 pub mod matched;
-pub mod output;
 pub mod paired;
 pub mod report;
 pub mod run;

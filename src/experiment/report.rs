@@ -7,11 +7,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::matched::MatchedReport;
-use super::output::{csv_num as num, write_atomic};
 use super::run::Summary;
 use super::sweep::{DkPoint, EpsPoint, SweepResult};
 use crate::metrics::{StatBaseline, isotropic_axis_concentration};
 use crate::optim::class_name;
+use crate::output::{csv_num as num, write_atomic};
 
 /// `x` as `1.23e-4`, or a dash for NaN.
 pub fn sci(x: f64) -> String {

@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use super::activations::ActivationStats;
 use super::figures::{self, ArmCurves};
-use super::output::{AtomicFile, csv_num};
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 use crate::metrics::{RotationBaseline, isotropic_axis_concentration};
 use crate::model::Episode;
 use crate::optim::Hyper;
+use crate::output::{AtomicFile, csv_num};
 use crate::preset::Preset;
 
 /// Largest trace kept in memory, in episode pairs (steps × batch × k).
@@ -137,7 +137,7 @@ pub fn run_to_dir(
             preset.pairs_per_episode
         );
     }
-    super::output::ensure_writable_dir(out)
+    crate::output::ensure_writable_dir(out)
         .with_context(|| format!("cannot write to {}", out.display()))?;
     let csv_path = out.join("metrics.csv");
     let mut csv_file = AtomicFile::create(&csv_path)

@@ -24,6 +24,9 @@ use nalgebra::DMatrix;
 /// An sRGB colour, `[r, g, b]`.
 pub type Rgb = [u8; 3];
 
+/// Grey of reference lines and of legend entries that stand for every arm.
+pub const GREY: Rgb = [128, 128, 128];
+
 /// A figure: a title and either a plot or a row of heatmaps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
@@ -334,11 +337,11 @@ pub fn write_pair(figure: &Figure, dir: &Path, stem: &str) -> anyhow::Result<[Pa
     let svg_path = dir.join(format!("{stem}.svg"));
     let png_path = dir.join(format!("{stem}.png"));
     let text = svg(figure, CLI_SIZE).with_context(|| format!("drawing {}", svg_path.display()))?;
-    crate::experiment::output::write_atomic(&svg_path, text.as_bytes())
+    crate::output::write_atomic(&svg_path, text.as_bytes())
         .with_context(|| format!("writing {}", svg_path.display()))?;
     let bytes = png(figure, CLI_SIZE, CLI_SCALE)
         .with_context(|| format!("drawing {}", png_path.display()))?;
-    crate::experiment::output::write_atomic(&png_path, &bytes)
+    crate::output::write_atomic(&png_path, &bytes)
         .with_context(|| format!("writing {}", png_path.display()))?;
     Ok([svg_path, png_path])
 }

@@ -499,3 +499,23 @@ pub(crate) fn axpby(y: &mut DMatrix<f64>, a: f64, x: &DMatrix<f64>, b: f64) {
         *yi = a * xi + b * *yi;
     }
 }
+
+/// The Okabe–Ito palette in the order the optimizers take it, then a violet, grey and brown;
+/// names the registry does not know cycle through it.
+pub const PALETTE: [[u8; 3]; 9] = [
+    [0, 114, 178],
+    [213, 94, 0],
+    [0, 158, 115],
+    [204, 121, 167],
+    [86, 180, 233],
+    [230, 159, 0],
+    [120, 94, 240],
+    [140, 140, 140],
+    [90, 60, 30],
+];
+
+/// The colour of optimizer `name` (its registry entry's; an unknown name takes the palette's
+/// colour number `index`).
+pub fn optimizer_rgb(name: &str, index: usize) -> [u8; 3] {
+    lookup(name).map_or(PALETTE[index % PALETTE.len()], |i| i.color)
+}

@@ -5,10 +5,10 @@
 use eframe::egui::Color32;
 
 /// The Okabe–Ito palette (distinct for people with colour-vision deficiencies), in the order
-/// the optimizers take it (the library's [`crate::experiment::figures::PALETTE`], which figures
+/// the optimizers take it (the library's [`crate::optim::PALETTE`], which figures
 /// use too).
 pub const PALETTE: [Color32; 9] = {
-    let p = crate::experiment::figures::PALETTE;
+    let p = crate::optim::PALETTE;
     let mut out = [Color32::BLACK; 9];
     let mut i = 0;
     while i < 9 {
@@ -22,7 +22,7 @@ pub const PALETTE: [Color32; 9] = {
 /// lab's rules share it, so an optimizer has one colour everywhere, saved figures included);
 /// unknown names cycle through the palette by `index` so they still get a distinct colour.
 pub fn optimizer_color(name: &str, index: usize) -> Color32 {
-    let [r, g, b] = crate::experiment::figures::optimizer_rgb(name, index);
+    let [r, g, b] = crate::optim::optimizer_rgb(name, index);
     Color32::from_rgb(r, g, b)
 }
 

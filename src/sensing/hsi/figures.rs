@@ -6,8 +6,9 @@
 use super::LEVELS;
 use super::grid::{GridReport, RateSummary};
 use super::report::{paper_entry, paper_rows};
-use crate::experiment::figures::{GREY, optimizer_rgb};
+use crate::figure::GREY;
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
+use crate::optim::optimizer_rgb;
 
 /// The summaries a report shows: the rates the paper's rule picked, or every summary when no
 /// pick is the paper's.

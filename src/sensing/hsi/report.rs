@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::grid::{GridReport, LevelStats, Role, Selection, Stat, TrainTrace};
 use super::{HsiError, HsiRun, HsiSetup, LEVELS, PAPER_TABLE5, PaperRow};
-use crate::experiment::output::{csv_num as num, write_atomic};
+use crate::output::{csv_num as num, write_atomic};
 use crate::sensing::zoo::Outcome;
 
 /// The paper's Table 5 rows for this setup's density and scene: Indian Pines or Pavia

@@ -6,8 +6,9 @@ use super::report::{
     PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, class_gap, paper_base, paper_dial, summarise,
 };
 use super::{RunResult, ZooPreset};
-use crate::experiment::figures::{GREY, optimizer_rgb};
+use crate::figure::GREY;
 use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb};
+use crate::optim::optimizer_rgb;
 
 /// Colour of the gauge-equivariant class (blue).
 pub const EQUIVARIANT: Rgb = [0, 114, 178];

@@ -156,7 +156,7 @@ pub fn class_gap(summaries: &[RuleSummary]) -> Option<(f64, f64)> {
 /// rank, balancedness, twin drift), with `selected` 1 for the runs at the rate [`summarise`]
 /// picked for their group.
 pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec<u8>, csv::Error> {
-    use crate::experiment::output::csv_num as num;
+    use crate::output::csv_num as num;
     let has_n = results.iter().any(|r| r.n.is_some());
     let has_init = results.iter().any(|r| r.init.is_some());
     let has_schedule = results.iter().any(|r| !r.schedule.is_paper());
@@ -224,7 +224,7 @@ pub fn write_report(
     results: &[RunResult],
     seconds: f64,
 ) -> anyhow::Result<String> {
-    use crate::experiment::output::write_atomic;
+    use crate::output::write_atomic;
     let summaries = summarise(results);
     write_atomic(&dir.join("zoo.csv"), &csv_bytes(results, &summaries)?)?;
     let json = serde_json::json!({"preset": preset, "runs": results, "summary": summaries, "seconds": seconds});

@@ -17,8 +17,8 @@ use crate::app::widgets::plots::{
 use crate::app::widgets::reflow;
 use crate::attention::report::{checkpoints, paper_value};
 use crate::attention::{AttentionPreset, Record, TwinKind};
-use crate::experiment::output::csv_num;
 use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark};
+use crate::output::csv_num;
 use nalgebra::DMatrix;
 
 /// The line under the heading.

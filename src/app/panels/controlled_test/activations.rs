@@ -11,8 +11,9 @@ use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
 use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells};
-use crate::experiment::figures::{GREY, optimizer_rgb};
+use crate::figure::GREY;
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
+use crate::optim::optimizer_rgb;
 
 /// The memory-and-reads tab.
 pub struct Activations {

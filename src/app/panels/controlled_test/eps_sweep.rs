@@ -11,7 +11,6 @@ use super::points::{
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::saved::check_count;
 use crate::app::widgets::plots::{export_button, export_table, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::{progress_row, stale_note};
@@ -19,6 +18,7 @@ use crate::experiment::figures;
 use crate::experiment::{EpsPoint, eps_sweep, report, with_adam_eps};
 use crate::preset::Preset;
 use crate::shard::Job;
+use crate::validate::check_count;
 
 /// The ε-sweep tab: its settings and its last sweep.
 #[derive(Serialize, Deserialize)]

@@ -229,7 +229,7 @@ pub fn live_figure(
             let shown = settings.band_arm.min(arms.len().saturating_sub(1));
             let band = arms.get(shown).map(|a| BandRows {
                 name: &a.label.name,
-                color: figures::optimizer_rgb(&a.label.optimizer, shown),
+                color: crate::optim::optimizer_rgb(&a.label.optimizer, shown),
                 rows: a.band.finite_points().map(|p| [p[0], p[2], p[4]]).collect(),
             });
             (

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
@@ -16,6 +15,7 @@ use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::report;
 use crate::preset::Preset;
+use crate::validate::check_count;
 
 /// The range of the number of loss levels.
 const LEVELS: std::ops::RangeInclusive<usize> = 1..=50;

@@ -29,11 +29,11 @@ use crate::app::history::{ArmHistory, BandSeries, MinMaxSeries};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::panels::{SWEEP_WHY, desktop_only};
-use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
 use crate::app::widgets::reflow;
 use crate::experiment::ArmStatus;
+use crate::validate::check_count;
 use crate::worker::Command;
 
 /// The controlled-test section: toolbar, tabs and the settings column.

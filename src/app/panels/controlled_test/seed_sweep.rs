@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
@@ -17,6 +16,7 @@ use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::figures;
 use crate::experiment::{SweepResult, report, sweep_until};
 use crate::preset::Preset;
+use crate::validate::check_count;
 
 /// The seed count's range.
 const SEEDS: std::ops::RangeInclusive<usize> = 2..=256;

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::{Analysis, Finished, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::saved::check_count;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
@@ -20,6 +19,7 @@ use crate::sensing::hsi::figures;
 use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
 use crate::sensing::hsi::report::{paper_entry, paper_rows, read_grid, summary_csv_bytes};
 use crate::sensing::hsi::{HsiConfig, HsiError, RULES, Scene};
+use crate::validate::check_count;
 
 /// The range of the step budget per run.
 const STEPS: std::ops::RangeInclusive<usize> = 100..=100_000;

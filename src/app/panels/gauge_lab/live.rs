@@ -10,15 +10,16 @@ use super::{class_color, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::saved::check_count;
 use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
-use crate::experiment::figures::{GREY, optimizer_rgb};
+use crate::figure::GREY;
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
 use crate::live::Live;
+use crate::optim::optimizer_rgb;
 use crate::sensing::SensingConfig;
 use crate::sensing::live::{GaugeLive, LiveCommand, LiveUpdate};
 use crate::sensing::zoo::{Rule, RunResult};
+use crate::validate::check_count;
 
 /// The live-runs tab: its settings, the job and the series it streamed.
 #[derive(Default)]

@@ -18,7 +18,6 @@ use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::panels::{GAUGE_WHY, desktop_only};
-use crate::app::saved::check_count;
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{
@@ -31,6 +30,7 @@ use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{
     Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
 };
+use crate::validate::check_count;
 
 /// Colour of the equivariant class (the paper's blue; the figures' too).
 pub const EQUIVARIANT: Color32 = rgb(zoo_figures::EQUIVARIANT);

@@ -1,6 +1,6 @@
-//! Atomic file output: everything the app writes goes to a temporary file in the target folder
-//! and is renamed over the destination only when complete, so a crash never leaves a
-//! half-written file and never damages the previous one. The temporary files a signal
+//! Atomic file output, the plumbing every lab, command and the app share: everything written
+//! goes to a temporary file in the target folder and is renamed over the destination only when
+//! complete, so a crash never leaves a half-written file and never damages the previous one. The temporary files a signal
 //! interrupts are removed ([`remove_temporaries_on_signals`]); those of a killed process are
 //! removed by the next run writing to that folder ([`ensure_writable_dir`]).
 
@@ -128,6 +128,7 @@ pub fn remove_stale_temporaries(dir: &Path) {
 }
 
 /// The writer's pid in a temporary file's name `.<name>.tmp-<pid>`, or None for any other name.
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 fn stale_pid(name: &str) -> Option<u32> {
     let (stem, pid) = name.rsplit_once(TMP_MARK)?;
     if !stem.starts_with('.') || stem.len() < 2 || !pid.bytes().all(|b| b.is_ascii_digit()) {
