@@ -2,10 +2,11 @@
 //! modulo p as a base model and twins that compute the same function in another basis of each
 //! head's query–key space (gauge), the same basis (A = I), or a tiny perturbation away (noise).
 //! Headless: nothing here knows about the GUI. The model and its gradient are in [`model`], the
-//! task in [`data`], twins, training and metrics in [`twins`], the preset in [`preset`] and the
-//! output files in [`report`]; docs/attention.md has the protocol and the measured table.
+//! task in [`data`], twins, training and metrics in [`twins`], the preset in [`preset`], the
+//! output files in [`report`] and the app's figures and tables in [`figures`]; docs/attention.md has the protocol and the measured table.
 
 pub mod data;
+pub mod figures;
 pub mod live;
 pub mod model;
 pub mod preset;

@@ -262,6 +262,75 @@ pub fn keys_figure(keys: &[(String, DMatrix<f64>)]) -> Figure {
     }
 }
 
+/// A plot of the live run with data to export: which series "Export CSV" saves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LivePlot {
+    /// Plot (a): twin orientation divergence.
+    Orientation,
+    /// Plot (b): axis concentration and the baseline band.
+    Axis,
+    /// Plot (c): training and held-out loss.
+    Loss,
+}
+
+/// One arm's series as the live run's CSV export writes them: its name, the decimated
+/// `[step, value]` points the app keeps, and its baseline band's rows.
+#[derive(Clone, Debug, Default)]
+pub struct ArmSeries {
+    /// The arm's name.
+    pub name: String,
+    /// Twin orientation divergence.
+    pub orientation: Vec<[f64; 2]>,
+    /// A(K) of the run from W0 and from Q·W0.
+    pub axis: [Vec<[f64; 2]>; 2],
+    /// Raw training loss of the run from W0.
+    pub train_loss: Vec<[f64; 2]>,
+    /// Held-out loss of the run from W0.
+    pub heldout: Vec<[f64; 2]>,
+    /// The random-rotation baseline of A(K) from W0: `[step, p5, mean, p95]` rows.
+    pub band: Vec<[f64; 4]>,
+}
+
+/// The data of live plot `plot` as CSV: one `series,step,value` row per point of every series
+/// the plot holds (series named `<arm>_orientation_div`, `<arm>_axis_concentration`,
+/// `<arm>_rot_axis_concentration`, `<arm>_train_loss`, `<arm>_heldout_loss`), and for plot (b)
+/// the band as `<arm>_baseline_p5`, `_mean` and `_p95`.
+pub fn live_csv(arms: &[ArmSeries], plot: LivePlot) -> String {
+    let mut csv = String::from("series,step,value\n");
+    for a in arms {
+        let name = &a.name;
+        let series: Vec<(String, &[[f64; 2]])> = match plot {
+            LivePlot::Orientation => {
+                vec![(format!("{name}_orientation_div"), a.orientation.as_slice())]
+            }
+            LivePlot::Axis => vec![
+                (format!("{name}_axis_concentration"), a.axis[0].as_slice()),
+                (
+                    format!("{name}_rot_axis_concentration"),
+                    a.axis[1].as_slice(),
+                ),
+            ],
+            LivePlot::Loss => vec![
+                (format!("{name}_train_loss"), a.train_loss.as_slice()),
+                (format!("{name}_heldout_loss"), a.heldout.as_slice()),
+            ],
+        };
+        for (label, points) in series {
+            for [x, y] in points {
+                csv.push_str(&format!("{label},{x},{y}\n"));
+            }
+        }
+        if plot == LivePlot::Axis {
+            for [step, p5, mean, p95] in &a.band {
+                csv.push_str(&format!("{name}_baseline_p5,{step},{p5}\n"));
+                csv.push_str(&format!("{name}_baseline_mean,{step},{mean}\n"));
+                csv.push_str(&format!("{name}_baseline_p95,{step},{p95}\n"));
+            }
+        }
+    }
+    csv
+}
+
 /// The seed sweep: per arm, each seed's final excess A(K) − baseline mean (dots), mean ± sd
 /// over seeds (bar and whisker), ± the baseline's own sd (shaded), zero dashed.
 pub fn sweep_figure(r: &SweepResult) -> Figure {
@@ -647,6 +716,31 @@ mod tests {
             norm_sd: vec![[10.0, v]],
             diverged_at: None,
         }
+    }
+
+    #[test]
+    fn live_csv_names_every_series_and_the_band() {
+        let arm = ArmSeries {
+            name: "gd".into(),
+            orientation: vec![[0.0, 0.0], [5.0, 1e-15]],
+            axis: [vec![[5.0, 0.3]], vec![[5.0, 0.25]]],
+            train_loss: vec![[1.0, 2.5]],
+            heldout: vec![[4.0, 2.0]],
+            band: vec![[5.0, 0.1, 0.2, 0.3]],
+        };
+        assert_eq!(
+            live_csv(std::slice::from_ref(&arm), LivePlot::Orientation),
+            "series,step,value\ngd_orientation_div,0,0\ngd_orientation_div,5,0.000000000000001\n"
+        );
+        assert_eq!(
+            live_csv(std::slice::from_ref(&arm), LivePlot::Axis),
+            "series,step,value\ngd_axis_concentration,5,0.3\ngd_rot_axis_concentration,5,0.25\n\
+             gd_baseline_p5,5,0.1\ngd_baseline_mean,5,0.2\ngd_baseline_p95,5,0.3\n"
+        );
+        assert_eq!(
+            live_csv(&[arm], LivePlot::Loss),
+            "series,step,value\ngd_train_loss,1,2.5\ngd_heldout_loss,4,2\n"
+        );
     }
 
     #[test]

@@ -12,7 +12,10 @@ use web_time::Instant;
 
 use super::zoo::{FactorRun, Outcome, Rule, RunResult};
 use super::{SensingConfig, SensingProblem};
+use crate::figure::GREY;
+use crate::figure::{Axis, Body, Dash, Figure, Mark};
 use crate::live::{Failure, Host, LiveRun, Next, Outbox};
+use crate::optim::optimizer_rgb;
 
 /// Samples per live run.
 const LIVE_SAMPLES: usize = 200;
@@ -230,5 +233,208 @@ impl LiveRun for GaugeLive {
         match why {
             Failure::Refused(m) | Failure::Panicked(m) => LiveUpdate::Crashed(m),
         }
+    }
+}
+
+/// A live plot of the gauge lab's live runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LivePlot {
+    /// Training loss over steps.
+    Loss,
+    /// Recovery error over steps.
+    Recovery,
+    /// The gauge twins' drift, product and factors.
+    Drift,
+    /// Singular values at the end against the target's.
+    Spectrum,
+}
+
+impl LivePlot {
+    /// Every plot, in the tab's order.
+    pub const ALL: [LivePlot; 4] = [
+        LivePlot::Loss,
+        LivePlot::Recovery,
+        LivePlot::Drift,
+        LivePlot::Spectrum,
+    ];
+
+    /// The plot's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            LivePlot::Loss => "training loss (log)",
+            LivePlot::Recovery => "recovery ‖UVᵀ − X*‖F/‖X*‖F (log)",
+            LivePlot::Drift => {
+                "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)"
+            }
+            LivePlot::Spectrum => "singular values of UVᵀ at the end vs X* (grey, dashed)",
+        }
+    }
+
+    /// The file name stem of its saved figure.
+    pub fn stem(self) -> &'static str {
+        match self {
+            LivePlot::Loss => "gauge_live_loss",
+            LivePlot::Recovery => "gauge_live_recovery",
+            LivePlot::Drift => "gauge_live_drift",
+            LivePlot::Spectrum => "gauge_live_spectrum",
+        }
+    }
+}
+
+/// What one live run has reported, as plain points: `[step, value]` series (in step order,
+/// non-finite values left out) and the final singular values.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RuleCurves {
+    /// Pre-update training loss.
+    pub loss: Vec<[f64; 2]>,
+    /// Recovery error.
+    pub recovery: Vec<[f64; 2]>,
+    /// Twin drift of the product.
+    pub drift: Vec<[f64; 2]>,
+    /// Twin drift of the factors.
+    pub factor_drift: Vec<[f64; 2]>,
+    /// Singular values of the final UVᵀ (descending), once the run has ended.
+    pub spectrum: Option<Vec<f64>>,
+}
+
+/// Singular values below this are drawn at it (a rank-3 target's tail is exactly 0).
+pub const SPECTRUM_FLOOR: f64 = 1e-12;
+
+/// Live plot `plot` of the runs of `rules` (their curves `runs`, in the same order; the
+/// target's singular values `target` for the spectrum) as the window shows and saves it: one
+/// line per rule in its registry colour, log y axes, the spectrum against the index from 1
+/// with X* grey and dashed and values below [`SPECTRUM_FLOOR`] drawn at it.
+pub fn live_figure(
+    rules: &[(Rule, f64)],
+    runs: &[RuleCurves],
+    target: &[f64],
+    plot: LivePlot,
+) -> Figure {
+    let rgb = |r: &Rule, i: usize| optimizer_rgb(r.info().name, i);
+    let spectrum = |values: &[f64]| -> Vec<[f64; 2]> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| [(k + 1) as f64, v.max(SPECTRUM_FLOOR)])
+            .collect()
+    };
+    let mut marks = Vec::new();
+    for (i, ((r, _), s)) in rules.iter().zip(runs).enumerate() {
+        match plot {
+            LivePlot::Loss | LivePlot::Recovery => {
+                let data = if plot == LivePlot::Loss {
+                    &s.loss
+                } else {
+                    &s.recovery
+                };
+                marks.push(Mark::line(
+                    r.name(),
+                    rgb(r, i),
+                    data.clone(),
+                    2.0,
+                    Dash::Solid,
+                ));
+            }
+            LivePlot::Drift => {
+                marks.push(Mark::line(
+                    r.name(),
+                    rgb(r, i),
+                    s.drift.clone(),
+                    2.0,
+                    Dash::Solid,
+                ));
+                marks.push(Mark::line(
+                    format!("{} factors", r.name()),
+                    rgb(r, i),
+                    s.factor_drift.clone(),
+                    1.5,
+                    Dash::Dashed,
+                ));
+            }
+            LivePlot::Spectrum => {
+                if let Some(sp) = &s.spectrum {
+                    marks.push(Mark::line(
+                        r.name(),
+                        rgb(r, i),
+                        spectrum(sp),
+                        2.0,
+                        Dash::Solid,
+                    ));
+                }
+            }
+        }
+    }
+    let step = || Axis::linear("training step").including(0.0);
+    let (x, y) = match plot {
+        LivePlot::Loss => (step(), Axis::log("loss (log scale)")),
+        LivePlot::Recovery => (step(), Axis::log("recovery (log scale)")),
+        LivePlot::Drift => (step(), Axis::log("twin drift")),
+        LivePlot::Spectrum => {
+            marks.insert(
+                0,
+                Mark::line("X*", GREY, spectrum(target), 2.0, Dash::Dashed),
+            );
+            marks.push(Mark::hline(
+                "floor 1e-12",
+                GREY,
+                SPECTRUM_FLOOR,
+                Dash::Dotted,
+            ));
+            (Axis::linear("index"), Axis::log("σ"))
+        }
+    };
+    Figure {
+        title: plot.title().into(),
+        body: Body::Plot { x, y, marks },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::Shape;
+
+    #[test]
+    fn live_figures_draw_every_rule_and_the_spectrum_against_the_target() {
+        let rules: Vec<(Rule, f64)> = ["gd", "adam"]
+            .iter()
+            .map(|n| (Rule::named(n).unwrap(), 0.1))
+            .collect();
+        let run = |v: f64| RuleCurves {
+            loss: vec![[0.0, v], [10.0, v / 2.0]],
+            drift: vec![[0.0, 1e-16]],
+            factor_drift: vec![[0.0, 1e-15]],
+            spectrum: Some(vec![3.0, 0.0]),
+            ..RuleCurves::default()
+        };
+        let runs = [run(4.0), run(8.0)];
+        let f = live_figure(&rules, &runs, &[2.0, 0.0], LivePlot::Loss);
+        assert_eq!(f.title, "training loss (log)");
+        let Body::Plot { y, marks, .. } = &f.body else {
+            panic!("a plot")
+        };
+        assert!(y.log);
+        assert_eq!(marks.len(), 2);
+        assert!(matches!(&marks[1].shape, Shape::Line { points, .. } if points[1] == [10.0, 4.0]));
+        let f = live_figure(&rules, &runs, &[2.0, 0.0], LivePlot::Drift);
+        assert_eq!(
+            crate::figure::names(&f),
+            ["gd", "gd factors", "adam", "adam factors"]
+        );
+        let f = live_figure(&rules, &runs, &[2.0, 0.0], LivePlot::Spectrum);
+        assert_eq!(
+            crate::figure::names(&f),
+            ["X*", "gd", "adam", "floor 1e-12"]
+        );
+        let Body::Plot { x, marks, .. } = &f.body else {
+            panic!("a plot")
+        };
+        assert_eq!(x.label, "index");
+        let Shape::Line { points, dash, .. } = &marks[0].shape else {
+            panic!("a line")
+        };
+        assert_eq!(points, &vec![[1.0, 2.0], [2.0, SPECTRUM_FLOOR]]);
+        assert_eq!(*dash, Dash::Dashed);
+        assert_eq!(LivePlot::Spectrum.stem(), "gauge_live_spectrum");
     }
 }

@@ -101,3 +101,74 @@ pub fn color_bar(ui: &mut egui::Ui, height: f32, caption: &str, dark: bool) {
         text,
     );
 }
+
+/// A figure's heatmap as a grid of cells, `names[0] N` labelling the rows on the left and
+/// `names[1] N` the columns above (N from 1), each cell coloured by [`blues`] of its value;
+/// cells as large as fit `w` wide and `h` high (18 to 110 points). A cell at least 40 points
+/// wide shows `text(row, column)`, in black or white as its colour needs.
+pub fn labelled_map(
+    ui: &mut egui::Ui,
+    map: &crate::figure::Heatmap,
+    names: [&str; 2],
+    (w, h): (f32, f32),
+    dark: bool,
+    text: impl Fn(usize, usize) -> String,
+) {
+    let (rows, cols) = map.values.shape();
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    let label_w = 64.0;
+    let cell = ((w - label_w - 8.0) / cols as f32)
+        .min(h / rows as f32 - 4.0)
+        .clamp(18.0, 110.0);
+    let font = egui::TextStyle::Small.resolve(ui.style());
+    let ink = ui.visuals().text_color();
+    let (rect, _) = ui.allocate_exact_size(
+        Vec2::new(label_w + cell * cols as f32, 18.0 + cell * rows as f32),
+        Sense::hover(),
+    );
+    let p = ui.painter_at(rect);
+    for c in 0..cols {
+        p.text(
+            rect.min + Vec2::new(label_w + (c as f32 + 0.5) * cell, 8.0),
+            egui::Align2::CENTER_CENTER,
+            format!("{} {}", names[1], c + 1),
+            font.clone(),
+            ink,
+        );
+    }
+    for r in 0..rows {
+        let y = rect.min.y + 18.0 + r as f32 * cell;
+        p.text(
+            Pos2::new(rect.min.x, y + cell / 2.0),
+            egui::Align2::LEFT_CENTER,
+            format!("{} {}", names[0], r + 1),
+            font.clone(),
+            ink,
+        );
+        for c in 0..cols {
+            let fill = blues(map.values[(r, c)], dark);
+            let cell_rect = Rect::from_min_size(
+                Pos2::new(rect.min.x + label_w + c as f32 * cell, y),
+                Vec2::splat(cell - 2.0),
+            );
+            p.rect_filled(cell_rect, 2.0, fill);
+            let light = fill.r() as u32 + fill.g() as u32 + fill.b() as u32 > 420;
+            let on_fill = if light {
+                Color32::BLACK
+            } else {
+                Color32::WHITE
+            };
+            if cell >= 40.0 {
+                p.text(
+                    cell_rect.center(),
+                    egui::Align2::CENTER_CENTER,
+                    text(r, c),
+                    font.clone(),
+                    on_fill,
+                );
+            }
+        }
+    }
+}

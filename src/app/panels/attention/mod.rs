@@ -2,10 +2,12 @@
 //! driver ([`crate::attention::live`]) — every rule's base transformer beside its twins — with the twins' logit distance,
 //! the training curves, the per-head query–key differences and the paper's checkpoints.
 
+mod run_view;
 mod view;
 
 pub use crate::attention::live::{Cmd, Msg};
-pub use view::{Curves, RunView};
+pub use run_view::RunView;
+pub use view::Curves;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};

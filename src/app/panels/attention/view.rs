@@ -1,25 +1,21 @@
-//! What the section keeps of a run (decimated series, the records at the checkpoints and the
-//! latest one per model) and how it draws them: the logit distance, the training curves, the
-//! per-head heatmap and the checkpoint table, each with its Export CSV.
+//! How the section draws a run ([`RunView`]): the logit distance, the training curves and the
+//! per-head heatmap (the library's figures in [`crate::attention::figures`], drawn as saved),
+//! and the checkpoint table, each with its Export CSV.
 
-use eframe::egui::{self, Color32, RichText, Sense, Vec2};
-use egui_plot::{Line, LineStyle, PlotPoints};
-use serde::{Deserialize, Serialize};
+use eframe::egui::{self, Color32, RichText};
 
-use super::{Msg, Settings};
-use crate::app::history::{LOG_FLOOR, MinMaxSeries, Scale};
+use super::{RunView, Settings};
 use crate::app::lab::Lab;
-use crate::app::widgets::colors::{self, optimizer_color};
-use crate::app::widgets::heatmap::blues;
+use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::figure_plot;
+use crate::app::widgets::heatmap::labelled_map;
 use crate::app::widgets::plots::{
-    Clicked, Swatch, export_table, legend_row, linear_plot, log_plot, plot_cell, save_figure,
+    Clicked, Swatch, export_table, legend_row, plot_cell, save_figure,
 };
-use crate::app::widgets::reflow;
-use crate::attention::report::{checkpoints, paper_value};
-use crate::attention::{AttentionPreset, Record, TwinKind};
-use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark};
-use crate::output::csv_num;
-use nalgebra::DMatrix;
+use crate::attention::figures::{self, ModelCurves};
+use crate::attention::report::paper_value;
+use crate::attention::{AttentionPreset, TwinKind};
+use crate::figure::{Body, Dash, Figure};
 
 /// The line under the heading.
 pub const SUMMARY: &str = "Every rule trains a base model and its twins from one start on the \
@@ -55,165 +51,15 @@ pub const ABOUT: &[&str] = &[
      step are the paper's (float32, so its floor is near 2e-7).",
 ];
 
-/// What the training-curve plot shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Curves {
-    /// Training and validation accuracy.
-    Accuracy,
-    /// Training and validation loss (log scale).
-    Loss,
-}
+/// What the training-curve plot shows (the library's, saved with the section's settings).
+pub use crate::attention::figures::Curves;
 
-/// The series of one model (a base model or a twin).
-struct ModelSeries {
-    distance: MinMaxSeries,
-    train_acc: MinMaxSeries,
-    val_acc: MinMaxSeries,
-    train_loss: MinMaxSeries,
-    val_loss: MinMaxSeries,
-}
-
-impl ModelSeries {
-    fn new() -> Self {
-        Self {
-            distance: MinMaxSeries::new(Scale::Log),
-            train_acc: MinMaxSeries::new(Scale::Linear),
-            val_acc: MinMaxSeries::new(Scale::Linear),
-            train_loss: MinMaxSeries::new(Scale::Log),
-            val_loss: MinMaxSeries::new(Scale::Log),
-        }
-    }
-}
-
-/// What the run has reported, bounded: decimated series, the records at the checkpoints and
-/// the latest record of each model.
-pub struct RunView {
-    /// Per model, in the run's order: its run index and twin kind (`None`: base model).
-    roles: Vec<(usize, Option<TwinKind>)>,
-    series: Vec<ModelSeries>,
-    checkpoints: Vec<usize>,
-    kept: Vec<Record>,
-    latest: Vec<Option<Record>>,
-    diverged: Vec<Option<usize>>,
-    /// The last step whose metrics arrived (`None` before step 0's).
-    pub step: Option<usize>,
-    /// Whether the run keeps stepping.
-    pub running: bool,
-    /// Why the run stopped, if it failed or panicked.
-    pub failed: Option<String>,
-}
-
-impl RunView {
-    /// An empty view of `preset`'s models.
-    pub fn new(preset: &AttentionPreset) -> Self {
-        let roles: Vec<(usize, Option<TwinKind>)> = preset
-            .runs
-            .iter()
-            .enumerate()
-            .flat_map(|(r, run)| {
-                std::iter::once((r, None)).chain(run.twins.iter().map(move |&t| (r, Some(t))))
-            })
-            .collect();
-        let n = roles.len();
-        Self {
-            roles,
-            series: (0..n).map(|_| ModelSeries::new()).collect(),
-            checkpoints: checkpoints(preset),
-            kept: Vec::new(),
-            latest: vec![None; n],
-            diverged: vec![None; n],
-            step: None,
-            running: false,
-            failed: None,
-        }
-    }
-
-    /// Files one message of the run.
-    pub fn apply(&mut self, msg: Msg) {
-        match msg {
-            Msg::Records(records) => records.into_iter().for_each(|r| self.push(r)),
-            Msg::Progress { step, running } => {
-                self.step = Some(step);
-                self.running = running;
-            }
-            Msg::Failed(why) => {
-                self.failed = Some(why);
-                self.running = false;
-            }
-        }
-    }
-
-    fn push(&mut self, r: Record) {
-        let Some(i) = self.roles.iter().position(|&x| x == (r.run, r.twin)) else {
-            return;
-        };
-        let s = &mut self.series[i];
-        s.distance.push(r.step, r.logit_distance);
-        s.train_acc.push(r.step, r.train.accuracy);
-        s.val_acc.push(r.step, r.val.accuracy);
-        s.train_loss.push(r.step, r.train.loss);
-        s.val_loss.push(r.step, r.val.loss);
-        if r.train.loss.is_nan() && self.diverged[i].is_none() {
-            self.diverged[i] = Some(r.step);
-        }
-        if self.checkpoints.contains(&r.step) {
-            self.kept.push(r.clone());
-        }
-        self.latest[i] = Some(r);
-    }
-
-    /// The latest record of run `run`'s model `twin` (`None`: the base model).
-    pub fn latest(&self, run: usize, twin: Option<TwinKind>) -> Option<&Record> {
-        let i = self.roles.iter().position(|&x| x == (run, twin))?;
-        self.latest[i].as_ref()
-    }
-
-    /// The record of that model at checkpoint `step`, once it has arrived.
-    pub fn at(&self, run: usize, twin: Option<TwinKind>, step: usize) -> Option<&Record> {
-        self.kept
-            .iter()
-            .find(|r| (r.run, r.twin, r.step) == (run, twin, step))
-    }
-
-    /// The logit-distance series of that twin as drawn: (step, log10 of the value, values at or
-    /// below the floor at the floor).
-    pub fn distance_points(&mut self, run: usize, twin: TwinKind) -> Vec<[f64; 2]> {
-        let Some(i) = self.roles.iter().position(|&x| x == (run, Some(twin))) else {
-            return Vec::new();
-        };
-        self.series[i]
-            .distance
-            .points()
-            .iter()
-            .map(|p| [p.x, p.y])
-            .collect()
-    }
-
-    /// A line per model that diverged, naming it and the step.
-    pub fn divergence_lines(&self, preset: &AttentionPreset) -> Vec<String> {
-        self.roles
-            .iter()
-            .zip(&self.diverged)
-            .filter_map(|(&(run, twin), at)| {
-                at.map(|s| {
-                    format!(
-                        "{} {} diverged at step {s} (training loss not finite or above 1e4); the \
-                         other models go on.",
-                        preset.runs[run].name(),
-                        twin.map_or("base model".into(), |t| format!("{} twin", t.label()))
-                    )
-                })
-            })
-            .collect()
-    }
-}
-
-/// The dash pattern of a twin kind, the same in the plot and its legend.
-fn style(kind: TwinKind) -> (LineStyle, Swatch) {
-    match kind {
-        TwinKind::Gauge => (LineStyle::Solid, Swatch::Thin),
-        TwinKind::Noise => (LineStyle::dotted_loose(), Swatch::Dotted),
-        TwinKind::Identity => (LineStyle::dashed_loose(), Swatch::Dashed),
+/// The legend swatch of a twin kind, stroked as its lines ([`figures::twin_dash`]).
+fn swatch(kind: TwinKind) -> Swatch {
+    match figures::twin_dash(kind) {
+        Dash::Solid => Swatch::Thin,
+        Dash::Dotted => Swatch::Dotted,
+        Dash::Dashed => Swatch::Dashed,
     }
 }
 
@@ -229,16 +75,6 @@ fn sci(x: Option<f64>) -> String {
         Some(v) if v.is_finite() => format!("{v:.1e}"),
         _ => "—".into(),
     }
-}
-
-/// CSV rows into bytes (header first).
-fn csv_bytes(header: &[&str], rows: Vec<Vec<String>>) -> Result<Vec<u8>, csv::Error> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header)?;
-    for r in rows {
-        w.write_record(r)?;
-    }
-    w.into_inner().map_err(|e| e.into_error().into())
 }
 
 /// Draws the legend, the four cells (two per row from 900 px of width, else one) and handles
@@ -261,11 +97,12 @@ pub fn plots(
             items.push((
                 ui.visuals().strong_text_color(),
                 format!("{} twin", kind.label()),
-                style(kind).1,
+                swatch(kind),
             ));
         }
     }
     legend_row(ui, &items);
+    let models = view.curves();
     let width = ui.available_width();
     let two = width >= 900.0;
     let w = if two { (width - 12.0) / 2.0 } else { width };
@@ -274,8 +111,14 @@ pub fn plots(
     let mut row = |ui: &mut egui::Ui, cells: [usize; 2]| {
         let mut draw = |ui: &mut egui::Ui, c: usize| {
             exports[c] = match c {
-                0 => distance_cell(ui, lab.hover, preset, view, w, h),
-                1 => curves_cell(ui, lab.hover, preset, view, settings, w, h),
+                0 => distance_cell(
+                    ui,
+                    lab.hover,
+                    &figure(preset, view, &models, settings, 0).1,
+                    w,
+                    h,
+                ),
+                1 => curves_cell(ui, lab.hover, preset, view, &models, settings, w, h),
                 2 => heatmap_cell(ui, lab.dark, preset, view, settings, w, h),
                 _ => table_cell(ui, preset, view, w, h),
             };
@@ -296,62 +139,37 @@ pub fn plots(
     let kept = "The run is still here";
     for (c, clicked) in exports.iter().enumerate() {
         if let Some(format) = clicked.figure {
-            let (stem, fig) = figure(preset, view, settings, c);
+            let (stem, fig) = figure(preset, view, &models, settings, c);
             save_figure(lab, ui.ctx(), format, stem, egui::vec2(w, h), || fig);
         }
     }
     let exports = exports.map(|c| c.csv);
     if exports[0] {
         export_table(lab, "attention-distance.csv", kept, || {
-            distance_csv(preset, view)
+            figures::distance_csv(preset, &models)
         });
     }
     if exports[1] {
         export_table(lab, "attention-curves.csv", kept, || {
-            curves_csv(preset, view)
+            figures::curves_csv(preset, &models)
         });
     }
     if exports[2] {
         export_table(lab, "attention-heads.csv", kept, || {
-            heads_csv(preset, view, settings)
+            let (run, twin) = (heat_run(preset, settings), settings.heat_twin);
+            figures::heads_csv(preset, run, twin, view.latest(run, Some(twin)))
         });
     }
     if exports[3] {
         export_table(lab, "attention-checkpoints.csv", kept, || {
-            table_csv(preset, view)
+            figures::table_csv(preset, &view.roles, &view.checkpoints, &view.kept)
         });
     }
 }
 
-fn distance_cell(
-    ui: &mut egui::Ui,
-    hover: bool,
-    preset: &AttentionPreset,
-    view: &mut RunView,
-    w: f32,
-    h: f32,
-) -> Clicked {
-    let title = DISTANCE_TITLE;
-    plot_cell(ui, (w, h), title, true, |ui, w, h| {
-        log_plot("attention distance", "relative logit distance")
-            .width(w)
-            .height(h)
-            .include_y(-16.0)
-            .include_y(0.0)
-            .show_x(hover)
-            .show_y(hover)
-            .show(ui, |plot| {
-                for (&(run, twin), s) in view.roles.iter().zip(view.series.iter_mut()) {
-                    let Some(kind) = twin else { continue };
-                    let name = format!("{} {}", preset.runs[run].name(), kind.label());
-                    plot.line(
-                        Line::new(name, PlotPoints::Borrowed(s.distance.points()))
-                            .color(run_color(preset, run))
-                            .style(style(kind).0)
-                            .width(reflow::line_width(plot.ctx(), 2.0)),
-                    );
-                }
-            });
+fn distance_cell(ui: &mut egui::Ui, hover: bool, fig: &Figure, w: f32, h: f32) -> Clicked {
+    plot_cell(ui, (w, h), figures::DISTANCE_TITLE, true, |ui, w, h| {
+        figure_plot::plot(ui, "attention distance", fig, [Some(w), Some(h)], hover);
     })
 }
 
@@ -360,13 +178,13 @@ fn curves_cell(
     ui: &mut egui::Ui,
     hover: bool,
     preset: &AttentionPreset,
-    view: &mut RunView,
+    view: &RunView,
+    models: &[ModelCurves],
     settings: &mut Settings,
     w: f32,
     h: f32,
 ) -> Clicked {
-    let title = curves_title(settings.curves);
-    plot_cell(ui, (w, h), title, true, |ui, w, h| {
+    plot_cell(ui, (w, h), settings.curves.title(), true, |ui, w, h| {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut settings.curves, Curves::Accuracy, "accuracy");
             ui.selectable_value(&mut settings.curves, Curves::Loss, "loss");
@@ -376,188 +194,42 @@ fn curves_cell(
                     .weak(),
             );
         });
-        let h = h - 26.0;
-        let plot = match settings.curves {
-            Curves::Accuracy => linear_plot("attention curves", "accuracy")
-                .include_y(0.0)
-                .include_y(1.0),
-            Curves::Loss => log_plot("attention loss", "cross-entropy (nats)"),
+        let id = match settings.curves {
+            Curves::Accuracy => "attention curves",
+            Curves::Loss => "attention loss",
         };
-        let loss = settings.curves == Curves::Loss;
-        plot.width(w)
-            .height(h)
-            .show_x(hover)
-            .show_y(hover)
-            .show(ui, |plot| {
-                for (&(run, twin), s) in view.roles.iter().zip(view.series.iter_mut()) {
-                    if twin.is_some() {
-                        continue;
-                    }
-                    let c = run_color(preset, run);
-                    let name = preset.runs[run].name();
-                    let (train, val) = if loss {
-                        (&mut s.train_loss, &mut s.val_loss)
-                    } else {
-                        (&mut s.train_acc, &mut s.val_acc)
-                    };
-                    plot.line(
-                        Line::new(
-                            format!("{name} training"),
-                            PlotPoints::Borrowed(train.points()),
-                        )
-                        .color(c)
-                        .width(reflow::line_width(plot.ctx(), 2.0)),
-                    );
-                    plot.line(
-                        Line::new(
-                            format!("{name} validation"),
-                            PlotPoints::Borrowed(val.points()),
-                        )
-                        .color(c)
-                        .style(LineStyle::dashed_loose())
-                        .width(reflow::line_width(plot.ctx(), 1.5)),
-                    );
-                }
-            });
+        let fig = figure(preset, view, models, settings, 1).1;
+        figure_plot::plot(ui, id, &fig, [Some(w), Some(h - 26.0)], hover);
     })
 }
 
-const DISTANCE_TITLE: &str = "Twin vs base model: logit distance";
-const HEADS_TITLE: &str = "Query–key form difference per head";
-
-fn curves_title(c: Curves) -> &'static str {
-    match c {
-        Curves::Accuracy => "Base models' accuracy",
-        Curves::Loss => "Base models' loss",
-    }
-}
-
-/// The figure of cell `c` (0 distance, 1 curves, 2 heads) as the window shows it, and its file
-/// name stem.
+/// The figure of cell `c` (0 distance, 1 curves, 2 heads) of `view` (its series `models`) as
+/// the window shows it, and its file name stem.
 fn figure(
     preset: &AttentionPreset,
     view: &RunView,
+    models: &[ModelCurves],
     settings: &Settings,
     c: usize,
 ) -> (&'static str, Figure) {
-    let rgb = |run: usize| colors::rgb(run_color(preset, run));
-    let dash = |kind: TwinKind| match kind {
-        TwinKind::Gauge => Dash::Solid,
-        TwinKind::Noise => Dash::Dotted,
-        TwinKind::Identity => Dash::Dashed,
-    };
-    let models = || view.roles.iter().zip(view.series.iter());
     match c {
-        0 => {
-            let marks = models()
-                .filter_map(|(&(run, twin), s)| {
-                    let kind = twin?;
-                    let name = format!("{} {} twin", preset.runs[run].name(), kind.label());
-                    let points = s
-                        .distance
-                        .raw_points()
-                        .into_iter()
-                        .map(|p| [p[0], p[1].max(LOG_FLOOR)])
-                        .collect();
-                    Some(Mark::line(name, rgb(run), points, 2.0, dash(kind)))
-                })
-                .collect();
-            let fig = Figure {
-                title: DISTANCE_TITLE.into(),
-                body: Body::Plot {
-                    x: Axis::linear("training step").including(0.0),
-                    y: Axis::log("relative logit distance"),
-                    marks,
-                },
-            };
-            ("attention-distance", fig)
-        }
-        1 => {
-            let loss = settings.curves == Curves::Loss;
-            let mut marks = Vec::new();
-            for (&(run, twin), s) in models() {
-                if twin.is_some() {
-                    continue;
-                }
-                let name = preset.runs[run].name();
-                let (train, val) = if loss {
-                    (&s.train_loss, &s.val_loss)
-                } else {
-                    (&s.train_acc, &s.val_acc)
-                };
-                marks.push(Mark::line(
-                    format!("{name} training"),
-                    rgb(run),
-                    train.raw_points(),
-                    2.0,
-                    Dash::Solid,
-                ));
-                marks.push(Mark::line(
-                    format!("{name} validation"),
-                    rgb(run),
-                    val.raw_points(),
-                    1.5,
-                    Dash::Dashed,
-                ));
-            }
-            let y = if loss {
-                Axis::log("cross-entropy (nats)")
-            } else {
-                Axis::linear("accuracy").including(0.0).including(1.0)
-            };
-            let fig = Figure {
-                title: curves_title(settings.curves).into(),
-                body: Body::Plot {
-                    x: Axis::linear("training step").including(0.0),
-                    y,
-                    marks,
-                },
-            };
-            ("attention-curves", fig)
-        }
+        0 => (
+            "attention-distance",
+            figures::distance_figure(preset, models),
+        ),
+        1 => (
+            "attention-curves",
+            figures::curves_figure(preset, models, settings.curves),
+        ),
         _ => {
-            let arch = preset.arch();
-            let run = heat_run(preset, settings);
-            let maps = view
-                .latest(run, Some(settings.heat_twin))
-                .map(|rec| {
-                    let values = DMatrix::from_fn(arch.layers, arch.heads, |l, hd| {
-                        heat_level(
-                            rec.qk_distance
-                                .get(l * arch.heads + hd)
-                                .copied()
-                                .unwrap_or(f64::NAN),
-                        )
-                    });
-                    vec![Heatmap {
-                        title: format!(
-                            "{} {} twin, step {} (rows: layers, columns: heads)",
-                            preset.runs[run].name(),
-                            settings.heat_twin.label(),
-                            rec.step
-                        ),
-                        values,
-                    }]
-                })
-                .unwrap_or_default();
-            let fig = Figure {
-                title: HEADS_TITLE.into(),
-                body: Body::Heatmaps {
-                    maps,
-                    caption: "log10 scale: 0 = 1e-16, 1 = 1".into(),
-                },
-            };
-            ("attention-heads", fig)
+            let (run, twin) = (heat_run(preset, settings), settings.heat_twin);
+            let latest = view.latest(run, Some(twin));
+            (
+                "attention-heads",
+                figures::heads_figure(preset, run, twin, latest),
+            )
         }
     }
-}
-
-/// Where a value sits on the heatmap's colour scale: log10 from 1e-16 (0) to 1 (1).
-fn heat_level(x: f64) -> f64 {
-    if x.is_nan() {
-        return f64::NAN;
-    }
-    ((x.max(1e-16).log10() + 16.0) / 16.0).clamp(0.0, 1.0)
 }
 
 /// The run index of the heatmap's chosen run (the first if the name is not a run).
@@ -578,7 +250,7 @@ fn heatmap_cell(
     w: f32,
     h: f32,
 ) -> Clicked {
-    let title = HEADS_TITLE;
+    let title = figures::HEADS_TITLE;
     plot_cell(ui, (w, h), title, true, |ui, w, h| {
         ui.horizontal_wrapped(|ui| {
             let l = ui.label("rule");
@@ -614,8 +286,6 @@ fn heatmap_cell(
             );
             return;
         };
-        let arch = preset.arch();
-        let (layers, heads) = (arch.layers, arch.heads);
         ui.label(
             RichText::new(format!(
                 "step {}: ‖(W_Qᵀ W_K)₁ − (W_Qᵀ W_K)₂‖ / mean norm; colour log-scaled from 1e-16 \
@@ -624,63 +294,16 @@ fn heatmap_cell(
             ))
             .small(),
         );
-        let label_w = 64.0;
-        let cell = ((w - label_w - 8.0) / heads as f32)
-            .min((h - 80.0) / layers as f32 - 4.0)
-            .clamp(18.0, 110.0);
-        let font = egui::TextStyle::Small.resolve(ui.style());
-        let text = ui.visuals().text_color();
-        let (rect, _) = ui.allocate_exact_size(
-            Vec2::new(label_w + cell * heads as f32, 18.0 + cell * layers as f32),
-            Sense::hover(),
-        );
-        let p = ui.painter_at(rect);
-        for hd in 0..heads {
-            p.text(
-                rect.min + Vec2::new(label_w + (hd as f32 + 0.5) * cell, 8.0),
-                egui::Align2::CENTER_CENTER,
-                format!("head {}", hd + 1),
-                font.clone(),
-                text,
-            );
-        }
-        for l in 0..layers {
-            let y = rect.min.y + 18.0 + l as f32 * cell;
-            p.text(
-                egui::pos2(rect.min.x, y + cell / 2.0),
-                egui::Align2::LEFT_CENTER,
-                format!("layer {}", l + 1),
-                font.clone(),
-                text,
-            );
-            for hd in 0..heads {
-                let v = rec
-                    .qk_distance
-                    .get(l * heads + hd)
-                    .copied()
-                    .unwrap_or(f64::NAN);
-                let fill = blues(heat_level(v), dark);
-                let r = egui::Rect::from_min_size(
-                    egui::pos2(rect.min.x + label_w + hd as f32 * cell, y),
-                    Vec2::splat(cell - 2.0),
-                );
-                p.rect_filled(r, 2.0, fill);
-                let light = fill.r() as u32 + fill.g() as u32 + fill.b() as u32 > 420;
-                let ink = if light {
-                    Color32::BLACK
-                } else {
-                    Color32::WHITE
-                };
-                if cell >= 40.0 {
-                    p.text(
-                        r.center(),
-                        egui::Align2::CENTER_CENTER,
-                        sci(Some(v)),
-                        font.clone(),
-                        ink,
-                    );
-                }
-            }
+        let fig = figures::heads_figure(preset, run, settings.heat_twin, Some(rec));
+        let Body::Heatmaps { maps, .. } = &fig.body else {
+            return;
+        };
+        let heads = preset.arch().heads;
+        let value = |l: usize, hd: usize| rec.qk_distance.get(l * heads + hd).copied();
+        for map in maps {
+            labelled_map(ui, map, ["layer", "head"], (w, h - 80.0), dark, |l, hd| {
+                sci(Some(value(l, hd).unwrap_or(f64::NAN)))
+            });
         }
     })
 }
@@ -746,90 +369,4 @@ fn table_cell(
                 );
             });
     })
-}
-
-fn distance_csv(preset: &AttentionPreset, view: &RunView) -> Result<Vec<u8>, csv::Error> {
-    let mut rows = Vec::new();
-    for (i, &(run, twin)) in view.roles.iter().enumerate() {
-        let Some(kind) = twin else { continue };
-        for [step, v] in view.series[i].distance.raw_points() {
-            rows.push(vec![
-                preset.runs[run].name().to_string(),
-                kind.name().to_string(),
-                step.to_string(),
-                csv_num(v),
-            ]);
-        }
-    }
-    csv_bytes(&["rule", "twin", "step", "logit_distance"], rows)
-}
-
-fn curves_csv(preset: &AttentionPreset, view: &RunView) -> Result<Vec<u8>, csv::Error> {
-    let mut rows = Vec::new();
-    for (i, &(run, twin)) in view.roles.iter().enumerate() {
-        if twin.is_some() {
-            continue;
-        }
-        let s = &view.series[i];
-        for (what, series) in [
-            ("train_accuracy", &s.train_acc),
-            ("val_accuracy", &s.val_acc),
-            ("train_loss", &s.train_loss),
-            ("val_loss", &s.val_loss),
-        ] {
-            for [step, v] in series.raw_points() {
-                rows.push(vec![
-                    preset.runs[run].name().to_string(),
-                    what.to_string(),
-                    step.to_string(),
-                    csv_num(v),
-                ]);
-            }
-        }
-    }
-    csv_bytes(&["rule", "metric", "step", "value"], rows)
-}
-
-fn heads_csv(
-    preset: &AttentionPreset,
-    view: &RunView,
-    settings: &Settings,
-) -> Result<Vec<u8>, csv::Error> {
-    let run = heat_run(preset, settings);
-    let heads = preset.arch().heads;
-    let mut rows = Vec::new();
-    if let Some(rec) = view.latest(run, Some(settings.heat_twin)) {
-        for (i, v) in rec.qk_distance.iter().enumerate() {
-            rows.push(vec![
-                preset.runs[run].name().to_string(),
-                settings.heat_twin.name().to_string(),
-                rec.step.to_string(),
-                (i / heads + 1).to_string(),
-                (i % heads + 1).to_string(),
-                csv_num(*v),
-            ]);
-        }
-    }
-    csv_bytes(
-        &["rule", "twin", "step", "layer", "head", "qk_distance"],
-        rows,
-    )
-}
-
-fn table_csv(preset: &AttentionPreset, view: &RunView) -> Result<Vec<u8>, csv::Error> {
-    let mut rows = Vec::new();
-    for &(run, twin) in &view.roles {
-        let Some(kind) = twin else { continue };
-        for &s in &view.checkpoints {
-            let ours = view.at(run, twin, s).map(|r| r.logit_distance);
-            rows.push(vec![
-                preset.runs[run].name().to_string(),
-                kind.name().to_string(),
-                s.to_string(),
-                ours.map_or(String::new(), csv_num),
-                paper_value(preset, run, kind, s).map_or(String::new(), csv_num),
-            ]);
-        }
-    }
-    csv_bytes(&["rule", "twin", "step", "logit_distance", "paper"], rows)
 }

@@ -2,23 +2,24 @@
 //! baseline, (c) loss or column norms, (d) the learned |K| heatmaps and (e) the per-arm table.
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{HLine, LineStyle, Points, VLine};
 use serde::{Deserialize, Serialize};
 
-use super::{arm_legend, arm_name, band_area, band_arm_picker, line, sci};
+use super::{arm_legend, arm_name, band_arm_picker, sci};
 use crate::app::files::save_dialog;
-use crate::app::history::{ArmHistory, LOG_FLOOR, MinMaxSeries, RunHistory};
+use crate::app::history::{ArmHistory, LOG_FLOOR, RunHistory};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::colors::{faded, optimizer_color};
+use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::figure_plot;
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{
-    Clicked, Swatch, legend_row, linear_plot, log_plot, plot_cell, plot_header, save_figure,
+    Clicked, Swatch, legend_row, plot_cell, plot_header, save_figure,
 };
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::ArmStatus;
-use crate::experiment::figures::{self, ArmCurves, BandRows};
-use crate::metrics::isotropic_axis_concentration;
+/// Which plot's data an "Export CSV" button saves (the library's name for the live plots).
+pub use crate::experiment::figures::LivePlot as Export;
+use crate::experiment::figures::{self, ArmCurves, ArmSeries, BandRows};
 use crate::optim::class_name;
 
 /// The live-run tab.
@@ -55,17 +56,6 @@ impl Default for Settings {
             band_arm: 1,
         }
     }
-}
-
-/// Which plot's data an "Export CSV" button saves.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Export {
-    /// Plot (a): twin orientation divergence.
-    Orientation,
-    /// Plot (b): axis concentration and the baseline band.
-    Axis,
-    /// Plot (c): training and held-out loss.
-    Loss,
 }
 
 impl Panel for Live {
@@ -112,6 +102,10 @@ impl Panel for Live {
                 figure = Some((kind, f));
             }
         };
+        let curves = arm_curves(&lab.history.arms);
+        let arms = &lab.history.arms;
+        let d_k = preset.d_k;
+        let size = |h: f32| [Some(col_w), Some(h)];
         reflow::grid(ui, 4, cells, |ui, i| match i {
             0 => note(
                 Some(Export::Orientation),
@@ -120,7 +114,11 @@ impl Panel for Live {
                     (col_w, plot_h),
                     figures::ORIENTATION_TITLE,
                     true,
-                    |ui, w, h| orientation_plot(&mut lab.history.arms, ui, w, h, hover),
+                    |ui, _, h| {
+                        orientation_legend(ui, arms);
+                        let (_, fig) = plot_figure(arms, &curves, Export::Orientation, s, d_k);
+                        figure_plot::plot(ui, "orientation", &fig, size(h - 24.0), hover);
+                    },
                 ),
             ),
             1 => note(
@@ -130,7 +128,20 @@ impl Panel for Live {
                     (col_w, plot_h),
                     figures::AXIS_TITLE,
                     true,
-                    |ui, w, h| axis_plot(lab, &mut s.band_arm, preset.d_k, ui, w, h),
+                    |ui, _, h| {
+                        axis_legend(ui, arms);
+                        reflow::controls_row(ui, |ui| {
+                            band_arm_picker(
+                                ui,
+                                "band arm",
+                                "shaded: 5–95% of A over random rotations of the keys of",
+                                arms,
+                                &mut s.band_arm,
+                            );
+                        });
+                        let (_, fig) = plot_figure(arms, &curves, Export::Axis, s, d_k);
+                        figure_plot::plot(ui, "axis", &fig, size(h - 52.0), hover);
+                    },
                 ),
             ),
             2 => note(
@@ -140,16 +151,15 @@ impl Panel for Live {
                     (col_w, plot_h),
                     "(c) Runs from W0: loss, or raw column norms",
                     true,
-                    |ui, w, h| {
+                    |ui, _, h| {
                         ui.horizontal(|ui| {
                             ui.selectable_value(&mut s.show_norms, false, "loss");
                             ui.selectable_value(&mut s.show_norms, true, "column norms ‖w‖");
                         });
-                        if s.show_norms {
-                            norms_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
-                        } else {
-                            loss_plot(&mut lab.history.arms, ui, w, h - 26.0, hover)
-                        }
+                        loss_legend(ui, arms, s.show_norms);
+                        let (_, fig) = plot_figure(arms, &curves, Export::Loss, s, d_k);
+                        let id = if s.show_norms { "norms" } else { "loss" };
+                        figure_plot::plot(ui, id, &fig, size(h - 50.0), hover);
                     },
                 ),
             ),
@@ -219,13 +229,37 @@ pub fn live_figure(
     d_k: usize,
 ) -> (&'static str, crate::figure::Figure) {
     let arms = &lab.history.arms;
-    let curves = arm_curves(arms);
+    let Some(kind) = kind else {
+        let keys: Vec<(String, nalgebra::DMatrix<f64>)> = lab
+            .history
+            .snapshot
+            .iter()
+            .flat_map(|snap| {
+                arms.iter().zip(&snap.keys).filter_map(move |(a, k)| {
+                    Some((format!("{} · step {}", arm_name(a), snap.step), k.clone()?))
+                })
+            })
+            .collect();
+        return ("keys", figures::keys_figure(&keys));
+    };
+    plot_figure(arms, &arm_curves(arms), kind, settings, d_k)
+}
+
+/// Live plot `kind` of `arms` (their [`arm_curves`] `curves`) as drawn and saved, and its file
+/// name stem.
+fn plot_figure(
+    arms: &[ArmHistory],
+    curves: &[ArmCurves],
+    kind: Export,
+    settings: &Settings,
+    d_k: usize,
+) -> (&'static str, crate::figure::Figure) {
     match kind {
-        Some(Export::Orientation) => (
+        Export::Orientation => (
             "orientation_divergence",
-            figures::orientation_figure(&curves),
+            figures::orientation_figure(curves),
         ),
-        Some(Export::Axis) => {
+        Export::Axis => {
             let shown = settings.band_arm.min(arms.len().saturating_sub(1));
             let band = arms.get(shown).map(|a| BandRows {
                 name: &a.label.name,
@@ -234,32 +268,16 @@ pub fn live_figure(
             });
             (
                 "axis_concentration",
-                figures::axis_figure(&curves, d_k, band),
+                figures::axis_figure(curves, d_k, band),
             )
         }
-        Some(Export::Loss) if settings.show_norms => {
-            ("column_norms", figures::norms_figure(&curves))
-        }
-        Some(Export::Loss) => ("loss", figures::loss_figure(&curves)),
-        None => {
-            let keys: Vec<(String, nalgebra::DMatrix<f64>)> = lab
-                .history
-                .snapshot
-                .iter()
-                .flat_map(|snap| {
-                    arms.iter().zip(&snap.keys).filter_map(move |(a, k)| {
-                        Some((format!("{} · step {}", arm_name(a), snap.step), k.clone()?))
-                    })
-                })
-                .collect();
-            ("keys", figures::keys_figure(&keys))
-        }
+        Export::Loss if settings.show_norms => ("column_norms", figures::norms_figure(curves)),
+        Export::Loss => ("loss", figures::loss_figure(curves)),
     }
 }
 
-fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
-    let ctx = ui.ctx().clone();
-    let floor = LOG_FLOOR.log10();
+/// Plot (a)'s legend: each arm's twins, the noise twins and the floor.
+fn orientation_legend(ui: &mut egui::Ui, arms: &[ArmHistory]) {
     let mut items = arm_legend(arms, " twins");
     if arms.iter().any(|a| !a.noise_div.is_empty()) {
         items.push((
@@ -274,58 +292,10 @@ fn orientation_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, 
         Swatch::Dotted,
     ));
     legend_row(ui, &items);
-    log_plot("orientation", "‖W′ − QW‖F / ‖W‖F")
-        .width(w)
-        .height(h - 24.0)
-        .include_y(floor)
-        .include_y(0.0)
-        .show_x(hover)
-        .show_y(hover)
-        .show(ui, |plot| {
-            plot.hline(
-                HLine::new("floor", floor)
-                    .color(Color32::GRAY)
-                    .style(LineStyle::dotted_loose()),
-            );
-            for (i, a) in arms.iter_mut().enumerate() {
-                let c = optimizer_color(&a.label.optimizer, i);
-                let label = arm_name(a);
-                plot.line(line(
-                    &ctx,
-                    format!("{label} twins"),
-                    &mut a.orientation_div,
-                    c,
-                    2.5,
-                ));
-                if !a.noise_div.is_empty() {
-                    plot.line(
-                        line(
-                            &ctx,
-                            format!("{label} noise twin"),
-                            &mut a.noise_div,
-                            c,
-                            1.5,
-                        )
-                        .style(LineStyle::dashed_loose()),
-                    );
-                }
-                if let ArmStatus::Diverged { step, .. } = a.status {
-                    plot.vline(
-                        VLine::new(format!("{} diverged", a.label.name), step as f64)
-                            .color(c)
-                            .style(LineStyle::dashed_dense()),
-                    );
-                }
-            }
-        });
 }
 
-fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui, w: f32, h: f32) {
-    let ctx = ui.ctx().clone();
-    let hover = lab.hover;
-    let dark = lab.dark;
-    let arms = &mut lab.history.arms;
-    let shown = (*band_arm).min(arms.len().saturating_sub(1));
+/// Plot (b)'s legend: the arms and the isotropic level.
+fn axis_legend(ui: &mut egui::Ui, arms: &[ArmHistory]) {
     let mut items = arm_legend(arms, "");
     items.push((
         Color32::GRAY,
@@ -333,132 +303,24 @@ fn axis_plot(lab: &mut Lab, band_arm: &mut usize, d_k: usize, ui: &mut egui::Ui,
         Swatch::Dashed,
     ));
     legend_row(ui, &items);
-    reflow::controls_row(ui, |ui| {
-        band_arm_picker(
-            ui,
-            "band arm",
-            "shaded: 5–95% of A over random rotations of the keys of",
-            arms,
-            band_arm,
-        );
-    });
-    linear_plot("axis", "A(K) = (1/V) Σ k⁴")
-        .width(w)
-        .height(h - 52.0)
-        .show_x(hover)
-        .show_y(hover)
-        .show(ui, |plot| {
-            if let Some(a) = arms.get(shown) {
-                let c = optimizer_color(&a.label.optimizer, shown);
-                let alpha = if dark { 30 } else { 45 };
-                let name = format!("{} rotation baseline 5–95%", a.label.name);
-                if let Some(area) = band_area(&a.band, name, faded(c, alpha)) {
-                    plot.add(area);
-                }
-            }
-            for (i, a) in arms.iter_mut().enumerate() {
-                let c = optimizer_color(&a.label.optimizer, i);
-                let name = arm_name(a);
-                let [base, rot] = &mut a.axis_concentration;
-                plot.line(line(
-                    &ctx,
-                    format!("{name} from Q·W0"),
-                    rot,
-                    faded(c, 150),
-                    1.0,
-                ));
-                plot.line(line(&ctx, format!("{name} from W0"), base, c, 2.5));
-            }
-            plot.hline(
-                HLine::new("3/(d_k+2)", isotropic_axis_concentration(d_k))
-                    .color(Color32::GRAY)
-                    .style(LineStyle::dashed_loose()),
-            );
-        });
 }
 
-fn norms_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
-    let ctx = ui.ctx().clone();
+/// Plot (c)'s legend: the arms and what the norms view or the loss view draws.
+fn loss_legend(ui: &mut egui::Ui, arms: &[ArmHistory], norms: bool) {
     let mut items = arm_legend(arms, "");
-    items.push((Color32::GRAY, "mean ‖w‖ over keys".into(), Swatch::Thick));
-    items.push((
-        Color32::GRAY,
-        "spread (sd over keys)".into(),
-        Swatch::Dashed,
-    ));
+    let extra = if norms {
+        [
+            ("mean ‖w‖ over keys", Swatch::Thick),
+            ("spread (sd over keys)", Swatch::Dashed),
+        ]
+    } else {
+        [
+            ("held-out", Swatch::Dot),
+            ("training (50-step average)", Swatch::Thin),
+        ]
+    };
+    items.extend(extra.map(|(name, swatch)| (Color32::GRAY, name.to_string(), swatch)));
     legend_row(ui, &items);
-    linear_plot("norms", "raw column norm ‖w‖")
-        .width(w)
-        .height(h - 24.0)
-        .include_y(0.0)
-        .show_x(hover)
-        .show_y(hover)
-        .show(ui, |plot| {
-            for (i, a) in arms.iter_mut().enumerate() {
-                let c = optimizer_color(&a.label.optimizer, i);
-                let name = arm_name(a);
-                plot.line(line(
-                    &ctx,
-                    format!("{name} mean"),
-                    &mut a.column_norm[0],
-                    c,
-                    2.5,
-                ));
-                plot.line(
-                    line(&ctx, format!("{name} sd"), &mut a.column_norm_sd, c, 1.2)
-                        .style(LineStyle::dashed_loose()),
-                );
-            }
-        });
-}
-
-fn loss_plot(arms: &mut [ArmHistory], ui: &mut egui::Ui, w: f32, h: f32, hover: bool) {
-    let ctx = ui.ctx().clone();
-    let mut items = arm_legend(arms, "");
-    items.push((Color32::GRAY, "held-out".into(), Swatch::Dot));
-    items.push((
-        Color32::GRAY,
-        "training (50-step average)".into(),
-        Swatch::Thin,
-    ));
-    legend_row(ui, &items);
-    linear_plot("loss", "cross-entropy (nats)")
-        .width(w)
-        .height(h - 24.0)
-        .include_y(0.0)
-        .show_x(hover)
-        .show_y(hover)
-        .show(ui, |plot| {
-            for (i, a) in arms.iter_mut().enumerate() {
-                let c = optimizer_color(&a.label.optimizer, i);
-                let name = arm_name(a);
-                let dots: Vec<[f64; 2]> = a.heldout_loss[0]
-                    .points()
-                    .iter()
-                    .map(|p| [p.x, p.y])
-                    .collect();
-                plot.points(
-                    Points::new(format!("{name} held-out"), dots)
-                        .color(c)
-                        .radius(3.5)
-                        .filled(true),
-                );
-                plot.line(line(
-                    &ctx,
-                    format!("{name} training (average)"),
-                    &mut a.loss_average,
-                    faded(c, 170),
-                    1.2,
-                ));
-                plot.line(line(
-                    &ctx,
-                    format!("{name} held-out"),
-                    &mut a.heldout_loss[0],
-                    c,
-                    2.5,
-                ));
-            }
-        });
 }
 
 impl Heatmaps {
@@ -632,41 +494,28 @@ pub fn export_csv_to(lab: &mut Lab, kind: Export, path: &std::path::Path) -> boo
     lab.write_file(path, csv.as_bytes(), "The run's data is still here")
 }
 
-/// The data of plot `kind` as CSV: one `series,step,value` row per point of every decimated
-/// series the plot holds (each min/max bucket), and for plot (b) the baseline band.
+/// The data of plot `kind` as CSV ([`figures::live_csv`] of every arm's decimated series:
+/// each min/max bucket, and for plot (b) the baseline band).
 pub fn plot_csv(history: &RunHistory, kind: Export) -> String {
-    let mut csv = String::from("series,step,value\n");
-    for a in &history.arms {
-        let name = &a.label.name;
-        let series: Vec<(String, &MinMaxSeries)> = match kind {
-            Export::Orientation => vec![(format!("{name}_orientation_div"), &a.orientation_div)],
-            Export::Axis => vec![
-                (
-                    format!("{name}_axis_concentration"),
-                    &a.axis_concentration[0],
-                ),
-                (
-                    format!("{name}_rot_axis_concentration"),
-                    &a.axis_concentration[1],
-                ),
+    let arms: Vec<ArmSeries> = history
+        .arms
+        .iter()
+        .map(|a| ArmSeries {
+            name: a.label.name.clone(),
+            orientation: a.orientation_div.raw_points(),
+            axis: [
+                a.axis_concentration[0].raw_points(),
+                a.axis_concentration[1].raw_points(),
             ],
-            Export::Loss => vec![
-                (format!("{name}_train_loss"), &a.loss[0]),
-                (format!("{name}_heldout_loss"), &a.heldout_loss[0]),
-            ],
-        };
-        for (label, s) in series {
-            for [x, y] in s.raw_points() {
-                csv.push_str(&format!("{label},{x},{y}\n"));
-            }
-        }
-        if kind == Export::Axis {
-            for p in a.band.points() {
-                csv.push_str(&format!("{name}_baseline_p5,{},{}\n", p[0], p[2]));
-                csv.push_str(&format!("{name}_baseline_mean,{},{}\n", p[0], p[3]));
-                csv.push_str(&format!("{name}_baseline_p95,{},{}\n", p[0], p[4]));
-            }
-        }
-    }
-    csv
+            train_loss: a.loss[0].raw_points(),
+            heldout: a.heldout_loss[0].raw_points(),
+            band: a
+                .band
+                .points()
+                .iter()
+                .map(|p| [p[0], p[2], p[3], p[4]])
+                .collect(),
+        })
+        .collect();
+    figures::live_csv(&arms, kind)
 }

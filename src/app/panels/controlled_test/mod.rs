@@ -22,10 +22,10 @@ pub use matched::Matched;
 pub use seed_sweep::SeedSweep;
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{FilledArea, Line, PlotPoints};
+use egui_plot::FilledArea;
 use serde::{Deserialize, Serialize};
 
-use crate::app::history::{ArmHistory, BandSeries, MinMaxSeries};
+use crate::app::history::{ArmHistory, BandSeries};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::panels::{SWEEP_WHY, desktop_only};
@@ -348,20 +348,6 @@ fn arm_name(a: &ArmHistory) -> String {
         ArmStatus::Running => a.label.name.clone(),
         ArmStatus::Diverged { step, .. } => format!("{} (diverged at {step})", a.label.name),
     }
-}
-
-/// A line of a decimated series, borrowed (no copy per frame), `width` thick (thicker when
-/// presenting, see [`reflow::line_width`]).
-fn line<'a>(
-    ctx: &egui::Context,
-    name: String,
-    series: &'a mut MinMaxSeries,
-    color: Color32,
-    width: f32,
-) -> Line<'a> {
-    Line::new(name, PlotPoints::Borrowed(series.points()))
-        .color(color)
-        .width(reflow::line_width(ctx, width))
 }
 
 /// `x` as `1.23e-4`, or a dash when not finite.

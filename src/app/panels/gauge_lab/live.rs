@@ -3,21 +3,18 @@
 //! library's ([`crate::sensing::live`]) on the live driver; the tab starts, drains and draws.
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints};
 use serde::{Deserialize, Serialize};
 
 use super::{class_color, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::plots::{Swatch, legend_row, log_plot, plot_header, save_figure};
+use crate::app::widgets::figure_plot;
+use crate::app::widgets::plots::{Swatch, legend_row, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
-use crate::figure::GREY;
-use crate::figure::{Axis, Body, Dash, Figure, Mark};
 use crate::live::Live;
-use crate::optim::optimizer_rgb;
 use crate::sensing::SensingConfig;
-use crate::sensing::live::{GaugeLive, LiveCommand, LiveUpdate};
+use crate::sensing::live::{GaugeLive, LiveCommand, LivePlot, LiveUpdate, RuleCurves, live_figure};
 use crate::sensing::zoo::{Rule, RunResult};
 use crate::validate::check_count;
 
@@ -69,108 +66,6 @@ impl LiveRuns {
     }
 }
 
-const DRIFT_TITLE: &str =
-    "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)";
-const SPECTRUM_TITLE: &str = "singular values of UVᵀ at the end vs X* (grey, dashed)";
-const PANELS: [(&str, &str); 2] = [
-    ("training loss (log)", "loss (log scale)"),
-    ("recovery ‖UVᵀ − X*‖F/‖X*‖F (log)", "recovery (log scale)"),
-];
-/// Singular values below this are drawn at it (a rank-3 target's tail is exactly 0).
-const SPECTRUM_FLOOR: f64 = 1e-12;
-
-/// Live plot `pick` (0 loss, 1 recovery, 2 twin drift, 3 spectrum) as a figure, and its file
-/// name stem.
-fn live_figure(
-    rules: &[(Rule, f64)],
-    series: &[LiveSeries],
-    target: &[f64],
-    pick: usize,
-) -> (&'static str, Figure) {
-    let rgb = |r: &Rule, i: usize| optimizer_rgb(r.info().name, i);
-    let mut marks = Vec::new();
-    for (i, ((r, _), s)) in rules.iter().zip(series).enumerate() {
-        match pick {
-            0 | 1 => {
-                let data = if pick == 0 { &s.loss } else { &s.recovery };
-                marks.push(Mark::line(
-                    r.name(),
-                    rgb(r, i),
-                    data.raw_points(),
-                    2.0,
-                    Dash::Solid,
-                ));
-            }
-            2 => {
-                marks.push(Mark::line(
-                    r.name(),
-                    rgb(r, i),
-                    s.drift.raw_points(),
-                    2.0,
-                    Dash::Solid,
-                ));
-                marks.push(Mark::line(
-                    format!("{} factors", r.name()),
-                    rgb(r, i),
-                    s.factor_drift.raw_points(),
-                    1.5,
-                    Dash::Dashed,
-                ));
-            }
-            _ => {
-                if let Some(sp) = &s.spectrum {
-                    let pts = sp
-                        .iter()
-                        .enumerate()
-                        .map(|(k, v)| [(k + 1) as f64, v.max(SPECTRUM_FLOOR)])
-                        .collect();
-                    marks.push(Mark::line(r.name(), rgb(r, i), pts, 2.0, Dash::Solid));
-                }
-            }
-        }
-    }
-    let step = || Axis::linear("training step").including(0.0);
-    let (stem, title, x, y) = match pick {
-        0 | 1 => (
-            ["gauge_live_loss", "gauge_live_recovery"][pick],
-            PANELS[pick].0,
-            step(),
-            Axis::log(PANELS[pick].1),
-        ),
-        2 => (
-            "gauge_live_drift",
-            DRIFT_TITLE,
-            step(),
-            Axis::log("twin drift"),
-        ),
-        _ => {
-            let pts = target
-                .iter()
-                .enumerate()
-                .map(|(k, v)| [(k + 1) as f64, v.max(SPECTRUM_FLOOR)])
-                .collect();
-            marks.insert(0, Mark::line("X*", GREY, pts, 2.0, Dash::Dashed));
-            marks.push(Mark::hline(
-                "floor 1e-12",
-                GREY,
-                SPECTRUM_FLOOR,
-                Dash::Dotted,
-            ));
-            (
-                "gauge_live_spectrum",
-                SPECTRUM_TITLE,
-                Axis::linear("index"),
-                Axis::log("σ"),
-            )
-        }
-    };
-    let fig = Figure {
-        title: title.into(),
-        body: Body::Plot { x, y, marks },
-    };
-    (stem, fig)
-}
-
 /// What the tab keeps of one run.
 struct LiveSeries {
     loss: MinMaxSeries,
@@ -190,6 +85,19 @@ impl Default for LiveSeries {
             factor_drift: MinMaxSeries::new(Scale::Log),
             spectrum: None,
             summary: None,
+        }
+    }
+}
+
+impl LiveSeries {
+    /// The run's series as the library's figures take them.
+    fn curves(&self) -> RuleCurves {
+        RuleCurves {
+            loss: self.loss.raw_points(),
+            recovery: self.recovery.raw_points(),
+            drift: self.drift.raw_points(),
+            factor_drift: self.factor_drift.raw_points(),
+            spectrum: self.spectrum.clone(),
         }
     }
 }
@@ -341,8 +249,7 @@ impl Panel for LiveRuns {
             ui.label(RichText::new("Pick rules and press Run live.").weak());
             return;
         }
-        let rules = self.rules.clone();
-        let target = self.target.clone();
+        let rules = &self.rules;
         let hover = lab.hover;
         let items: Vec<(Color32, String, Swatch)> = rules
             .iter()
@@ -352,130 +259,27 @@ impl Panel for LiveRuns {
         legend_row(ui, &items);
         let cells = Cells::fit(ui, "live grid", 4, PLOT_MIN_W, 2);
         let (w, h) = (cells.w, cells.height(ui.available_height(), 60.0, 420.0));
-        let series = &mut self.series;
+        let curves: Vec<RuleCurves> = self.series.iter().map(LiveSeries::curves).collect();
+        let figure_of = |plot| live_figure(rules, &curves, &self.target, plot);
         let mut figure = None;
-        let panels = [
-            ("training loss (log)", "gauge loss", "loss (log scale)"),
-            (
-                "recovery ‖UVᵀ − X*‖F/‖X*‖F (log)",
-                "gauge recovery",
-                "recovery (log scale)",
-            ),
-        ];
-        reflow::grid(ui, 4, cells, |ui, pick| match pick {
-            0 | 1 => {
-                let (title, id, y_label) = panels[pick];
-                ui.vertical(|ui| {
-                    if let Some(f) = plot_header(ui, title, None, true).figure {
-                        figure = Some((pick, f));
-                    }
-                    log_plot(id, y_label)
-                        .width(w)
-                        .height(h)
-                        .show_x(hover)
-                        .show_y(hover)
-                        .show(ui, |plot| {
-                            for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate()
-                            {
-                                let data = if pick == 0 {
-                                    &mut s.loss
-                                } else {
-                                    &mut s.recovery
-                                };
-                                plot.line(
-                                    Line::new(r.name(), PlotPoints::Borrowed(data.points()))
-                                        .color(rule_color(*r, i))
-                                        .width(reflow::line_width(plot.ctx(), 2.0)),
-                                );
-                            }
-                        });
-                });
-            }
-            2 => {
-                ui.vertical(|ui| {
-                    if let Some(f) = plot_header(ui, DRIFT_TITLE, None, true).figure {
-                        figure = Some((2, f));
-                    }
-                    log_plot("gauge drift", "twin drift")
-                        .width(w)
-                        .height(h)
-                        .show_x(hover)
-                        .show_y(hover)
-                        .show(ui, |plot| {
-                            for (i, ((r, _), s)) in rules.iter().zip(series.iter_mut()).enumerate()
-                            {
-                                let c = rule_color(*r, i);
-                                plot.line(
-                                    Line::new(r.name(), PlotPoints::Borrowed(s.drift.points()))
-                                        .color(c)
-                                        .width(reflow::line_width(plot.ctx(), 2.0)),
-                                );
-                                plot.line(
-                                    Line::new(
-                                        format!("{} factors", r.name()),
-                                        PlotPoints::Borrowed(s.factor_drift.points()),
-                                    )
-                                    .color(c)
-                                    .style(LineStyle::dashed_loose())
-                                    .width(reflow::line_width(plot.ctx(), 1.5)),
-                                );
-                            }
-                        });
-                });
-            }
-            _ => {
-                ui.vertical(|ui| {
-                    if let Some(f) = plot_header(ui, SPECTRUM_TITLE, None, true).figure {
-                        figure = Some((3, f));
-                    }
-                    Plot::new("gauge spectrum")
-                        .width(w)
-                        .height(h)
-                        .x_axis_label("index")
-                        .y_axis_label("σ (log scale)")
-                        .y_grid_spacer(crate::app::widgets::plots::log_grid)
-                        .y_axis_formatter(crate::app::widgets::plots::log_tick)
-                        .show_x(hover)
-                        .show_y(hover)
-                        .show(ui, |plot| {
-                            let floor = SPECTRUM_FLOOR;
-                            let tl: Vec<[f64; 2]> = target
-                                .iter()
-                                .enumerate()
-                                .map(|(k, s)| [(k + 1) as f64, s.max(floor).log10()])
-                                .collect();
-                            plot.line(
-                                Line::new("X*", tl)
-                                    .color(Color32::GRAY)
-                                    .style(LineStyle::dashed_loose())
-                                    .width(reflow::line_width(plot.ctx(), 2.0)),
-                            );
-                            plot.hline(
-                                HLine::new("floor 1e-12", floor.log10())
-                                    .color(Color32::GRAY)
-                                    .style(LineStyle::dotted_loose()),
-                            );
-                            for (i, ((r, _), s)) in rules.iter().zip(series.iter()).enumerate() {
-                                if let Some(sp) = &s.spectrum {
-                                    let pts: Vec<[f64; 2]> = sp
-                                        .iter()
-                                        .enumerate()
-                                        .map(|(k, v)| [(k + 1) as f64, v.max(floor).log10()])
-                                        .collect();
-                                    plot.line(
-                                        Line::new(r.name(), pts)
-                                            .color(rule_color(*r, i))
-                                            .width(reflow::line_width(plot.ctx(), 2.0)),
-                                    );
-                                }
-                            }
-                        });
-                });
-            }
+        reflow::grid(ui, 4, cells, |ui, i| {
+            let plot = LivePlot::ALL[i];
+            ui.vertical(|ui| {
+                if let Some(f) = plot_header(ui, plot.title(), None, true).figure {
+                    figure = Some((plot, f));
+                }
+                let id = [
+                    "gauge loss",
+                    "gauge recovery",
+                    "gauge drift",
+                    "gauge spectrum",
+                ][i];
+                figure_plot::plot(ui, id, &figure_of(plot), [Some(w), Some(h)], hover);
+            });
         });
-        if let Some((pick, format)) = figure {
-            let (stem, fig) = live_figure(&rules, &self.series, &target, pick);
-            save_figure(lab, ui.ctx(), format, stem, egui::vec2(w, h), || fig);
+        if let Some((plot, format)) = figure {
+            let fig = figure_of(plot);
+            save_figure(lab, ui.ctx(), format, plot.stem(), egui::vec2(w, h), || fig);
         }
         for ((r, lr), s) in rules.iter().zip(self.series.iter()) {
             if let Some(sum) = &s.summary {
