@@ -13,9 +13,10 @@ use std::sync::atomic::AtomicBool;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::report::PointsReport;
 use crate::experiment::{
-    DkPoint, EpsPoint, SeedArm, SweepError, SweepResult, assemble_sweep, check_seed,
-    run_seed_until, scaled_to_dk, sweep_seeds, with_adam_eps,
+    AdamEps, KeyDim, Point, PointAxis, SeedArm, SweepError, SweepResult, assemble_sweep,
+    check_seed, run_seed_until, sweep_seeds,
 };
 use crate::output::write_atomic;
 use crate::preset::Preset;
@@ -69,7 +70,9 @@ impl Shard {
     }
 }
 
-/// What a sharded command computes: the command and every setting that changes a number.
+/// What a sharded command computes: the command and every setting that changes a number. A
+/// points sweep has a variant of its own (its field names are the shard file's layout), built by
+/// [`PointAxis::job`] and read through the one match in `Job::points_job`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Job {
     /// `sweep`: `seeds` seeds of `preset` (steps already applied).
@@ -79,7 +82,7 @@ pub enum Job {
         /// Number of seeds.
         seeds: usize,
     },
-    /// `eps-sweep`: the seed sweep at each Adam ε.
+    /// `eps-sweep`: the seed sweep at each Adam ε ([`AdamEps`]).
     EpsSweep {
         /// The preset.
         preset: Preset,
@@ -88,7 +91,7 @@ pub enum Job {
         /// Seeds per ε.
         seeds: usize,
     },
-    /// `dk-sweep`: the seed sweep at each key dimension.
+    /// `dk-sweep`: the seed sweep at each key dimension ([`KeyDim`]).
     DkSweep {
         /// The preset (at its own d_k).
         preset: Preset,
@@ -137,10 +140,14 @@ pub struct ShardOutput {
 pub enum Merged {
     /// `sweep`.
     Sweep(SweepResult),
-    /// `eps-sweep`.
-    EpsSweep(Vec<EpsPoint>),
-    /// `dk-sweep`.
-    DkSweep(Vec<DkPoint>),
+    /// A points sweep (`eps-sweep`, `dk-sweep`): its job and the seed sweep at each of its
+    /// values, in order ([`Job::points_report`] turns them into its tables).
+    Points {
+        /// The job.
+        job: Job,
+        /// The seed sweep at each value.
+        sweeps: Vec<SweepResult>,
+    },
     /// `zoo`, with the summed wall time of its shards.
     Zoo {
         /// The zoo preset.
@@ -152,14 +159,104 @@ pub enum Merged {
     },
 }
 
+/// A points sweep's settings, borrowed from its [`Job`].
+struct Points<'a, A: PointAxis> {
+    preset: &'a Preset,
+    values: &'a [A::Value],
+    seeds: usize,
+}
+
+/// What a [`Job`] asks of a points sweep, whatever its axis.
+trait PointsJob {
+    fn command(&self) -> &'static str;
+    fn points(&self) -> usize;
+    fn seeds(&self) -> usize;
+    /// The values (and the preset they move) per [`PointAxis::check_values`], then
+    /// 1..=[`MAX_POINTS`] of them, the seeds and every moved preset.
+    fn validate(&self) -> Result<(), FieldError>;
+    /// The moved preset of each point.
+    fn presets(&self) -> Vec<Preset>;
+    /// The points, from the seed sweep at each value.
+    fn report(&self, sweeps: Vec<SweepResult>) -> Box<dyn PointsReport>;
+}
+
+impl<A: PointAxis> PointsJob for Points<'_, A> {
+    fn command(&self) -> &'static str {
+        A::COMMAND
+    }
+
+    fn points(&self) -> usize {
+        self.values.len()
+    }
+
+    fn seeds(&self) -> usize {
+        self.seeds
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
+        A::check_values(self.preset, self.values)?;
+        let points = self.values.len();
+        if !(1..=MAX_POINTS).contains(&points) {
+            return Err(FieldError::new(
+                A::LIST,
+                format!("{points} values given; allowed 1..={MAX_POINTS}"),
+            ));
+        }
+        check_int("seeds", self.seeds, 1, MAX_SEEDS)?;
+        for &v in self.values {
+            A::apply(self.preset, v)
+                .validate()
+                .map_err(|e| A::invalid_at(v, e))?;
+        }
+        Ok(())
+    }
+
+    fn presets(&self) -> Vec<Preset> {
+        self.values
+            .iter()
+            .map(|&v| A::apply(self.preset, v))
+            .collect()
+    }
+
+    fn report(&self, sweeps: Vec<SweepResult>) -> Box<dyn PointsReport> {
+        let points: Vec<Point<A>> = self
+            .values
+            .iter()
+            .zip(sweeps)
+            .map(|(&value, sweep)| Point { value, sweep })
+            .collect();
+        Box::new(points)
+    }
+}
+
 impl Job {
+    /// The job as a points sweep along its axis (`None` for `sweep` and `zoo`): the one place
+    /// that maps each points variant to its [`PointAxis`].
+    fn points_job(&self) -> Option<Box<dyn PointsJob + '_>> {
+        fn of<'a, A: PointAxis>(
+            preset: &'a Preset,
+            values: &'a [A::Value],
+            seeds: usize,
+        ) -> Option<Box<dyn PointsJob + 'a>> {
+            Some(Box::new(Points::<A> {
+                preset,
+                values,
+                seeds,
+            }))
+        }
+        match self {
+            Job::EpsSweep { preset, eps, seeds } => of::<AdamEps>(preset, eps, *seeds),
+            Job::DkSweep { preset, dks, seeds } => of::<KeyDim>(preset, dks, *seeds),
+            Job::Sweep { .. } | Job::Zoo { .. } => None,
+        }
+    }
+
     /// The command that runs it.
     pub fn command(&self) -> &'static str {
         match self {
             Job::Sweep { .. } => "sweep",
-            Job::EpsSweep { .. } => "eps-sweep",
-            Job::DkSweep { .. } => "dk-sweep",
             Job::Zoo { .. } => "zoo",
+            _ => self.points_job().expect("a points job").command(),
         }
     }
 
@@ -167,89 +264,48 @@ impl Job {
     pub fn total_cells(&self) -> usize {
         match self {
             Job::Sweep { seeds, .. } => *seeds,
-            Job::EpsSweep { eps, seeds, .. } => eps.len() * seeds,
-            Job::DkSweep { dks, seeds, .. } => dks.len() * seeds,
             Job::Zoo { preset } => preset.cells().len(),
-        }
-    }
-
-    /// Checks the settings as the commands do: seeds 1..=[`MAX_SEEDS`], 1..=[`MAX_POINTS`] ε
-    /// or d_k values (ε in [0, 1e6], an Adam arm present), and a valid preset at every point.
-    /// Errors name the field.
-    pub fn validate(&self) -> Result<(), FieldError> {
-        if let Job::Zoo { preset } = self {
-            return preset.validate();
-        }
-        let points = match self {
-            Job::EpsSweep { eps, preset, .. } => {
-                if let Some(bad) = eps
-                    .iter()
-                    .find(|e| !(e.is_finite() && (0.0..=1e6).contains(*e)))
-                {
-                    return Err(FieldError::new(
-                        "eps",
-                        format!("{bad} is out of range; allowed [0, 1e6]"),
-                    ));
-                }
-                if !preset.arms.iter().any(|a| a.optimizer == "adam") {
-                    return Err(FieldError::new(
-                        "arms",
-                        "the preset has no adam arm for the ε sweep",
-                    ));
-                }
-                eps.len()
+            _ => {
+                let p = self.points_job().expect("a points job");
+                p.points() * p.seeds()
             }
-            Job::DkSweep { dks, .. } => dks.len(),
-            _ => 1,
-        };
-        if !(1..=MAX_POINTS).contains(&points) {
-            return Err(FieldError::new(
-                self.points_name(),
-                format!("{points} values given; allowed 1..={MAX_POINTS}"),
-            ));
         }
-        // `point(0)` needs at least one ε or d_k value, checked just above.
-        let (_, seeds) = self.point(0);
-        check_int("seeds", seeds, 1, MAX_SEEDS)?;
-        for p in 0..points {
-            let preset = self.point(p).0;
-            preset.validate().map_err(|e| match self {
-                Job::DkSweep { dks, .. } => FieldError {
-                    message: format!("at d_k = {}: {}", dks[p], e.message),
-                    ..e
-                },
-                _ => e,
-            })?;
-        }
-        Ok(())
     }
 
-    fn points_name(&self) -> &'static str {
+    /// Checks the settings as the commands do: seeds 1..=[`MAX_SEEDS`], 1..=[`MAX_POINTS`]
+    /// values of a points sweep (each valid for its axis: ε in [0, 1e6] with an Adam arm
+    /// present, say), and a valid preset at every point. Errors name the field.
+    pub fn validate(&self) -> Result<(), FieldError> {
         match self {
-            Job::EpsSweep { .. } => "eps",
-            Job::DkSweep { .. } => "dks",
-            _ => "seeds",
+            Job::Zoo { preset } => preset.validate(),
+            Job::Sweep { preset, seeds } => {
+                check_int("seeds", *seeds, 1, MAX_SEEDS)?;
+                preset.validate()
+            }
+            _ => self.points_job().expect("a points job").validate(),
         }
     }
 
-    /// The preset of point `p` of a seed, ε or d_k sweep, and its seeds per point.
-    fn point(&self, p: usize) -> (Preset, usize) {
-        match self {
-            Job::Sweep { preset, seeds } => (preset.clone(), *seeds),
-            Job::EpsSweep { preset, eps, seeds } => (with_adam_eps(preset, eps[p]), *seeds),
-            Job::DkSweep { preset, dks, seeds } => (scaled_to_dk(preset, dks[p]), *seeds),
-            Job::Zoo { .. } => unreachable!("the zoo has no seed-sweep points"),
-        }
-    }
-
-    /// Every point's preset of a valid seed, ε or d_k sweep, and its seeds per point: cell `c`
+    /// Every point's preset of a valid seed or points sweep, and its seeds per point: cell `c`
     /// runs point `c / seeds` at seed `c % seeds` from that preset's seed (see [`cell_run`]).
     fn points(&self) -> (Vec<Preset>, usize) {
-        let (_, seeds) = self.point(0);
-        let presets = (0..self.total_cells() / seeds)
-            .map(|p| self.point(p).0)
-            .collect();
-        (presets, seeds)
+        match self {
+            Job::Sweep { preset, seeds } => (vec![preset.clone()], *seeds),
+            Job::Zoo { .. } => unreachable!("the zoo has no seed-sweep points"),
+            _ => {
+                let p = self.points_job().expect("a points job");
+                (p.presets(), p.seeds())
+            }
+        }
+    }
+
+    /// The tables of a merged points sweep: its points, from the seed sweep at each value
+    /// ([`Merged::Points`]); `None` unless this is a points sweep. Panics if `sweeps` has
+    /// fewer entries than the job has values.
+    pub fn points_report(&self, sweeps: Vec<SweepResult>) -> Option<Box<dyn PointsReport>> {
+        let p = self.points_job()?;
+        assert!(sweeps.len() >= p.points(), "a seed sweep per value");
+        Some(p.report(sweeps))
     }
 
     /// Runs the cells listed in `cells` in parallel on the current rayon pool; `progress()`
@@ -294,33 +350,24 @@ impl Job {
                 seconds,
             };
         }
-        let (_, seeds) = self.point(0);
+        let (presets, seeds) = self.points();
         let mut cells = results.into_iter().map(|r| match r {
             CellResult::Seed(s) => s,
             CellResult::Zoo(_) => unreachable!("checked by merge"),
         });
-        let mut sweeps: Vec<SweepResult> = (0..self.total_cells() / seeds)
-            .map(|p| {
-                let preset = self.point(p).0;
+        let mut sweeps: Vec<SweepResult> = presets
+            .iter()
+            .map(|preset| {
                 let chunk: Vec<Vec<SeedArm>> = cells.by_ref().take(seeds).collect();
-                assemble_sweep(&preset, sweep_seeds(&preset, seeds), chunk)
+                assemble_sweep(preset, sweep_seeds(preset, seeds), chunk)
             })
             .collect();
         match self {
             Job::Sweep { .. } => Merged::Sweep(sweeps.remove(0)),
-            Job::EpsSweep { eps, .. } => Merged::EpsSweep(
-                eps.iter()
-                    .zip(sweeps)
-                    .map(|(&eps, sweep)| EpsPoint { eps, sweep })
-                    .collect(),
-            ),
-            Job::DkSweep { dks, .. } => Merged::DkSweep(
-                dks.iter()
-                    .zip(sweeps)
-                    .map(|(&d_k, sweep)| DkPoint { d_k, sweep })
-                    .collect(),
-            ),
-            Job::Zoo { .. } => unreachable!("handled above"),
+            _ => Merged::Points {
+                job: self.clone(),
+                sweeps,
+            },
         }
     }
 }
@@ -431,7 +478,7 @@ pub fn parse_shard(text: &str, name: &str) -> Result<ShardOutput, String> {
     Ok(out)
 }
 
-/// The preset and seed of cell `c` of a seed, ε or d_k sweep whose points are `points` with
+/// The preset and seed of cell `c` of a seed or points sweep whose points are `points` with
 /// `seeds` seeds each (as [`Job::points`] gives them). Panics if `c` is out of range.
 fn cell_run(points: &[Preset], seeds: usize, c: usize) -> (&Preset, u64) {
     let preset = &points[c / seeds];
@@ -498,13 +545,7 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
         }
         seconds += s.seconds;
         for (&c, r) in s.cells.iter().zip(&s.results) {
-            let kind_ok = matches!(
-                (&job, r),
-                (Job::Zoo { .. }, CellResult::Zoo(_))
-                    | (Job::Sweep { .. }, CellResult::Seed(_))
-                    | (Job::EpsSweep { .. }, CellResult::Seed(_))
-                    | (Job::DkSweep { .. }, CellResult::Seed(_))
-            );
+            let kind_ok = matches!(job, Job::Zoo { .. }) == matches!(r, CellResult::Zoo(_));
             if c >= total || !kind_ok {
                 return Err(format!("{name}: cell {c} does not belong to this job"));
             }

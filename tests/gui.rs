@@ -531,11 +531,11 @@ fn the_eps_sweep_tab_rejects_a_bad_list_then_runs_and_plots() {
         a.open_tab("test", "eps");
         let eps = a.panel_mut::<EpsSweep>("test/eps").unwrap().0;
         eps.seeds = 2;
-        eps.eps_text = "1e-8, banana".into();
+        eps.text = "1e-8, banana".into();
     });
     let eps_text = |h: &mut Harness<'static, State>, text: &str| {
         let app = h.state_mut().as_mut().unwrap();
-        app.panel_mut::<EpsSweep>("test/eps").unwrap().0.eps_text = text.into();
+        app.panel_mut::<EpsSweep>("test/eps").unwrap().0.text = text.into();
     };
     wait_for(&mut h, "the run to start", |a| {
         a.lab.history.preset.is_some()
@@ -558,7 +558,7 @@ fn the_eps_sweep_tab_rejects_a_bad_list_then_runs_and_plots() {
     let last = panel::<EpsSweep>(&h, "test/eps").analysis.last.clone();
     let points = last.unwrap().result;
     assert_eq!(
-        points.iter().map(|p| p.eps).collect::<Vec<_>>(),
+        points.iter().map(|p| p.value).collect::<Vec<_>>(),
         [1e-8, 1.0]
     );
     for p in &points {
@@ -587,7 +587,7 @@ fn the_matched_and_dk_tabs_run_and_show_their_results() {
         a.panel_mut::<Matched>("test/matched").unwrap().0.levels = 3;
         let dk = a.panel_mut::<DkSweep>("test/dk").unwrap().0;
         dk.seeds = 2;
-        dk.dk_text = "4, 8".into();
+        dk.text = "4, 8".into();
     });
     wait_for(&mut h, "the run to start", |a| {
         a.lab.history.preset.is_some()
@@ -612,7 +612,7 @@ fn the_matched_and_dk_tabs_run_and_show_their_results() {
     });
     let last = panel::<DkSweep>(&h, "test/dk").analysis.last.clone();
     let dk = last.unwrap().result;
-    assert_eq!(dk.iter().map(|p| p.d_k).collect::<Vec<_>>(), [4, 8]);
+    assert_eq!(dk.iter().map(|p| p.value).collect::<Vec<_>>(), [4, 8]);
     assert_eq!(dk[0].sweep.preset.n_keys, 8, "keys scale with d_k");
     h.step();
     h.get_by_label_contains("d_k   4 (8 keys");
@@ -869,7 +869,7 @@ fn panels_restore_their_own_settings_and_results_and_old_settings_files_still_lo
     let mut a = AppState::new(&ctx, settings("classroom"));
     a.open_tab("gauge", "dial");
     a.panel_mut::<SweepTab>("gauge/dial").unwrap().0.seeds = 7;
-    a.panel_mut::<EpsSweep>("test/eps").unwrap().0.eps_text = "1e-3, 1".into();
+    a.panel_mut::<EpsSweep>("test/eps").unwrap().0.text = "1e-3, 1".into();
     a.panel_mut::<Live>("test/live")
         .unwrap()
         .0
@@ -885,7 +885,7 @@ fn panels_restore_their_own_settings_and_results_and_old_settings_files_still_lo
     let b = AppState::new(&ctx, back);
     assert_eq!(b.section().id(), "gauge");
     assert_eq!(b.panel::<SweepTab>("gauge/dial").unwrap().seeds, 7);
-    assert_eq!(b.panel::<EpsSweep>("test/eps").unwrap().eps_text, "1e-3, 1");
+    assert_eq!(b.panel::<EpsSweep>("test/eps").unwrap().text, "1e-3, 1");
     assert!(b.panel::<Live>("test/live").unwrap().settings.show_norms);
     assert_eq!(b.settings(), saved);
     // A panel's damaged entry leaves that panel at its defaults, with a notice, and the rest as saved.

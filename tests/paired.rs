@@ -314,9 +314,16 @@ fn the_dk_sweep_scales_keys_with_the_dimension_and_the_baseline_tightens() {
     short.steps = 60;
     short.baseline_rotations = 64;
     let never = std::sync::atomic::AtomicBool::new(false);
-    let points = basis_lab::experiment::dk_sweep(&short, &[4, 32], 2, &|| {}, &never).unwrap();
+    let points = basis_lab::experiment::points_sweep::<basis_lab::experiment::KeyDim>(
+        &short,
+        &[4, 32],
+        2,
+        &|| {},
+        &never,
+    )
+    .unwrap();
     assert_eq!(
-        points.iter().map(|x| x.d_k).collect::<Vec<_>>(),
+        points.iter().map(|x| x.value).collect::<Vec<_>>(),
         vec![4, 32]
     );
     let sd = |i: usize| points[i].sweep.aggregate[0].baseline_sd_mean;

@@ -18,7 +18,7 @@ use basis_lab::app::saved::{parse_app_ron, sanitize};
 use basis_lab::app::shell::{find_panel, find_panel_mut, load_panels, save_panels};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::experiment::matched::matched_report;
-use basis_lab::experiment::{dk_sweep, eps_sweep, sweep};
+use basis_lab::experiment::{AdamEps, KeyDim, points_sweep, sweep};
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
 use basis_lab::sensing::zoo::{Rule, ZooPreset, class_gap, markdown, run_zoo, summarise};
@@ -97,14 +97,14 @@ fn saved_app() -> String {
         .analysis
         .last = Some(Finished {
         inputs: keep(&p),
-        result: eps_sweep(&p, &[1e-8, 1e-2], 2, &|| {}, &never).unwrap(),
+        result: points_sweep::<AdamEps>(&p, &[1e-8, 1e-2], 2, &|| {}, &never).unwrap(),
     });
     find_panel_mut::<DkSweep>(&mut panels, "test/dk")
         .unwrap()
         .analysis
         .last = Some(Finished {
         inputs: keep(&p),
-        result: dk_sweep(&p, &[4, 8], 2, &|| {}, &never).unwrap(),
+        result: points_sweep::<KeyDim>(&p, &[4, 8], 2, &|| {}, &never).unwrap(),
     });
     find_panel_mut::<Matched>(&mut panels, "test/matched")
         .unwrap()
@@ -403,4 +403,59 @@ fn saved_sweep_aggregates_are_computed_again_from_their_rows() {
         ron::ser::to_string(&want).unwrap()
     );
     assert_ne!(got[0].sweep.aggregate[1].excess_mean, 123.0);
+}
+
+/// The ε and d_k tabs are one generic tab, saved in the layout of the two tabs it replaced: the
+/// values' text under `eps_text` or `dk_text`, each point's value under `eps` or `d_k`. Text in
+/// that layout loads; a missing field keeps its default and an unknown one is ignored, as
+/// before.
+#[test]
+fn the_points_tabs_save_and_load_the_layout_of_the_tabs_before_them() {
+    let p = tiny();
+    let never = AtomicBool::new(false);
+    let mut eps = EpsSweep {
+        seeds: 3,
+        text: "1e-8, 0.5".into(),
+        ..EpsSweep::default()
+    };
+    eps.analysis.last = Some(Finished {
+        inputs: p.clone(),
+        result: points_sweep::<AdamEps>(&p, &[1e-8, 0.5], 2, &|| {}, &never).unwrap(),
+    });
+    let text = eps.save().unwrap();
+    assert!(text.starts_with("(seeds:3,eps_text:\"1e-8, 0.5\",analysis:(last:Some((inputs:("));
+    assert!(text.contains("result:[(eps:1e-8,sweep:(preset:("), "{text}");
+    assert!(text.contains("),(eps:0.5,sweep:(preset:("));
+    let mut back = EpsSweep::default();
+    assert_eq!(back.load(&text).unwrap(), Vec::<String>::new());
+    assert_eq!((back.seeds, back.text.as_str()), (3, "1e-8, 0.5"));
+    assert_eq!(back.analysis.last, eps.analysis.last);
+
+    let mut dk = DkSweep::default();
+    dk.analysis.last = Some(Finished {
+        inputs: p.clone(),
+        result: points_sweep::<KeyDim>(&p, &[4], 2, &|| {}, &never).unwrap(),
+    });
+    let text = dk.save().unwrap();
+    assert!(text.starts_with("(seeds:4,dk_text:\"4, 8, 16, 32\",analysis:"));
+    assert!(text.contains("result:[(d_k:4,sweep:(preset:("), "{text}");
+    let mut back = DkSweep::default();
+    assert_eq!(back.load(&text).unwrap(), Vec::<String>::new());
+    assert_eq!(back.analysis.last.unwrap().result[0].value, 4);
+
+    // Written by hand as the old tabs read it: fields in any order, one of them unknown.
+    let mut old = EpsSweep::default();
+    let notes = old
+        .load("(eps_text: \"1e-3\", retired: [1, 2], analysis: (last: None))")
+        .unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!((old.seeds, old.text.as_str()), (4, "1e-3"));
+    let mut old = DkSweep::default();
+    old.load("(seeds: 9, dk_text: \"8, 16\")").unwrap();
+    assert_eq!((old.seeds, old.text.as_str()), (9, "8, 16"));
+    // The other tab's field is not this tab's.
+    old.load("(eps_text: \"1\")").unwrap();
+    assert_eq!(old.text, DkSweep::default().text);
+    let twice = DkSweep::default().load("(seeds: 2, seeds: 3)").unwrap_err();
+    assert!(twice.contains("duplicate field `seeds`"), "{twice}");
 }

@@ -36,8 +36,10 @@ impl MergeArgs {
         prepare_dir(&self.out)?;
         match merged {
             Merged::Sweep(r) => super::sweep::finish(&self.out, &r, self.figures),
-            Merged::EpsSweep(points) => super::eps_sweep::finish(&self.out, &points, self.figures),
-            Merged::DkSweep(points) => super::dk_sweep::finish(&self.out, &points, self.figures),
+            Merged::Points { job, sweeps } => {
+                let points = job.points_report(sweeps).expect("a points job");
+                super::points::finish(&self.out, &*points, self.figures)
+            }
             Merged::Zoo {
                 preset,
                 results,

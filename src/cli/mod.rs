@@ -3,11 +3,10 @@
 
 mod attention;
 mod bench;
-mod dk_sweep;
-mod eps_sweep;
 mod hsi;
 mod matched;
 mod merge;
+mod points;
 mod presets;
 mod run;
 mod share;
@@ -132,8 +131,8 @@ fn parse_section(name: &str) -> Result<String, String> {
 enum Command {
     Run(run::RunArgs),
     Sweep(sweep::SweepArgs),
-    EpsSweep(eps_sweep::EpsSweepArgs),
-    DkSweep(dk_sweep::DkSweepArgs),
+    EpsSweep(points::EpsSweepArgs),
+    DkSweep(points::DkSweepArgs),
     Matched(matched::MatchedArgs),
     #[command(visible_alias = "dial", visible_alias = "tail")]
     Zoo(zoo::ZooArgs),

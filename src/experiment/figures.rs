@@ -1,10 +1,11 @@
 //! The key lab's figures as [`Figure`] descriptions: the live run's plots (a)–(d), the seed
-//! sweep, and the ε and d_k sweeps. The app's "Save figure…" and the command line's `--figures`
+//! sweep, and the points sweeps (ε, d_k). The app's "Save figure…" and the command line's `--figures`
 //! both call these, with the optimizers' registry colours, so the two draw the same figure.
 
 use nalgebra::DMatrix;
 
-use super::sweep::{ArmAggregate, DkPoint, EpsPoint, SweepResult};
+use super::points::{Point, PointAxis};
+use super::sweep::{ArmAggregate, SweepResult};
 use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, Mark, Rgb};
 use crate::metrics::isotropic_axis_concentration;
 use crate::optim::optimizer_rgb;
@@ -412,7 +413,7 @@ pub fn sweep_figure(r: &SweepResult) -> Figure {
     }
 }
 
-/// One plot of an ε or d_k sweep: which aggregate it shows and how.
+/// One plot of a points sweep: which aggregate it shows and how.
 pub struct Metric {
     /// Short name (file names, plot ids).
     pub id: &'static str,
@@ -458,15 +459,6 @@ pub const ACCURACY: Metric = Metric {
     log_y: false,
     value: |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
 };
-
-/// Which sweep a points figure shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SweepAxis {
-    /// Adam's ε (log axis, decades).
-    Eps,
-    /// Key dimension d_k (log axis, a tick per value).
-    Dk,
-}
 
 /// One arm of a points figure: name, optimizer, drawn thick, and `(x, mean, sd)` points.
 pub struct ArmPoints {
@@ -518,43 +510,17 @@ pub fn arm_points(
         .collect()
 }
 
-/// The ε sweep's chance spread per point: Adam's baseline sd (the first arm's if there is no
-/// Adam arm), as `(ε, sd)`.
-pub fn eps_band(points: &[EpsPoint]) -> Vec<(f64, f64)> {
+/// The chance spread of each point ([`PointAxis::band_sd`]), as `(x, sd)`.
+pub fn band<A: PointAxis>(points: &[Point<A>]) -> Vec<(f64, f64)> {
     points
         .iter()
-        .map(|p| {
-            let arms = || p.sweep.aggregate.iter().zip(&p.sweep.preset.arms);
-            let adam = arms()
-                .find(|(_, s)| s.optimizer == "adam")
-                .or_else(|| arms().next());
-            (p.eps, adam.map_or(f64::NAN, |(a, _)| a.baseline_sd_mean))
-        })
+        .map(|p| (A::x(p.value), A::band_sd(&p.sweep)))
         .collect()
 }
 
-/// The d_k sweep's chance spread per point: the baseline sd averaged over the arms, as
-/// `(d_k, sd)`.
-pub fn dk_band(points: &[DkPoint]) -> Vec<(f64, f64)> {
-    points
-        .iter()
-        .map(|p| {
-            let sds: Vec<f64> = p
-                .sweep
-                .aggregate
-                .iter()
-                .map(|a| a.baseline_sd_mean)
-                .filter(|x| x.is_finite())
-                .collect();
-            (p.d_k as f64, sds.iter().sum::<f64>() / sds.len() as f64)
-        })
-        .collect()
-}
-
-/// A mean ± sd plot of `m` over a log x axis (ε or d_k): emphasised arms thick, the others
-/// dashed, whiskers of ± sd over seeds; with `zero_band`, ± the baseline's sd shaded around 0.
-pub fn points_figure(
-    axis: SweepAxis,
+/// A mean ± sd plot of `m` over `A`'s log x axis: emphasised arms thick, the others dashed,
+/// whiskers of ± sd over seeds; with `zero_band`, ± the baseline's sd shaded around 0.
+pub fn points_figure<A: PointAxis>(
     arms: &[ArmPoints],
     m: &Metric,
     zero_band: Option<&[(f64, f64)]>,
@@ -624,10 +590,7 @@ pub fn points_figure(
     if floored_any {
         marks.push(floor_line("0 or below"));
     }
-    let mut x = match axis {
-        SweepAxis::Eps => Axis::log("Adam's ε (log scale)"),
-        SweepAxis::Dk => Axis::log("key dimension d_k (log scale)"),
-    };
+    let mut x = Axis::log(A::X_LABEL);
     ticks.sort_by(f64::total_cmp);
     ticks.dedup();
     // One swept value: a decade around it, so the arms' nudged whiskers and their means sit in
@@ -637,7 +600,7 @@ pub fn points_figure(
             .including(only / 10f64.sqrt())
             .including(only * 10f64.sqrt());
     }
-    if axis == SweepAxis::Dk {
+    if A::TICK_EACH {
         x.ticks = ticks;
     }
     let y = if m.log_y {
@@ -651,36 +614,20 @@ pub fn points_figure(
     }
 }
 
-/// The ε sweep's four figures (excess, orientation, Gram, accuracy), named for files.
-pub fn eps_figures(points: &[EpsPoint]) -> Vec<(String, Figure)> {
-    let sweeps: Vec<(f64, &SweepResult)> = points.iter().map(|p| (p.eps, &p.sweep)).collect();
-    let band = eps_band(points);
-    [&EXCESS, &ORIENTATION, &GRAM, &ACCURACY]
-        .into_iter()
-        .map(|m| {
-            let arms = arm_points(&sweeps, m, |o| o == "adam");
-            let zero = (m.id == "excess").then_some(&band[..]);
-            (
-                format!("eps_{}", m.id),
-                points_figure(SweepAxis::Eps, &arms, m, zero),
-            )
-        })
-        .collect()
-}
-
-/// The d_k sweep's two figures (excess, orientation), named for files.
-pub fn dk_figures(points: &[DkPoint]) -> Vec<(String, Figure)> {
+/// The figures of a points sweep, one per [`PointAxis::METRICS`] (the excess with the band),
+/// named for files `<ID>_<metric>`.
+pub fn points_figures<A: PointAxis>(points: &[Point<A>]) -> Vec<(String, Figure)> {
     let sweeps: Vec<(f64, &SweepResult)> =
-        points.iter().map(|p| (p.d_k as f64, &p.sweep)).collect();
-    let band = dk_band(points);
-    [&EXCESS, &ORIENTATION]
-        .into_iter()
-        .map(|m| {
-            let arms = arm_points(&sweeps, m, |_| true);
+        points.iter().map(|p| (A::x(p.value), &p.sweep)).collect();
+    let band = band(points);
+    A::METRICS
+        .iter()
+        .map(|&m| {
+            let arms = arm_points(&sweeps, m, A::emphasised);
             let zero = (m.id == "excess").then_some(&band[..]);
             (
-                format!("dk_{}", m.id),
-                points_figure(SweepAxis::Dk, &arms, m, zero),
+                format!("{}_{}", A::ID, m.id),
+                points_figure::<A>(&arms, m, zero),
             )
         })
         .collect()
@@ -691,7 +638,7 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use super::*;
-    use crate::experiment::{dk_sweep, eps_sweep, sweep};
+    use crate::experiment::{AdamEps, KeyDim, points_sweep, sweep};
     use crate::figure::{Shape, assert_readable};
     use crate::preset::Preset;
 
@@ -766,11 +713,11 @@ mod tests {
     fn a_sweep_over_one_value_has_its_means_and_bars_inside_the_plot() {
         let p = quick();
         let cancel = AtomicBool::new(false);
-        let eps = eps_sweep(&p, &[1e-3], 2, &|| {}, &cancel).unwrap();
-        let dks = dk_sweep(&p, &[16], 2, &|| {}, &cancel).unwrap();
-        let figures: Vec<(String, Figure)> = eps_figures(&eps)
+        let eps = points_sweep::<AdamEps>(&p, &[1e-3], 2, &|| {}, &cancel).unwrap();
+        let dks = points_sweep::<KeyDim>(&p, &[16], 2, &|| {}, &cancel).unwrap();
+        let figures: Vec<(String, Figure)> = points_figures(&eps)
             .into_iter()
-            .chain(dk_figures(&dks))
+            .chain(points_figures(&dks))
             .collect();
         assert_eq!(figures.len(), 6);
         for (name, f) in &figures {

@@ -7,9 +7,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::matched::MatchedReport;
+use super::points::{Point, PointAxis};
 use super::run::Summary;
-use super::sweep::{DkPoint, EpsPoint, SweepResult};
-use crate::metrics::{StatBaseline, isotropic_axis_concentration};
+use super::sweep::SweepResult;
+use crate::figure::Figure;
+use crate::metrics::StatBaseline;
 use crate::optim::class_name;
 use crate::output::{csv_num as num, write_atomic};
 
@@ -238,51 +240,30 @@ pub fn write_sweep(dir: &Path, r: &SweepResult) -> Result<()> {
     Ok(())
 }
 
-/// One row group of an ε or d_k sweep table: the point's own columns (name, value), then its
+/// One row group of a points sweep table: the point's own columns (name, value), then its
 /// seed sweep.
-pub struct Point<'a> {
+pub struct PointRow<'a> {
     /// The point's columns, e.g. `("eps", "1e-8")`.
     pub columns: Vec<(&'static str, String)>,
     /// The seed sweep at that point.
     pub sweep: &'a SweepResult,
 }
 
-/// The rows of an ε sweep table: the column `eps`.
-pub fn eps_points(points: &[EpsPoint]) -> Vec<Point<'_>> {
+/// The row groups of a points sweep table, the columns of [`PointAxis::columns`] first.
+pub fn point_rows<A: PointAxis>(points: &[Point<A>]) -> Vec<PointRow<'_>> {
     points
         .iter()
-        .map(|x| Point {
-            columns: vec![("eps", num(x.eps))],
-            sweep: &x.sweep,
+        .map(|p| PointRow {
+            columns: A::columns(p.value, &p.sweep),
+            sweep: &p.sweep,
         })
         .collect()
 }
 
-/// The rows of a d_k sweep table: the columns `d_k`, `n_keys`, `pairs_per_episode` and the
-/// isotropic A = 3/(d_k + 2).
-pub fn dk_points(points: &[DkPoint]) -> Vec<Point<'_>> {
-    points
-        .iter()
-        .map(|x| {
-            let sp = &x.sweep.preset;
-            let iso = isotropic_axis_concentration(x.d_k);
-            Point {
-                columns: vec![
-                    ("d_k", x.d_k.to_string()),
-                    ("n_keys", sp.n_keys.to_string()),
-                    ("pairs_per_episode", sp.pairs_per_episode.to_string()),
-                    ("isotropic", format!("{iso:.4}")),
-                ],
-                sweep: &x.sweep,
-            }
-        })
-        .collect()
-}
-
-/// `eps_sweep.csv` / `dk_sweep.csv`: one row per point and arm, the point's own columns first,
+/// `<ID>_sweep.csv` of a points sweep (e.g. `eps_sweep.csv`): one row per point and arm, the point's own columns first,
 /// then the arm's aggregate over seeds (mean and sd of the excess, twin divergences and
 /// held-out accuracy, and the seeds outside the baseline band).
-pub fn points_csv(rows: &[Point]) -> Result<Vec<u8>, csv::Error> {
+pub fn points_csv(rows: &[PointRow]) -> Result<Vec<u8>, csv::Error> {
     let mut csv = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = lead_names(rows);
     header.extend([
@@ -323,13 +304,13 @@ pub fn points_csv(rows: &[Point]) -> Result<Vec<u8>, csv::Error> {
     csv.into_inner().map_err(|e| e.into_error().into())
 }
 
-fn lead_names(rows: &[Point]) -> Vec<&'static str> {
+fn lead_names(rows: &[PointRow]) -> Vec<&'static str> {
     rows.first()
         .map_or(Vec::new(), |r| r.columns.iter().map(|c| c.0).collect())
 }
 
-/// The text table of an ε or d_k sweep: the rows of [`points_csv`] with the numbers rounded.
-pub fn points_text(rows: &[Point]) -> String {
+/// The text table of a points sweep: the rows of [`points_csv`] with the numbers rounded.
+pub fn points_text(rows: &[PointRow]) -> String {
     let lead = lead_names(rows);
     let widths: Vec<usize> = lead.iter().map(|h| h.chars().count().max(10)).collect();
     let lead_text: String = lead
@@ -371,7 +352,7 @@ fn write_points<T: serde::Serialize + ?Sized>(
     dir: &Path,
     stem: &str,
     all: &T,
-    rows: &[Point],
+    rows: &[PointRow],
 ) -> Result<()> {
     write_atomic(&dir.join(format!("{stem}.csv")), &points_csv(rows)?)?;
     write_atomic(
@@ -381,14 +362,30 @@ fn write_points<T: serde::Serialize + ?Sized>(
     Ok(())
 }
 
-/// Writes `eps_sweep.csv` and `eps_sweep.json` into `dir`.
-pub fn write_eps_sweep(dir: &Path, points: &[EpsPoint]) -> Result<()> {
-    write_points(dir, "eps_sweep", points, &eps_points(points))
+/// A finished points sweep whatever its axis: what the command line writes and prints for it,
+/// run here or merged from shards.
+pub trait PointsReport {
+    /// Writes `<ID>_sweep.csv` ([`points_csv`]) and `<ID>_sweep.json` (every point) into `dir`.
+    /// Errors: a file cannot be written.
+    fn write(&self, dir: &Path) -> Result<()>;
+    /// The figures, named for files ([`super::figures::points_figures`]).
+    fn figures(&self) -> Vec<(String, Figure)>;
+    /// The text table ([`points_text`]).
+    fn text(&self) -> String;
 }
 
-/// Writes `dk_sweep.csv` and `dk_sweep.json` into `dir`.
-pub fn write_dk_sweep(dir: &Path, points: &[DkPoint]) -> Result<()> {
-    write_points(dir, "dk_sweep", points, &dk_points(points))
+impl<A: PointAxis> PointsReport for Vec<Point<A>> {
+    fn write(&self, dir: &Path) -> Result<()> {
+        write_points(dir, &A::stem(), self, &point_rows(self))
+    }
+
+    fn figures(&self) -> Vec<(String, Figure)> {
+        super::figures::points_figures(self)
+    }
+
+    fn text(&self) -> String {
+        points_text(&point_rows(self))
+    }
 }
 
 /// `matched.csv`: every row of the report (kind, level, arm, step, held-out loss, excess and
@@ -483,7 +480,7 @@ pub fn write_matched(dir: &Path, report: &MatchedReport) -> Result<()> {
 mod tests {
     use super::*;
     use crate::experiment::matched::{MatchedRow, MatchedVerdict};
-    use crate::experiment::{dk_sweep, sweep};
+    use crate::experiment::{KeyDim, points_sweep, sweep};
     use crate::preset::{BUNDLED, Preset};
 
     fn tiny() -> Preset {
@@ -532,8 +529,8 @@ mod tests {
     #[test]
     fn dk_points_lead_with_the_point_columns_in_the_csv_and_the_table() {
         let never = std::sync::atomic::AtomicBool::new(false);
-        let points = dk_sweep(&tiny(), &[4, 8], 2, &|| {}, &never).unwrap();
-        let rows_in = dk_points(&points);
+        let points = points_sweep::<KeyDim>(&tiny(), &[4, 8], 2, &|| {}, &never).unwrap();
+        let rows_in = point_rows(&points);
         let bytes = points_csv(&rows_in).unwrap();
         let header = String::from_utf8(bytes.clone()).unwrap();
         assert!(header.starts_with("d_k,n_keys,pairs_per_episode,isotropic,arm,seeds_ok,"));

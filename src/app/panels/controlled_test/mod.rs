@@ -4,8 +4,6 @@
 //! plus one line in [`ControlledTest::default`].
 
 mod activations;
-mod dk_sweep;
-mod eps_sweep;
 mod live;
 mod matched;
 mod points;
@@ -13,12 +11,11 @@ mod seed_sweep;
 mod settings;
 
 pub use activations::Activations;
-pub use dk_sweep::DkSweep;
-pub use eps_sweep::EpsSweep;
 pub use live::{
     Export, Live, Settings as LiveSettings, arm_curves, export_csv_to, live_figure, plot_csv,
 };
 pub use matched::Matched;
+pub use points::{DkSweep, EpsSweep, PointsTab, TabAxis};
 pub use seed_sweep::SeedSweep;
 
 use eframe::egui::{self, Color32, RichText};
