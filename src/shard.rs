@@ -29,10 +29,25 @@ pub const SHARD_FILE: &str = "shard.ron";
 pub const MAX_SHARDS: usize = 10_000;
 /// Version of the shard file layout; [`merge`] refuses other versions.
 pub const SHARD_FORMAT: u32 = 1;
-/// Most seeds per point of a seed, ε or d_k sweep (as the commands' `--seeds`).
-pub const MAX_SEEDS: usize = 10_000;
-/// Most ε or d_k values of one sweep.
-pub const MAX_POINTS: usize = 64;
+pub use crate::experiment::sweep::{MAX_POINTS, MAX_SEEDS};
+
+/// A points-sweep axis whose sweeps can be sharded: how its sweep becomes a [`Job`].
+pub trait ShardAxis: PointAxis {
+    /// The shard job of the sweep of `preset` over `values` with `seeds` seeds per value.
+    fn job(preset: Preset, values: Vec<Self::Value>, seeds: usize) -> Job;
+}
+
+impl ShardAxis for AdamEps {
+    fn job(preset: Preset, eps: Vec<f64>, seeds: usize) -> Job {
+        Job::EpsSweep { preset, eps, seeds }
+    }
+}
+
+impl ShardAxis for KeyDim {
+    fn job(preset: Preset, dks: Vec<usize>, seeds: usize) -> Job {
+        Job::DkSweep { preset, dks, seeds }
+    }
+}
 /// Largest shard file [`read_shard`] accepts, in bytes.
 pub const MAX_SHARD_BYTES: u64 = 1 << 30;
 

@@ -429,7 +429,9 @@ fn the_points_tabs_save_and_load_the_layout_of_the_tabs_before_them() {
     let mut back = EpsSweep::default();
     assert_eq!(back.load(&text).unwrap(), Vec::<String>::new());
     assert_eq!((back.seeds, back.text.as_str()), (3, "1e-8, 0.5"));
-    assert_eq!(back.analysis.last, eps.analysis.last);
+    // Compared as text: the records hold NaN losses, and a step record's arm index is not saved.
+    let result = |t: &EpsSweep| ron::ser::to_string(&t.analysis.last.as_ref().unwrap().result);
+    assert_eq!(result(&back).unwrap(), result(&eps).unwrap());
 
     let mut dk = DkSweep::default();
     dk.analysis.last = Some(Finished {
@@ -457,5 +459,5 @@ fn the_points_tabs_save_and_load_the_layout_of_the_tabs_before_them() {
     old.load("(eps_text: \"1\")").unwrap();
     assert_eq!(old.text, DkSweep::default().text);
     let twice = DkSweep::default().load("(seeds: 2, seeds: 3)").unwrap_err();
-    assert!(twice.contains("duplicate field `seeds`"), "{twice}");
+    assert!(twice.contains("duplicate field named `seeds`"), "{twice}");
 }

@@ -10,7 +10,8 @@ use clap::Args;
 use super::shared::{Shared, load_preset, write_figures, wrote};
 use basis_lab::console;
 use basis_lab::experiment::report::PointsReport;
-use basis_lab::experiment::{AdamEps, KeyDim, PointAxis, points_sweep};
+use basis_lab::experiment::{AdamEps, KeyDim, points_sweep};
+use basis_lab::shard::ShardAxis;
 
 /// The ε sweep: the seed sweep of PRESET at each ε of every Adam arm; writes eps_sweep.csv
 /// and eps_sweep.json (mean ± sd over seeds of each arm's A(K) excess, twin divergences and
@@ -72,7 +73,7 @@ impl DkSweepArgs {
 /// The sweep along `A` of `preset` (a file or a bundled name, `steps` overriding its step
 /// count) at each of `values`, `seeds` seeds each: checks every point, then runs the sweep (or
 /// one shard of it), writes its tables and prints its table.
-fn run<A: PointAxis>(
+fn run<A: ShardAxis>(
     preset: &OsStr,
     values: Vec<A::Value>,
     seeds: u64,

@@ -5,8 +5,8 @@
 //!
 //! Adding an axis:
 //! - here, a unit type and its `impl PointAxis`;
-//! - in `shard`, its `Job` variant (its field names are the shard file's layout) and one arm in
-//!   `Job::points_job`;
+//! - in `shard`, its `Job` variant (its field names are the shard file's layout), one arm in
+//!   `Job::points_job` and its `ShardAxis` impl (which builds that variant);
 //! - in `app::panels::controlled_test::points`, its `impl TabAxis` (the tab's wording) and a
 //!   type alias, and one line in the section's tab list;
 //! - in `cli::points`, an `Args` struct (clap needs the flags' names and help spelled out) whose
@@ -22,11 +22,11 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::figures::{ACCURACY, EXCESS, GRAM, Metric, ORIENTATION};
+use super::sweep::MAX_POINTS;
 use super::sweep::{SweepError, SweepResult, in_range, sweep_until};
 use crate::metrics::isotropic_axis_concentration;
 use crate::output::csv_num;
 use crate::preset::Preset;
-use crate::shard::{Job, MAX_POINTS};
 use crate::validate::FieldError;
 
 /// One swept setting: its values, how a preset is moved to one, how its points are checked,
@@ -78,8 +78,6 @@ pub trait PointAxis: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn emphasised(optimizer: &str) -> bool;
     /// The chance spread drawn around zero excess at one point.
     fn band_sd(sweep: &SweepResult) -> f64;
-    /// The shard job of this sweep.
-    fn job(preset: Preset, values: Vec<Self::Value>, seeds: usize) -> Job;
 
     /// Stem of the table files, `<ID>_sweep`.
     fn stem() -> String {
@@ -276,10 +274,6 @@ impl PointAxis for AdamEps {
             .or_else(|| arms().next());
         adam.map_or(f64::NAN, |(a, _)| a.baseline_sd_mean)
     }
-
-    fn job(preset: Preset, eps: Vec<f64>, seeds: usize) -> Job {
-        Job::EpsSweep { preset, eps, seeds }
-    }
 }
 
 /// `preset` with the ε of every arm whose optimizer is `adam` set to `eps`.
@@ -364,10 +358,6 @@ impl PointAxis for KeyDim {
             .filter(|x| x.is_finite())
             .collect();
         sds.iter().sum::<f64>() / sds.len() as f64
-    }
-
-    fn job(preset: Preset, dks: Vec<usize>, seeds: usize) -> Job {
-        Job::DkSweep { preset, dks, seeds }
     }
 }
 

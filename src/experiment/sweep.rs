@@ -11,6 +11,11 @@ use crate::metrics::{RotationBaseline, mean_sd};
 use crate::preset::Preset;
 use crate::validate::FieldError;
 
+/// Most seeds per point of a seed, ε or d_k sweep (as the commands' `--seeds`).
+pub const MAX_SEEDS: usize = 10_000;
+/// Most ε or d_k values of one sweep.
+pub const MAX_POINTS: usize = 64;
+
 /// Final results of one arm at one seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeedArm {
@@ -401,8 +406,7 @@ impl SweepResult {
             .validate()
             .map_err(|e| format!("the preset's {e}"))?;
         let n = self.seeds.len();
-        if !(1..=crate::shard::MAX_SEEDS).contains(&n) || self.seeds != sweep_seeds(&self.preset, n)
-        {
+        if !(1..=MAX_SEEDS).contains(&n) || self.seeds != sweep_seeds(&self.preset, n) {
             return Err(format!(
                 "seeds {:?} are not {} consecutive seeds from the preset's seed {}",
                 self.seeds, n, self.preset.seed

@@ -25,6 +25,7 @@ use crate::experiment::points_sweep;
 use crate::experiment::{AdamEps, KeyDim, Point, PointAxis, SweepResult, check_points, report};
 use crate::figure::Figure;
 use crate::preset::Preset;
+use crate::shard::ShardAxis;
 use crate::validate::check_count;
 
 /// The ε-sweep tab.
@@ -33,7 +34,7 @@ pub type EpsSweep = PointsTab<AdamEps>;
 pub type DkSweep = PointsTab<KeyDim>;
 
 /// What a points-sweep tab says and lays out for its axis.
-pub trait TabAxis: PointAxis {
+pub trait TabAxis: ShardAxis {
     /// The tab's title; also names the sweep in notices and on its Run button.
     const TITLE: &'static str;
     /// The saved field holding the values' text.
