@@ -9,11 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::explainer::DemoSettings;
 use crate::model::MemoryConfig;
 use crate::optim::{Hyper, OptimizerSpec, REGISTRY};
-pub use crate::reading::{PresetError, parse_ron, read_text, without_bom};
+pub use crate::reading::{MAX_PRESET_BYTES, PresetError, parse_ron, read_text, without_bom};
 use crate::validate::{FieldError, Range, check_int, check_real};
-
-/// Largest preset file accepted, in bytes.
-pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 
 /// Most held-out pairs (`n_heldout × pairs_per_episode`) a preset may ask for: they are kept
 /// in memory for the whole run (about 24 bytes each, so at most ~240 MB).

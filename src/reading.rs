@@ -8,6 +8,9 @@ use thiserror::Error;
 
 use crate::validate::FieldError;
 
+/// Largest preset file (and share string) accepted, in bytes.
+pub const MAX_PRESET_BYTES: u64 = 1 << 20;
+
 /// Why a preset was rejected: where (file, line:column when known), which field, and what is
 /// allowed. Never a panic.
 #[derive(Debug, Clone, PartialEq, Error)]

@@ -19,14 +19,10 @@
 
 use serde::Serialize;
 
-use crate::reading::PresetError;
+use crate::reading::{MAX_PRESET_BYTES, PresetError};
 
 /// What errors call a share string in place of a file name.
 const SOURCE: &str = "share string";
-
-/// Longest share string accepted, in bytes: as long as a preset file may be
-/// ([`crate::preset::MAX_PRESET_BYTES`]).
-const MAX_SHARE_BYTES: u64 = 1 << 20;
 
 /// Deepest nesting of brackets a share string may use (a preset needs four).
 const MAX_DEPTH: usize = 16;
@@ -111,9 +107,9 @@ pub fn encode<T: Shareable>(value: &T) -> String {
 pub fn decode<T: Shareable>(text: &str) -> Result<T, PresetError> {
     let err = |m: String| PresetError::whole(SOURCE, m);
     let text = fragment(text.trim());
-    if text.len() as u64 > MAX_SHARE_BYTES {
+    if text.len() as u64 > MAX_PRESET_BYTES {
         return Err(err(format!(
-            "{} bytes; at most {MAX_SHARE_BYTES} are accepted",
+            "{} bytes; at most {MAX_PRESET_BYTES} are accepted",
             text.len()
         )));
     }
