@@ -37,4 +37,6 @@ pub mod share;
 pub mod validate;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+#[cfg(target_arch = "wasm32")]
+pub mod web_worker;
 pub mod worker;

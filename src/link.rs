@@ -1,17 +1,20 @@
 //! Links to the web page that open an experiment: `PAGE?view=test&play#bl1:…`. The fragment
 //! (after `#`) is the preset's share string ([`crate::share`]), which browsers never send to
 //! the server; the query names the view to open (`section` or `section/tab`, as `--panel` and
-//! `--tab` take them) and, with `play`, starts the live run (or, in a view outside the key lab,
-//! that view's own runs: `?view=gauge/live&play`). Headless, so it is tested without a
-//! browser.
+//! `--tab` take them) and, with `play`, starts that view's own run (the sweep of
+//! `?view=test/sweep&play`, the gauge lab's live runs of `?view=gauge/live&play`; the key lab's
+//! live run in a view that has none of its own). With `csv`, the page downloads the view's table
+//! once that run ends. Headless, so it is tested without a browser.
 
 /// What a link asks the page for.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PageLink {
     /// The view to open: a section id, optionally `/` and one of its tab ids.
     pub view: Option<String>,
-    /// Start the live run as soon as the page opens.
+    /// Start the view's run as soon as the page opens.
     pub play: bool,
+    /// Download the view's table (its Save-table CSV) once its run ends.
+    pub csv: bool,
     /// The share string (or whatever followed `#`, for the share reader to judge).
     pub share: Option<String>,
 }
@@ -38,6 +41,7 @@ pub fn parse_page_link(search: &str, hash: &str) -> PageLink {
         match key {
             "view" if !value.is_empty() => link.view = Some(unescape(value)),
             "play" => link.play = !matches!(value, "0" | "false" | "no"),
+            "csv" => link.csv = !matches!(value, "0" | "false" | "no"),
             _ => {}
         }
     }
@@ -108,6 +112,7 @@ mod tests {
             PageLink {
                 view: Some("test/live".into()),
                 play: true,
+                csv: false,
                 share: Some("bl1:(steps:40)".into()),
             }
         );
@@ -119,9 +124,9 @@ mod tests {
         assert_eq!(parse_page_link("?", "#"), PageLink::default());
         let l = parse_page_link("?utm=1&view=&play=0", "");
         assert_eq!(l, PageLink::default());
-        let l = parse_page_link("play=yes&view=gauge%2Fzoo&view=test", "#bl1:");
+        let l = parse_page_link("play=yes&view=gauge%2Fzoo&view=test&csv", "#bl1:");
         assert_eq!(l.view.as_deref(), Some("test"));
-        assert!(l.play);
+        assert!(l.play && l.csv);
         assert_eq!(l.share.as_deref(), Some("bl1:"));
     }
 

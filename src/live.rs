@@ -6,7 +6,10 @@
 //! them as one of its updates, over one channel. Panels start a [`Live`], drain it and draw.
 //!
 //! Also here, for the same reason (the GUI never owns a thread): [`Job`], one-shot background
-//! work with progress and cancel, and [`detach`] for work that must not block a frame.
+//! work with progress and cancel, and [`detach`] for work that must not block a frame. An
+//! analysis that is a [`Task`] (its inputs and result are data) runs as a job on a thread on
+//! the desktop and in a Web Worker in the page ([`Job::task`]), so a sweep never freezes the
+//! page.
 
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -353,6 +356,21 @@ impl<R: LiveRun> Drop for Live<R> {
     }
 }
 
+/// A one-shot analysis described by data: its inputs are the value itself and its result is
+/// [`Task::Output`], both readable as RON text, so the page can run it in a Web Worker (an
+/// instance of the same program with memory of its own, reached by messages) and the desktop on
+/// a thread, with the same numbers. Every kind is listed once in the app's task registry
+/// (`app::tasks`), which the worker looks kinds up in.
+pub trait Task: serde::Serialize + serde::de::DeserializeOwned + Send + 'static {
+    /// What the analysis gives.
+    type Output: serde::Serialize + serde::de::DeserializeOwned + Send + 'static;
+    /// The kind's name in the registry (and the desktop thread's name).
+    const KIND: &'static str;
+    /// Runs the analysis; calls `progress()` once per finished item and returns soon after
+    /// `cancel` is raised (a worker is stopped instead: it never sees `cancel` raised).
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output;
+}
+
 /// One-shot background work with progress, cancel and a result to collect (every analysis of
 /// the app runs in one).
 pub struct Job<T> {
@@ -362,14 +380,17 @@ pub struct Job<T> {
     cancel: Arc<AtomicBool>,
     result: Arc<Mutex<Option<Result<T, String>>>>,
     handle: Option<JoinHandle<()>>,
+    /// The Web Worker running a [`Task`] in the page.
+    #[cfg(target_arch = "wasm32")]
+    worker: Option<crate::web_worker::Running>,
 }
 
 impl<T: Send + 'static> Job<T> {
     /// Runs `work(progress, cancel)` on a thread called `name`; `work` calls `progress()` once
     /// per finished item and should stop soon after `cancel` is raised. `repaint` is called
     /// after each item and at the end. A panic in `work` becomes an error result. A page has
-    /// no threads: there the job ends at once with an error saying so (the panels that start
-    /// jobs are desktop-only in the page).
+    /// no threads: there the job ends at once with an error saying so (a [`Task`] runs there
+    /// through [`Job::task`]).
     pub fn spawn(
         name: &str,
         total: usize,
@@ -411,6 +432,59 @@ impl<T: Send + 'static> Job<T> {
             cancel,
             result,
             handle,
+            #[cfg(target_arch = "wasm32")]
+            worker: None,
+        }
+    }
+
+    /// Runs `task` (`total` items, for the progress bar) on a thread on the desktop, as
+    /// [`Job::spawn`] does, and in a Web Worker in the page, where Cancel stops the worker and
+    /// the result is `Err("cancelled")`. `repaint` is called as items finish and at the end.
+    pub fn task<K: Task<Output = T>>(task: K, total: usize, repaint: Repaint) -> Self
+    where
+        T: serde::de::DeserializeOwned,
+    {
+        #[cfg(not(target_arch = "wasm32"))]
+        return Self::spawn(
+            &format!("basis-lab {}", K::KIND),
+            total,
+            repaint,
+            move |progress, cancel| task.run(progress, cancel),
+        );
+        #[cfg(target_arch = "wasm32")]
+        {
+            let done = Arc::new(AtomicUsize::new(0));
+            let result = Arc::new(Mutex::new(None));
+            let worker = crate::web_worker::Running::start(
+                &task,
+                done.clone(),
+                {
+                    let result = result.clone();
+                    move |outcome: Result<String, String>| {
+                        let read = outcome.and_then(|text| {
+                            ron::from_str::<T>(&text)
+                                .map_err(|e| format!("the worker's result did not read back: {e}"))
+                        });
+                        *result.lock().expect("job result lock") = Some(read);
+                    }
+                },
+                repaint,
+            );
+            let worker = match worker {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    *result.lock().expect("job result lock") = Some(Err(e));
+                    None
+                }
+            };
+            Self {
+                total,
+                done,
+                cancel: Arc::new(AtomicBool::new(false)),
+                result,
+                handle: None,
+                worker,
+            }
         }
     }
 
@@ -419,9 +493,17 @@ impl<T: Send + 'static> Job<T> {
         self.done.load(Ordering::Relaxed)
     }
 
-    /// Asks the work to stop soon.
+    /// Asks the work to stop soon (in the page: stops its worker at once).
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
+        #[cfg(target_arch = "wasm32")]
+        if let Some(w) = &self.worker {
+            w.stop();
+            self.result
+                .lock()
+                .expect("job result lock")
+                .get_or_insert(Err("cancelled".into()));
+        }
     }
 
     /// Whether cancel was requested.
@@ -444,6 +526,10 @@ impl<T> Drop for Job<T> {
     /// Raises the cancel flag and lets the thread end on its own (never blocks the UI).
     fn drop(&mut self) {
         self.cancel.store(true, Ordering::Relaxed);
+        #[cfg(target_arch = "wasm32")]
+        if let Some(w) = &self.worker {
+            w.stop();
+        }
     }
 }
 

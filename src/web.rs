@@ -10,6 +10,7 @@ use crate::app::page::{document, location};
 use crate::app::{AppState, Settings};
 use crate::link::{PageLink, parse_page_link};
 use crate::preset::Preset;
+use crate::share::Shareable;
 use crate::worker::Command;
 
 /// The id of the canvas in `web/index.html`.
@@ -18,8 +19,12 @@ const CANVAS_ID: &str = "basis-lab-canvas";
 const STATUS_ID: &str = "basis-lab-status";
 
 /// Starts the app on the page's canvas; called by `main` in the web build. If it cannot start
-/// (no WebGL, say), the page's loading line says why.
+/// (no WebGL, say), the page's loading line says why. In a Web Worker (which has no window)
+/// it does nothing: the worker only runs [`run_task`].
 pub fn start() {
+    if web_sys::window().is_none() {
+        return;
+    }
     let runner = eframe::WebRunner::new();
     wasm_bindgen_futures::spawn_local(async move {
         let outcome = match canvas() {
@@ -59,6 +64,22 @@ pub fn run_tables(preset: &str, steps: usize) -> Result<String, String> {
     ))
 }
 
+/// A Web Worker's work (`web/worker.js`): runs the analysis of kind `kind` from its RON text
+/// `input` through the app's registry ([`crate::app::tasks`]), posting its progress to the page
+/// as it goes, and returns the output's RON text. A panic posts its message (`e…`) before the
+/// worker's instance stops.
+///
+/// # Errors
+/// An unknown kind or unreadable input, as text.
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = runTask)]
+pub fn run_task(kind: &str, input: &str) -> Result<String, String> {
+    std::panic::set_hook(Box::new(|info| {
+        let message = crate::live::panic_message(info.payload());
+        crate::web_worker::post(&format!("e{message}"));
+    }));
+    crate::app::tasks::run(kind, input, &crate::web_worker::report_progress)
+}
+
 fn canvas() -> Option<web_sys::HtmlCanvasElement> {
     document()?.get_element_by_id(CANVAS_ID)?.dyn_into().ok()
 }
@@ -85,15 +106,18 @@ fn this_link() -> PageLink {
     )
 }
 
-/// The app in the page: [`AppState`] and the theme it last set.
+/// The app in the page: [`AppState`], the theme it last set, and whether the link asked for
+/// the view's table once its run ends.
 struct WebApp {
     state: AppState,
     theme: Option<bool>,
+    csv: bool,
 }
 
 impl WebApp {
     /// The saved settings (browser storage), then what the link asks for: its preset (a bad
-    /// one is reported and the default preset loaded instead, as for a bad pasted preset), its
+    /// one is reported and the default preset loaded instead, as for a bad pasted preset; a
+    /// preset of another kind, such as an attention preset, goes to the linked view), its
     /// view, and whether to play.
     fn new(cc: &eframe::CreationContext<'_>) -> Self {
         let link = this_link();
@@ -102,7 +126,14 @@ impl WebApp {
             .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
             .unwrap_or_default();
         let mut problem = None;
-        if let Some(text) = &link.share {
+        let (key_share, view_share) = match &link.share {
+            Some(t) if t.starts_with(&format!("{}:", <Preset as Shareable>::PREFIX)) => {
+                (Some(t), None)
+            }
+            Some(t) if crate::share::is_share_string(t) => (None, Some(t)),
+            other => (other.as_ref(), None),
+        };
+        if let Some(text) = key_share {
             match crate::share::decode::<Preset>(text) {
                 Ok(p) => settings.preset = p,
                 Err(e) => {
@@ -116,34 +147,74 @@ impl WebApp {
         let mut state = AppState::new(&cc.egui_ctx, settings);
         if let Some(text) = problem {
             state.lab.error(text);
-        } else if link.share.is_some() {
+        } else if key_share.is_some() {
             state.lab.inform("Opened the preset in the link.");
         }
-        // The key lab, unless the link opens another view.
-        let mut key_lab = true;
+        let mut opened = false;
         if let Some(view) = &link.view {
             let (section, tab) = view.split_once('/').unwrap_or((view, ""));
-            let opened =
+            opened =
                 state.open_section(section) && (tab.is_empty() || state.open_tab(section, tab));
-            key_lab = !opened || section == "test";
         }
-        if link.play {
-            // `play` plays the key lab's run, or starts the linked view's own runs (the gauge
-            // lab's live runs, say) as its main button would; not both, which would share
-            // each frame's time between them.
-            if key_lab {
-                state.lab.send(Command::Play);
-            } else {
-                state.start_open();
+        if let Some(text) = view_share {
+            match state.view_mut().open_shared(text) {
+                Some(Ok(name)) => state
+                    .lab
+                    .inform(format!("Opened the link's preset `{name}`.")),
+                Some(Err(e)) => state
+                    .lab
+                    .error(format!("The link's preset was not loaded: {e}")),
+                None => state.lab.error(
+                    "The link's preset is of a kind this view does not read; nothing was loaded.",
+                ),
             }
         }
-        Self { state, theme: None }
+        if link.play {
+            // `play` starts the linked view's own run as its main button would (a sweep, the
+            // gauge lab's live runs); a key-lab view without one (the live tab, memory &
+            // reads), or no view, plays the key lab's run. Not both, which would share each
+            // frame's time between them.
+            if opened {
+                state.start_open();
+            }
+            let key_lab = state.section().id() == "test";
+            if !opened || (key_lab && !state.view_busy()) {
+                state.lab.send(Command::Play);
+            }
+        }
+        Self {
+            state,
+            theme: None,
+            csv: link.csv,
+        }
+    }
+
+    /// Downloads the view's table once its run has ended, if the link asked for it.
+    fn download_table(&mut self) {
+        if !self.csv || self.state.view_busy() {
+            return;
+        }
+        let Some((name, bytes)) = self.state.view().table() else {
+            return;
+        };
+        self.csv = false;
+        let outcome = bytes
+            .map_err(|e| e.to_string())
+            .and_then(|b| crate::app::files::write(std::path::Path::new(&name), &b));
+        match outcome {
+            Ok(said) => self.state.lab.inform(said),
+            Err(e) => self
+                .state
+                .lab
+                .error(format!("The table was not saved: {e}")),
+        }
     }
 }
 
 impl eframe::App for WebApp {
     fn logic(&mut self, _ctx: &egui::Context, _frame: &mut eframe::Frame) {
         self.state.logic();
+        self.download_table();
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {

@@ -576,3 +576,175 @@ fn compare(name: &str, web: &str, native: &str) {
     assert_eq!(web.len(), native.len(), "{name}: different lengths");
     println!("{name}: {} lines, byte-identical", web.lines().count());
 }
+
+/// The bytes of standard base64 `text` (DevTools sends screenshots so).
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
+    digits
+        .chunks(4)
+        .flat_map(|c| {
+            let n = c
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, &d)| n | u32::from(d) << (18 - 6 * i));
+            let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+            bytes[..c.len() - 1].to_vec()
+        })
+        .collect()
+}
+
+/// Opens the page at `?view=VIEW&play&csv` with `share` in the fragment, waits up to
+/// `limit` for the view's table to download (its run went to a Web Worker and finished) and
+/// returns the file's name and text; meanwhile the page is photographed at 1280 × 720 and,
+/// once the table is in, at 1024 × 768 (`target/tmp/web/<VIEW>-<size>.png`, `/` as `-`).
+fn table_from_link(view: &str, share: &str, limit: Duration) -> (String, String) {
+    let port = serve(vec![web_dir()]);
+    let downloads = tempfile::tempdir().unwrap();
+    let mut dev = Devtools::start();
+    dev.call(
+        "Browser.setDownloadBehavior",
+        serde_json::json!({ "behavior": "allow", "downloadPath": downloads.path() }),
+    );
+    let size = |dev: &mut Devtools, width: u32, height: u32| {
+        let metrics = serde_json::json!({
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false
+        });
+        dev.call("Emulation.setDeviceMetricsOverride", metrics);
+    };
+    size(&mut dev, 1280, 720);
+    let base = format!("http://127.0.0.1:{port}/index.html");
+    let link = page_link(&base, view, true, share).replacen("&play", "&play&csv", 1);
+    dev.call("Page.navigate", serde_json::json!({ "url": link }));
+    let deadline = Instant::now() + limit;
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/web");
+    std::fs::create_dir_all(&shots).unwrap();
+    let stem = view.replace('/', "-");
+    let shoot = |dev: &mut Devtools, size: &str| {
+        let png = dev.call(
+            "Page.captureScreenshot",
+            serde_json::json!({ "format": "png" }),
+        );
+        let bytes = base64(png["data"].as_str().expect("a screenshot"));
+        let img = image::load_from_memory(&bytes).unwrap().to_rgba8();
+        assert!(colour_count(&img) > 20, "{view} at {size}: a blank page");
+        std::fs::write(shots.join(format!("{stem}-{size}.png")), bytes).unwrap();
+    };
+    let started = "document.getElementById('basis-lab-status') === null";
+    wait_for("the app to start", deadline, || {
+        (dev.eval(started) == true).then_some(())
+    });
+    let mut shot = false;
+    let csv = wait_for(&format!("{view}'s table"), deadline, || {
+        if !shot {
+            // Mid-run: the progress bar, while the worker computes.
+            std::thread::sleep(Duration::from_millis(1500));
+            shoot(&mut dev, "running-1280x720");
+            shot = true;
+        }
+        std::fs::read_dir(downloads.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "csv"))
+    });
+    let text = wait_for("the download to finish", deadline, || {
+        std::fs::read_to_string(&csv).ok().filter(|t| !t.is_empty())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    shoot(&mut dev, "1280x720");
+    size(&mut dev, 1024, 768);
+    std::thread::sleep(Duration::from_millis(1500));
+    shoot(&mut dev, "1024x768");
+    let name = csv.file_name().unwrap().to_string_lossy().into_owned();
+    (name, text)
+}
+
+/// The classroom preset, short: the key lab's sweep tabs by link in CI.
+fn quick_classroom() -> Preset {
+    let mut p = bundled("classroom");
+    p.steps = 60;
+    p
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
+    use basis_lab::app::panels::controlled_test::{SeedSweep, SweepTask};
+    use basis_lab::live::Task;
+    portable();
+    let preset = quick_classroom();
+    let (name, web) = table_from_link(
+        "test/sweep",
+        &share::encode(&preset),
+        Duration::from_secs(240),
+    );
+    assert_eq!(name, "sweep.csv");
+    let seeds = SeedSweep::default().seeds;
+    let task = SweepTask { preset, seeds };
+    let desktop = task.run(&|| {}, &Default::default()).unwrap();
+    let desktop = basis_lab::experiment::report::sweep_csv(&desktop).unwrap();
+    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn the_eps_and_dk_sweeps_run_from_links_and_their_tables_are_the_desktop_s() {
+    use basis_lab::app::panels::controlled_test::{DkSweep, EpsSweep, PointsTask};
+    use basis_lab::experiment::{AdamEps, KeyDim, report};
+    use basis_lab::live::Task;
+    portable();
+    let preset = quick_classroom();
+    let share = share::encode(&preset);
+    let tab = EpsSweep::default();
+    let values: Vec<f64> = tab
+        .text
+        .split(',')
+        .map(|v| v.trim().parse().unwrap())
+        .collect();
+    let (name, web) = table_from_link("test/eps", &share, Duration::from_secs(300));
+    let task = PointsTask::<AdamEps>::new(preset.clone(), values, tab.seeds);
+    let points = task.run(&|| {}, &Default::default()).unwrap();
+    let desktop = report::points_csv(&report::point_rows(&points)).unwrap();
+    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+
+    let tab = DkSweep::default();
+    let values: Vec<usize> = tab
+        .text
+        .split(',')
+        .map(|v| v.trim().parse().unwrap())
+        .collect();
+    let (name, web) = table_from_link("test/dk", &share, Duration::from_secs(300));
+    let task = PointsTask::<KeyDim>::new(preset, values, tab.seeds);
+    let points = task.run(&|| {}, &Default::default()).unwrap();
+    let desktop = report::points_csv(&report::point_rows(&points)).unwrap();
+    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn the_matched_comparison_runs_from_a_link_and_its_table_is_the_desktop_s() {
+    use basis_lab::app::panels::controlled_test::{Matched, MatchedTask};
+    use basis_lab::live::Task;
+    portable();
+    let mut preset = bundled("classroom");
+    preset.steps = 200;
+    let (name, web) = table_from_link(
+        "test/matched",
+        &share::encode(&preset),
+        Duration::from_secs(240),
+    );
+    assert_eq!(name, "matched.csv");
+    let levels = Matched::default().levels;
+    let report = MatchedTask { preset, levels }
+        .run(&|| {}, &Default::default())
+        .unwrap();
+    let desktop = basis_lab::experiment::report::matched_csv(&report).unwrap();
+    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+}

@@ -27,7 +27,7 @@ rm -rf "$out.new"
 mkdir -p "$out.new"
 wasm-bindgen --target web --no-typescript --out-dir "$out.new" \
   target/wasm32-unknown-unknown/release/basis-lab.wasm
-cp web/index.html "$out.new/"
+cp web/index.html web/worker.js "$out.new/"
 rm -rf "$out"
 mv "$out.new" "$out"
 echo "built $out ($(du -sh "$out" | cut -f1)): publish the folder as it is"

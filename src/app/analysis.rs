@@ -4,16 +4,15 @@
 //! outcome or a notice.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
 use super::lab::Lab;
 use crate::experiment::SweepError;
-use crate::live::Job;
+use crate::live::{Job, Task};
 
 /// Why an analysis ended without a result.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Stop {
     /// Its Cancel button was pressed.
     Cancelled,
@@ -62,18 +61,18 @@ impl<I, R> Default for Analysis<I, R> {
 }
 
 impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
-    /// Starts `work(progress, cancel)` on its own thread called `name`, for `total` items
-    /// (`work` calls `progress()` per item and should return soon after `cancel` is raised).
-    /// A running job is replaced (and cancelled).
-    pub fn start(
+    /// Starts `task` for `total` items ([`Job::task`]: a thread on the desktop, a Web Worker
+    /// in the page). A running job is replaced (and cancelled).
+    pub fn start<K: Task<Output = Result<R, Stop>>>(
         &mut self,
-        name: &str,
         inputs: I,
         total: usize,
         repaint: Arc<dyn Fn() + Send + Sync>,
-        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> Result<R, Stop> + Send + 'static,
-    ) {
-        self.running = Some((inputs, Job::spawn(name, total, repaint, work)));
+        task: K,
+    ) where
+        R: serde::de::DeserializeOwned,
+    {
+        self.running = Some((inputs, Job::task(task, total, repaint)));
     }
 
     /// Files a finished job: its result becomes [`Analysis::last`]; a cancel, a failure or a
@@ -85,8 +84,12 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
         let Some(outcome) = job.take_result() else {
             return;
         };
-        let (inputs, _) = self.running.take().expect("checked above");
+        let (inputs, job) = self.running.take().expect("checked above");
         match outcome {
+            // A page's worker is stopped, not told: its job ends with an error instead.
+            Err(_) if job.is_cancelling() => {
+                lab.inform(format!("{what} cancelled; the previous results stay."))
+            }
             Ok(Ok(result)) => self.last = Some(Finished { inputs, result }),
             Ok(Err(Stop::Cancelled)) => {
                 lab.inform(format!("{what} cancelled; the previous results stay."))

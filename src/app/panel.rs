@@ -46,6 +46,19 @@ pub trait Panel: Any {
         false
     }
 
+    /// The table of the panel's last result as its Save-table button writes it (see
+    /// [`Table`]); `None` without one. A page link with `&csv` downloads it once the run ends.
+    fn table(&self) -> Option<Table> {
+        None
+    }
+
+    /// Loads a link's share string of the panel's own preset kind (`ba1:…` for the attention
+    /// twins); `None` if it is not of that kind, else the loaded preset's name or why it was
+    /// refused. The key lab's presets (`bl1:…`) go to the lab itself, not to a panel.
+    fn open_shared(&mut self, _text: &str) -> Option<Result<String, String>> {
+        None
+    }
+
     /// The panel's tabs, for a section that has them.
     fn tabs(&self) -> Option<&Tabs> {
         None
@@ -69,6 +82,10 @@ pub trait Panel: Any {
         Ok(Vec::new())
     }
 }
+
+/// A table a panel saves: the file name it proposes and its CSV bytes (or why they could not be
+/// written).
+pub type Table = (String, Result<Vec<u8>, csv::Error>);
 
 /// A panel's settings as RON for [`Panel::save`].
 pub fn to_ron<T: serde::Serialize>(value: &T) -> Option<String> {

@@ -197,6 +197,28 @@ impl AppState {
         self.sections[self.open].as_mut()
     }
 
+    /// The view shown: the open section, or its open tab if it has tabs.
+    pub fn view(&self) -> &dyn Panel {
+        let s = self.section();
+        s.tabs().map_or(s, |t| t.open())
+    }
+
+    /// The view shown, to change.
+    pub fn view_mut(&mut self) -> &mut dyn Panel {
+        let s = self.sections[self.open].as_mut();
+        if s.tabs().is_some() {
+            s.tabs_mut().expect("checked above").open_mut()
+        } else {
+            s
+        }
+    }
+
+    /// Whether the view shown still works on something it started (its own analysis; for the
+    /// key lab's section itself, also the live run).
+    pub fn view_busy(&self) -> bool {
+        self.view().busy(&self.lab)
+    }
+
     /// Shows the section called `id`; false (and nothing changes) if there is none.
     pub fn open_section(&mut self, id: &str) -> bool {
         match self.sections.iter().position(|s| s.id() == id) {

@@ -589,7 +589,22 @@ impl Scene {
     /// array). Errors: the file (see [`crate::matv5::read_cube`]), and an empty cube (a
     /// dimension of 0), named with its dimensions.
     pub fn read(path: &std::path::Path, var: Option<&str>) -> Result<Self, HsiError> {
-        let cube = crate::matv5::read_cube(path, var)?;
+        Self::from_cube(path, crate::matv5::read_cube(path, var)?)
+    }
+
+    /// As [`Scene::read`] on the contents `bytes` of the file `path` (an upload in the page;
+    /// `path` names it in errors and in the setup).
+    pub fn from_bytes(
+        path: &std::path::Path,
+        bytes: Vec<u8>,
+        var: Option<&str>,
+    ) -> Result<Self, HsiError> {
+        let cube = crate::matv5::MatFile::parse(path, bytes)?.read_cube(var)?;
+        Self::from_cube(path, cube)
+    }
+
+    /// The scene in `cube`, the 3-D variable read from `path`.
+    fn from_cube(path: &std::path::Path, cube: crate::matv5::MatArray) -> Result<Self, HsiError> {
         let dims = [cube.dims[0], cube.dims[1], cube.dims[2]];
         if dims.contains(&0) {
             return Err(HsiError::Scene(format!(

@@ -3,25 +3,10 @@
 
 pub mod attention;
 pub mod controlled_test;
-pub mod desktop_only;
 pub mod explainer;
 pub mod gauge_lab;
 
 use crate::app::panel::Panel;
-pub use desktop_only::{DesktopOnly, desktop_only};
-
-/// Why the key lab's sweep tabs are desktop-only in the web build.
-pub const SWEEP_WHY: &str = "This tab trains the preset many times over (seeds, ε or d_k values), \
-    in parallel on every core. A page trains on one thread between frames, so it would take \
-    minutes and slow the page down.";
-/// Why the gauge lab's sweep tabs (zoo, dial, tail, hyperspectral) are desktop-only in the web
-/// build; its live runs step inside the page's frame loop.
-pub const GAUGE_WHY: &str = "This tab trains many factored models over grids of learning rates \
-    and seeds (the hyperspectral one also reads a scene file from your disk), in parallel on \
-    every core: minutes in the desktop app, far longer in a page. The Live runs tab works here.";
-/// Why the attention twins are desktop-only in the web build.
-pub const ATTENTION_WHY: &str = "The attention twins train small transformers on a background \
-    thread; the web build steps only the key lab's live run inside its frame loop.";
 
 /// The sections of the navigation, in order.
 pub fn sections() -> Vec<Box<dyn Panel>> {
@@ -34,10 +19,7 @@ pub fn sections() -> Vec<Box<dyn Panel>> {
         Box::new(explainer::Chapter::reading()),
         Box::new(explainer::Chapter::blind_spots()),
         Box::new(gauge_lab::GaugeLab::default()),
-        desktop_only(
-            Box::new(attention::AttentionTwins::default()),
-            ATTENTION_WHY,
-        ),
+        Box::new(attention::AttentionTwins::default()),
     ]
 }
 

@@ -184,6 +184,20 @@ impl Panel for AttentionTwins {
         "attention"
     }
 
+    fn open_shared(&mut self, text: &str) -> Option<Result<String, String>> {
+        let prefix = format!("{}:", <AttentionPreset as crate::share::Shareable>::PREFIX);
+        if !text.starts_with(&prefix) {
+            return None;
+        }
+        let loaded = crate::share::parse_pasted::<AttentionPreset>(text, "link")
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                let name = p.name.clone();
+                self.set_source(Source::Custom(p)).map(|()| name)
+            });
+        Some(loaded)
+    }
+
     fn title(&self) -> &'static str {
         "Attention twins"
     }

@@ -2,18 +2,21 @@
 //! crosses each rung of a ladder of held-out loss levels, and at the step it crosses it itself
 //! (the library call of `basis-lab matched`), as a table with verdicts.
 
+use std::sync::atomic::AtomicBool;
+
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::report;
+use crate::live::Task;
 use crate::preset::Preset;
 use crate::validate::check_count;
 
@@ -39,6 +42,26 @@ impl Default for Matched {
     }
 }
 
+/// The matched comparison as data: the preset at `levels` loss levels ([`matched_report`]).
+#[derive(Serialize, Deserialize)]
+pub struct MatchedTask {
+    /// The preset compared.
+    pub preset: Preset,
+    /// How many loss levels.
+    pub levels: usize,
+}
+
+impl Task for MatchedTask {
+    type Output = Result<MatchedReport, Stop>;
+    const KIND: &'static str = "matched";
+
+    fn run(self, progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
+        let r = matched_report(&self.preset, self.levels).map_err(Stop::Failed);
+        progress();
+        r
+    }
+}
+
 impl Panel for Matched {
     fn id(&self) -> &'static str {
         "matched"
@@ -55,18 +78,16 @@ impl Panel for Matched {
     /// Starts the comparison of the current preset.
     fn start(&mut self, lab: &mut Lab) {
         let (preset, levels) = (lab.preset.clone(), self.levels);
-        let p = preset.clone();
-        self.analysis.start(
-            "basis-lab matched",
-            preset,
-            1,
-            lab.repaint_handle(),
-            move |progress, _cancel| {
-                let r = matched_report(&p, levels).map_err(Stop::Failed);
-                progress();
-                r
-            },
-        );
+        let task = MatchedTask {
+            preset: preset.clone(),
+            levels,
+        };
+        self.analysis.start(preset, 1, lab.repaint_handle(), task);
+    }
+
+    fn table(&self) -> Option<Table> {
+        let last = self.analysis.last.as_ref()?;
+        Some(("matched.csv".into(), report::matched_csv(&last.result)))
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
@@ -134,10 +155,8 @@ impl Panel for Matched {
             return;
         };
         let (ran, report) = (&last.inputs, &last.result);
-        if export {
-            export_table(lab, "matched.csv", "The comparison is still here", || {
-                report::matched_csv(report)
-            });
+        if export && let Some((name, bytes)) = self.table() {
+            export_table(lab, &name, "The comparison is still here", || bytes);
         }
         if !ran.same_experiment(&lab.preset) {
             stale_note(ui, lab, format!("preset “{}”, seed {}", ran.name, ran.seed));

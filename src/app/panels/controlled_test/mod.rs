@@ -14,9 +14,9 @@ pub use activations::Activations;
 pub use live::{
     Export, Live, Settings as LiveSettings, arm_curves, export_csv_to, live_figure, plot_csv,
 };
-pub use matched::Matched;
-pub use points::{DkSweep, EpsSweep, PointsTab, TabAxis};
-pub use seed_sweep::SeedSweep;
+pub use matched::{Matched, MatchedTask};
+pub use points::{DkSweep, EpsSweep, PointsTab, PointsTask, TabAxis};
+pub use seed_sweep::{SeedSweep, SweepTask};
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::FilledArea;
@@ -25,7 +25,6 @@ use serde::{Deserialize, Serialize};
 use crate::app::history::{ArmHistory, BandSeries};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
-use crate::app::panels::{SWEEP_WHY, desktop_only};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
 use crate::app::widgets::reflow;
@@ -47,10 +46,10 @@ impl Default for ControlledTest {
             tabs: Tabs::new(vec![
                 Box::new(Live::default()),
                 Box::new(Activations::default()),
-                desktop_only(Box::new(SeedSweep::default()), SWEEP_WHY),
-                desktop_only(Box::new(EpsSweep::default()), SWEEP_WHY),
-                desktop_only(Box::new(Matched::default()), SWEEP_WHY),
-                desktop_only(Box::new(DkSweep::default()), SWEEP_WHY),
+                Box::new(SeedSweep::default()),
+                Box::new(EpsSweep::default()),
+                Box::new(Matched::default()),
+                Box::new(DkSweep::default()),
             ]),
             step_n: 100,
             about_open: false,

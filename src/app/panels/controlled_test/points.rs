@@ -5,15 +5,16 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::app::analysis::Analysis;
+use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{
     FigureFormat, Swatch, export_button, export_table, legend_row, plot_header, save_figure,
@@ -24,6 +25,7 @@ use crate::experiment::figures::{self, ArmPoints, EXCESS, Metric, arm_points, po
 use crate::experiment::points_sweep;
 use crate::experiment::{AdamEps, KeyDim, Point, PointAxis, SweepResult, check_points, report};
 use crate::figure::Figure;
+use crate::live::Task;
 use crate::preset::Preset;
 use crate::shard::ShardAxis;
 use crate::validate::check_count;
@@ -131,6 +133,49 @@ impl TabAxis for KeyDim {
     }
 }
 
+/// A points sweep as data: the preset moved to each of `values`, over `seeds` seeds each
+/// ([`points_sweep`]).
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct PointsTask<A: PointAxis> {
+    /// The preset swept.
+    pub preset: Preset,
+    /// The axis's values, in order.
+    pub values: Vec<A::Value>,
+    /// Seeds per value.
+    pub seeds: usize,
+    #[serde(skip)]
+    axis: PhantomData<A>,
+}
+
+impl<A: PointAxis> PointsTask<A> {
+    /// The sweep of `preset` over `values`, `seeds` seeds each.
+    pub fn new(preset: Preset, values: Vec<A::Value>, seeds: usize) -> Self {
+        Self {
+            preset,
+            values,
+            seeds,
+            axis: PhantomData,
+        }
+    }
+}
+
+impl<A: PointAxis> Task for PointsTask<A> {
+    type Output = Result<Vec<Point<A>>, Stop>;
+    const KIND: &'static str = A::ID;
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        let p = &self.preset;
+        Ok(points_sweep::<A>(
+            p,
+            &self.values,
+            self.seeds,
+            progress,
+            cancel,
+        )?)
+    }
+}
+
 /// A points-sweep tab: its settings and its last sweep. Saved as `(seeds, <TEXT_FIELD>,
 /// analysis)`; a missing field keeps its default, an unknown one is ignored.
 pub struct PointsTab<A: TabAxis> {
@@ -223,14 +268,16 @@ impl<A: TabAxis> Panel for PointsTab<A> {
         if let Err(e) = A::job(preset.clone(), values.clone(), seeds).validate() {
             return lab.error(format!("{}: {e}", A::TITLE));
         }
-        let p = preset.clone();
-        self.analysis.start(
-            &format!("basis-lab {} sweep", A::ID),
-            preset,
-            values.len() * seeds,
-            lab.repaint_handle(),
-            move |progress, cancel| Ok(points_sweep::<A>(&p, &values, seeds, progress, cancel)?),
-        );
+        let total = values.len() * seeds;
+        let task = PointsTask::<A>::new(preset.clone(), values, seeds);
+        self.analysis
+            .start(preset, total, lab.repaint_handle(), task);
+    }
+
+    fn table(&self) -> Option<Table> {
+        let points = &self.analysis.last.as_ref()?.result;
+        let rows = report::point_rows(points);
+        Some((format!("{}.csv", A::stem()), report::points_csv(&rows)))
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
@@ -284,10 +331,8 @@ impl<A: TabAxis> Panel for PointsTab<A> {
             return;
         };
         let points = &last.result;
-        if export {
-            export_table(lab, &table, "The sweep is still here", || {
-                report::points_csv(&report::point_rows(points))
-            });
+        if export && let Some((name, bytes)) = self.table() {
+            export_table(lab, &name, "The sweep is still here", || bytes);
         }
         // Every point must be what the current settings give at its value.
         if let Some(p) = points

@@ -5,9 +5,11 @@
 use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::Analysis;
+use std::sync::atomic::AtomicBool;
+
+use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
@@ -15,6 +17,7 @@ use crate::app::widgets::reflow;
 use crate::app::widgets::status::{progress_row, stale_note};
 use crate::experiment::figures;
 use crate::experiment::{SweepResult, report, sweep_until};
+use crate::live::Task;
 use crate::preset::Preset;
 use crate::validate::check_count;
 
@@ -29,6 +32,24 @@ pub struct SeedSweep {
     pub seeds: usize,
     /// The sweep and the preset it ran.
     pub analysis: Analysis<Preset, SweepResult>,
+}
+
+/// A seed sweep as data: the preset over `seeds` seeds ([`sweep_until`]).
+#[derive(Serialize, Deserialize)]
+pub struct SweepTask {
+    /// The preset swept.
+    pub preset: Preset,
+    /// How many seeds.
+    pub seeds: usize,
+}
+
+impl Task for SweepTask {
+    type Output = Result<SweepResult, Stop>;
+    const KIND: &'static str = "sweep";
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        Ok(sweep_until(&self.preset, self.seeds, progress, cancel)?)
+    }
 }
 
 impl Default for SeedSweep {
@@ -56,14 +77,17 @@ impl Panel for SeedSweep {
     /// Starts a seed sweep of the current preset.
     fn start(&mut self, lab: &mut Lab) {
         let (preset, seeds) = (lab.preset.clone(), self.seeds.max(1));
-        let p = preset.clone();
-        self.analysis.start(
-            "basis-lab sweep",
-            preset,
+        let task = SweepTask {
+            preset: preset.clone(),
             seeds,
-            lab.repaint_handle(),
-            move |progress, cancel| Ok(sweep_until(&p, seeds, progress, cancel)?),
-        );
+        };
+        self.analysis
+            .start(preset, seeds, lab.repaint_handle(), task);
+    }
+
+    fn table(&self) -> Option<Table> {
+        let last = self.analysis.last.as_ref()?;
+        Some(("sweep.csv".into(), report::sweep_csv(&last.result)))
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
@@ -127,10 +151,8 @@ impl Panel for SeedSweep {
             return;
         };
         let result = &last.result;
-        if export {
-            export_table(lab, "sweep.csv", "The sweep is still here", || {
-                report::sweep_csv(result)
-            });
+        if export && let Some((name, bytes)) = self.table() {
+            export_table(lab, &name, "The sweep is still here", || bytes);
         }
         if let Some(format) = figure {
             let size = egui::vec2(ui.available_width().min(900.0), 480.0);

@@ -1,7 +1,7 @@
 //! The hyperspectral tab: the paper's Table 5 protocol (`basis-lab hsi --grid`) on a scene the
 //! user picks, run in the background, and its Figure 5 view: held-out RMSE and effective rank
 //! of UVᵀ against the training loss at the six levels, mean ± 1 sd over the seeds, beside the
-//! paper's values.
+//! paper's values. In the page the scene is uploaded and the run goes to a Web Worker.
 
 use std::sync::atomic::AtomicBool;
 
@@ -10,11 +10,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, Finished, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::progress_row;
+use crate::live::Task;
 use crate::sensing::hsi::figures;
 use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
 use crate::sensing::hsi::report::{paper_entry, paper_rows, read_grid, summary_csv_bytes};
@@ -47,6 +48,61 @@ pub struct HsiTab {
     pub inputs: HsiInputs,
     /// The last run (with its runs' loss curves dropped: the view reads the summaries).
     pub analysis: Analysis<HsiInputs, GridReport>,
+    /// The uploaded scene file's bytes (the page cannot read a path), not saved.
+    #[serde(skip)]
+    pub uploaded: Option<std::sync::Arc<Vec<u8>>>,
+    /// The scene file being chosen in the page.
+    #[cfg(target_arch = "wasm32")]
+    #[serde(skip)]
+    upload: Option<crate::app::files::Upload>,
+}
+
+/// A grid run as data: the inputs, and the scene file's bytes when they were uploaded (else the
+/// scene is read from `inputs.scene`). See [`run_grid`].
+#[derive(Serialize, Deserialize)]
+pub struct HsiTask {
+    /// What the run reads.
+    pub inputs: HsiInputs,
+    /// The scene file's contents, if uploaded.
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl Task for HsiTask {
+    type Output = Result<GridReport, Stop>;
+    const KIND: &'static str = "hsi";
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        let run = &self.inputs;
+        let var = Some(run.var.trim()).filter(|v| !v.is_empty());
+        let path = std::path::Path::new(run.scene.trim());
+        let scene = match self.bytes {
+            Some(bytes) => Scene::from_bytes(path, bytes, var),
+            None => Scene::read(path, var),
+        }
+        .map_err(|e| Stop::Failed(e.to_string()))?;
+        let steps = |n: u64| (0..n).for_each(|_| progress());
+        let mut report = run_grid(
+            &scene,
+            &run.cfg(),
+            &run.plan,
+            &|p| {
+                if let GridProgress::Steps(n) = p {
+                    steps(n);
+                }
+            },
+            cancel,
+        )
+        .map_err(|e| match e {
+            HsiError::Cancelled => Stop::Cancelled,
+            e => Stop::Failed(e.to_string()),
+        })?;
+        // Every step's loss is kept in memory for the selection only; the view and the
+        // saved settings need the summaries.
+        for r in &mut report.runs {
+            r.losses = Vec::new();
+        }
+        Ok(report)
+    }
 }
 
 impl Default for HsiTab {
@@ -60,6 +116,9 @@ impl Default for HsiTab {
                 plan: GridPlan::paper(RULES.iter().map(|r| r.name.to_string()).collect()),
             },
             analysis: Analysis::default(),
+            uploaded: None,
+            #[cfg(target_arch = "wasm32")]
+            upload: None,
         }
     }
 }
@@ -120,6 +179,13 @@ impl Panel for HsiTab {
 
     fn logic(&mut self, lab: &mut Lab) {
         self.analysis.poll("Hyperspectral run", lab);
+        #[cfg(target_arch = "wasm32")]
+        if let Some(picked) = self.upload.as_ref().and_then(|u| u.take()) {
+            self.upload = None;
+            if let Some((name, bytes)) = picked {
+                self.take_upload(name, bytes, lab);
+            }
+        }
     }
 
     /// Starts the grid run, unless one is running; settings a run cannot use become an error
@@ -133,40 +199,20 @@ impl Panel for HsiTab {
         }
         let inputs = self.inputs.clone();
         let total = inputs.planned_steps();
-        let run = inputs.clone();
-        self.analysis.start(
-            "basis-lab hsi",
-            inputs,
-            total,
-            lab.repaint_handle(),
-            move |progress, cancel: &AtomicBool| {
-                let var = Some(run.var.trim()).filter(|v| !v.is_empty());
-                let scene = Scene::read(std::path::Path::new(run.scene.trim()), var)
-                    .map_err(|e| Stop::Failed(e.to_string()))?;
-                let steps = |n: u64| (0..n).for_each(|_| progress());
-                let mut report = run_grid(
-                    &scene,
-                    &run.cfg(),
-                    &run.plan,
-                    &|p| {
-                        if let GridProgress::Steps(n) = p {
-                            steps(n);
-                        }
-                    },
-                    cancel,
-                )
-                .map_err(|e| match e {
-                    HsiError::Cancelled => Stop::Cancelled,
-                    e => Stop::Failed(e.to_string()),
-                })?;
-                // Every step's loss is kept in memory for the selection only; the view and the
-                // saved settings need the summaries.
-                for r in &mut report.runs {
-                    r.losses = Vec::new();
-                }
-                Ok(report)
-            },
-        );
+        if cfg!(target_arch = "wasm32") && self.uploaded.is_none() {
+            return lab.error("Hyperspectral: choose a scene file (a MATLAB v5 .mat file) first");
+        }
+        let task = HsiTask {
+            inputs: inputs.clone(),
+            bytes: self.uploaded.as_ref().map(|b| b.to_vec()),
+        };
+        self.analysis
+            .start(inputs, total, lab.repaint_handle(), task);
+    }
+
+    fn table(&self) -> Option<Table> {
+        let report = &self.analysis.last.as_ref()?.result;
+        Some(("hsi_summary.csv".into(), summary_csv_bytes(report)))
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
@@ -240,10 +286,8 @@ impl Panel for HsiTab {
             return;
         };
         let (inputs, report) = (&last.inputs, &last.result);
-        if export {
-            export_table(lab, "hsi_summary.csv", "The run is still here", || {
-                summary_csv_bytes(report)
-            });
+        if export && let Some((name, bytes)) = self.table() {
+            export_table(lab, &name, "The run is still here", || bytes);
         }
         ui.label(
             RichText::new(format!(
@@ -343,24 +387,24 @@ impl HsiTab {
         start: &mut bool,
         export: &mut bool,
     ) {
+        let mut choose = false;
         let inputs = &mut self.inputs;
         reflow::controls_row(ui, |ui| {
             let l = ui.label("scene");
+            // A page cannot read a path: the field names the uploaded file.
+            let web = cfg!(target_arch = "wasm32");
             ui.add(
                 egui::TextEdit::singleline(&mut inputs.scene)
-                    .hint_text("path to a .mat file")
+                    .hint_text(if web {
+                        "choose a .mat file"
+                    } else {
+                        "path to a .mat file"
+                    })
+                    .interactive(!web)
                     .desired_width(360.0),
             )
             .labelled_by(l.id);
-            if ui.button("Choose…").clicked() {
-                match crate::app::files::pick_file("MATLAB v5 file", "mat") {
-                    Some(p) => inputs.scene = p.display().to_string(),
-                    None => lab.inform(
-                        "No file chosen. (Without a file-dialog service, type the path into the \
-                         field.)",
-                    ),
-                }
-            }
+            choose = ui.button("Choose…").clicked();
             let l = ui.label("variable");
             ui.add(
                 egui::TextEdit::singleline(&mut inputs.var)
@@ -411,6 +455,10 @@ impl HsiTab {
                 }
             }
         });
+        if choose {
+            self.choose_scene(lab);
+        }
+        let inputs = &mut self.inputs;
         let mut open = None;
         reflow::controls_row(ui, |ui| {
             ui.label("rules");
@@ -461,9 +509,43 @@ impl HsiTab {
         }
     }
 
+    /// The scene file: the desktop's open dialog (its path), the page's upload (its bytes).
+    fn choose_scene(&mut self, lab: &mut Lab) {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let repaint = lab.repaint_handle();
+            self.upload = Some(crate::app::files::Upload::start(
+                "MATLAB v5 file",
+                "mat",
+                repaint,
+            ));
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        match crate::app::files::pick_file("MATLAB v5 file", "mat") {
+            Some(p) => {
+                self.inputs.scene = p.display().to_string();
+                self.uploaded = None;
+            }
+            None => lab.inform(
+                "No file chosen. (Without a file-dialog service, type the path into the field.)",
+            ),
+        }
+    }
+
+    /// An uploaded scene file `name` with contents `bytes` becomes the scene of the next run.
+    #[cfg(target_arch = "wasm32")]
+    fn take_upload(&mut self, name: String, bytes: Vec<u8>, lab: &mut Lab) {
+        lab.inform(format!("Scene {name} ({} bytes) read.", bytes.len()));
+        self.inputs.scene = name;
+        self.uploaded = Some(std::sync::Arc::new(bytes));
+    }
+
     /// Files dropped on the window while the tab is shown: a `.json` report is opened, a
-    /// `.mat` file becomes the scene.
+    /// `.mat` file becomes the scene (the desktop's: a page uploads with Choose…).
     fn dropped_files(&mut self, ui: &egui::Ui, lab: &mut Lab) {
+        if cfg!(target_arch = "wasm32") {
+            return;
+        }
         let dropped = ui.ctx().input(|i| i.raw.dropped_files.clone());
         for path in dropped.iter().map(|f| f.path().to_path_buf()) {
             match path.extension().and_then(|e| e.to_str()) {

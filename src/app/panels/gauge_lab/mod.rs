@@ -8,16 +8,17 @@ mod live;
 mod tail;
 mod zoo;
 
-pub use hsi::{HsiInputs, HsiTab};
+pub use hsi::{HsiInputs, HsiTab, HsiTask};
 pub use live::LiveRuns;
+
+use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
-use crate::app::panels::{GAUGE_WHY, desktop_only};
+use crate::app::panel::{Panel, Table, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{
@@ -26,6 +27,7 @@ use crate::app::widgets::plots::{
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::progress_row;
 use crate::figure::Figure;
+use crate::live::Task;
 use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{
     Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
@@ -48,17 +50,13 @@ pub struct GaugeLab {
 
 impl Default for GaugeLab {
     fn default() -> Self {
-        let mut tabs = Tabs::new(vec![
-            desktop_only(Box::new(zoo::tab()), GAUGE_WHY),
-            desktop_only(Box::new(dial::tab()), GAUGE_WHY),
-            desktop_only(Box::new(tail::tab()), GAUGE_WHY),
-            desktop_only(Box::new(HsiTab::default()), GAUGE_WHY),
+        let tabs = Tabs::new(vec![
+            Box::new(zoo::tab()),
+            Box::new(dial::tab()),
+            Box::new(tail::tab()),
+            Box::new(HsiTab::default()),
             Box::new(LiveRuns::default()),
         ]);
-        // In a page the live runs are the tab that works: open there.
-        if cfg!(target_arch = "wasm32") {
-            tabs.select("live");
-        }
         Self { tabs }
     }
 }
@@ -150,6 +148,23 @@ pub struct SweepTab {
     pub analysis: Analysis<ZooPreset, Vec<RunResult>>,
 }
 
+/// A zoo sweep as data: every cell of the preset ([`run_zoo`]).
+#[derive(Serialize, Deserialize)]
+pub struct ZooTask(pub ZooPreset);
+
+impl Task for ZooTask {
+    type Output = Result<Vec<RunResult>, Stop>;
+    const KIND: &'static str = "zoo";
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        let runs = run_zoo(&self.0, progress, cancel);
+        if runs.iter().any(|r| r.outcome == Outcome::Cancelled) {
+            return Err(Stop::Cancelled);
+        }
+        Ok(runs)
+    }
+}
+
 /// What a sweep tab saves.
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
@@ -219,20 +234,15 @@ impl Panel for SweepTab {
             return;
         }
         let preset = self.preset();
-        let p = preset.clone();
-        self.analysis.start(
-            "basis-lab zoo",
-            preset.clone(),
-            preset.cells().len(),
-            lab.repaint_handle(),
-            move |progress, cancel| {
-                let runs = run_zoo(&p, progress, cancel);
-                if runs.iter().any(|r| r.outcome == Outcome::Cancelled) {
-                    return Err(Stop::Cancelled);
-                }
-                Ok(runs)
-            },
-        );
+        let total = preset.cells().len();
+        let task = ZooTask(preset.clone());
+        self.analysis
+            .start(preset, total, lab.repaint_handle(), task);
+    }
+
+    fn table(&self) -> Option<Table> {
+        let runs = &self.analysis.last.as_ref()?.result;
+        Some(("zoo.csv".into(), csv_bytes(runs, &summarise(runs))))
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
@@ -299,10 +309,8 @@ impl Panel for SweepTab {
             return;
         };
         let (preset, runs) = (&last.inputs, &last.result);
-        if export {
-            export_table(lab, "zoo.csv", "The sweep is still here", || {
-                csv_bytes(runs, &summarise(runs))
-            });
+        if export && let Some((name, bytes)) = self.table() {
+            export_table(lab, &name, "The sweep is still here", || bytes);
         }
         let fig = (self.figure)(preset, runs);
         if let Some(format) = figure {
