@@ -4,7 +4,8 @@
 //!
 //! Layout: a prefix naming the kind and version (`bl1:` a key-lab
 //! [`Preset`](crate::preset::Preset), `ba1:` an
-//! [`AttentionPreset`](crate::attention::AttentionPreset)), then the base (a bundled preset's name, or nothing for the type's
+//! [`AttentionPreset`](crate::attention::AttentionPreset), `bz1:` a
+//! [`ZooPreset`](crate::sensing::zoo::ZooPreset)), then the base (a bundled preset's name, or nothing for the type's
 //! defaults), then the changed fields in RON syntax: a struct lists only its changed fields, a
 //! list of structs lists every element (an unchanged element is `()`, merged with the base's
 //! element at the same position), anything else is written whole. The encoder picks the base
@@ -39,7 +40,11 @@ pub trait Shareable: Serialize + Default + Sized {
 }
 
 /// The share-string kinds this build knows, for naming a string pasted in the wrong place.
-const KINDS: &[(&str, &str)] = &[("bl", "a key-lab preset"), ("ba", "an attention preset")];
+const KINDS: &[(&str, &str)] = &[
+    ("bl", "a key-lab preset"),
+    ("ba", "an attention preset"),
+    ("bz", "a zoo preset"),
+];
 
 /// Whether `text` looks like a share string (of any kind or version) rather than RON: one line
 /// that starts with letters, digits and a colon (`bl1:`), or a link whose fragment does.

@@ -621,8 +621,9 @@ fn table_from_link(view: &str, share: &str, limit: Duration) -> (String, String)
     size(&mut dev, 1280, 720);
     let base = format!("http://127.0.0.1:{port}/index.html");
     let link = page_link(&base, view, true, share).replacen("&play", "&play&csv", 1);
+    let opened = Instant::now();
     dev.call("Page.navigate", serde_json::json!({ "url": link }));
-    let deadline = Instant::now() + limit;
+    let deadline = opened + limit;
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/web");
     std::fs::create_dir_all(&shots).unwrap();
     let stem = view.replace('/', "-");
@@ -657,6 +658,11 @@ fn table_from_link(view: &str, share: &str, limit: Duration) -> (String, String)
     let text = wait_for("the download to finish", deadline, || {
         std::fs::read_to_string(&csv).ok().filter(|t| !t.is_empty())
     });
+    // The page's figure includes loading the page and starting its worker (about a second).
+    println!(
+        "{view}: the page's table after {:.1} s",
+        opened.elapsed().as_secs_f64()
+    );
     std::thread::sleep(Duration::from_millis(500));
     shoot(&mut dev, "1280x720");
     size(&mut dev, 1024, 768);
@@ -664,6 +670,17 @@ fn table_from_link(view: &str, share: &str, limit: Duration) -> (String, String)
     shoot(&mut dev, "1024x768");
     let name = csv.file_name().unwrap().to_string_lossy().into_owned();
     (name, text)
+}
+
+/// `task` run as the desktop app runs it (on this process's threads), timed for README's
+/// table beside the page's figure.
+fn on_desktop<K: basis_lab::live::Task>(view: &str, task: K) -> K::Output {
+    let start = Instant::now();
+    let out = task.run(&|| {}, &Default::default());
+    let threads = rayon::current_num_threads();
+    let s = start.elapsed().as_secs_f64();
+    println!("{view}: the desktop's (portable, {threads} threads) in {s:.2} s");
+    out
 }
 
 /// The classroom preset, short: the key lab's sweep tabs by link in CI.
@@ -677,7 +694,6 @@ fn quick_classroom() -> Preset {
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
     use basis_lab::app::panels::controlled_test::{SeedSweep, SweepTask};
-    use basis_lab::live::Task;
     portable();
     let preset = quick_classroom();
     let (name, web) = table_from_link(
@@ -688,7 +704,7 @@ fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
     assert_eq!(name, "sweep.csv");
     let seeds = SeedSweep::default().seeds;
     let task = SweepTask { preset, seeds };
-    let desktop = task.run(&|| {}, &Default::default()).unwrap();
+    let desktop = on_desktop("test/sweep", task).unwrap();
     let desktop = basis_lab::experiment::report::sweep_csv(&desktop).unwrap();
     compare(&name, &web, &String::from_utf8(desktop).unwrap());
 }
@@ -698,7 +714,6 @@ fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
 fn the_eps_and_dk_sweeps_run_from_links_and_their_tables_are_the_desktop_s() {
     use basis_lab::app::panels::controlled_test::{DkSweep, EpsSweep, PointsTask};
     use basis_lab::experiment::{AdamEps, KeyDim, report};
-    use basis_lab::live::Task;
     portable();
     let preset = quick_classroom();
     let share = share::encode(&preset);
@@ -710,7 +725,7 @@ fn the_eps_and_dk_sweeps_run_from_links_and_their_tables_are_the_desktop_s() {
         .collect();
     let (name, web) = table_from_link("test/eps", &share, Duration::from_secs(300));
     let task = PointsTask::<AdamEps>::new(preset.clone(), values, tab.seeds);
-    let points = task.run(&|| {}, &Default::default()).unwrap();
+    let points = on_desktop("test/eps", task).unwrap();
     let desktop = report::points_csv(&report::point_rows(&points)).unwrap();
     compare(&name, &web, &String::from_utf8(desktop).unwrap());
 
@@ -722,7 +737,7 @@ fn the_eps_and_dk_sweeps_run_from_links_and_their_tables_are_the_desktop_s() {
         .collect();
     let (name, web) = table_from_link("test/dk", &share, Duration::from_secs(300));
     let task = PointsTask::<KeyDim>::new(preset, values, tab.seeds);
-    let points = task.run(&|| {}, &Default::default()).unwrap();
+    let points = on_desktop("test/dk", task).unwrap();
     let desktop = report::points_csv(&report::point_rows(&points)).unwrap();
     compare(&name, &web, &String::from_utf8(desktop).unwrap());
 }
@@ -731,7 +746,6 @@ fn the_eps_and_dk_sweeps_run_from_links_and_their_tables_are_the_desktop_s() {
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_matched_comparison_runs_from_a_link_and_its_table_is_the_desktop_s() {
     use basis_lab::app::panels::controlled_test::{Matched, MatchedTask};
-    use basis_lab::live::Task;
     portable();
     let mut preset = bundled("classroom");
     preset.steps = 200;
@@ -742,9 +756,63 @@ fn the_matched_comparison_runs_from_a_link_and_its_table_is_the_desktop_s() {
     );
     assert_eq!(name, "matched.csv");
     let levels = Matched::default().levels;
-    let report = MatchedTask { preset, levels }
-        .run(&|| {}, &Default::default())
-        .unwrap();
+    let report = on_desktop("test/matched", MatchedTask { preset, levels }).unwrap();
     let desktop = basis_lab::experiment::report::matched_csv(&report).unwrap();
     compare(&name, &web, &String::from_utf8(desktop).unwrap());
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn the_gauge_sweeps_run_from_links_with_their_presets_and_their_tables_are_the_desktop_s() {
+    use basis_lab::app::panels::gauge_lab::ZooTask;
+    use basis_lab::sensing::zoo::{bundled_zoo, csv_bytes, summarise};
+    portable();
+    for (view, bundled) in [
+        ("gauge/zoo", "zoo-paper"),
+        ("gauge/dial", "dial"),
+        ("gauge/tail", "tail"),
+    ] {
+        // Each tab's own preset, short: one seed and a tenth of the step budget.
+        let mut preset = bundled_zoo(bundled);
+        preset.seeds = 1;
+        preset.budget /= 10;
+        let (name, web) = table_from_link(view, &share::encode(&preset), Duration::from_secs(300));
+        assert_eq!(name, "zoo.csv");
+        let runs = on_desktop(view, ZooTask(preset)).unwrap();
+        let desktop = csv_bytes(&runs, &summarise(&runs)).unwrap();
+        compare_but_erank(view, &web, &String::from_utf8(desktop).unwrap());
+    }
+}
+
+/// A zoo table of the page against the desktop's: every field byte for byte except `erank`,
+/// which comes from nalgebra's SVD, whose `hypot` is the platform's (glibc on the desktop, Rust's
+/// libm in the page): within 1e-13 relative there (docs/numerics.md §8).
+fn compare_but_erank(name: &str, web: &str, desktop: &str) {
+    let (web, desktop): (Vec<&str>, Vec<&str>) = (web.lines().collect(), desktop.lines().collect());
+    assert_eq!(web.len(), desktop.len(), "{name}: different lengths");
+    let erank = web[0]
+        .split(',')
+        .position(|h| h == "erank")
+        .expect("an erank column");
+    assert_eq!(web[0], desktop[0], "{name}: header");
+    let mut differ = 0;
+    for (i, (w, d)) in web.iter().zip(&desktop).enumerate().skip(1) {
+        for (k, (a, b)) in w.split(',').zip(d.split(',')).enumerate() {
+            if k == erank && a != b {
+                let (a, b): (f64, f64) = (a.parse().unwrap(), b.parse().unwrap());
+                assert!(
+                    (a - b).abs() <= 1e-13 * a.abs().max(b.abs()),
+                    "{name}, line {}: erank {a} against {b}",
+                    i + 1
+                );
+                differ += 1;
+            } else {
+                assert_eq!(a, b, "{name}, line {}, column {}", i + 1, k + 1);
+            }
+        }
+    }
+    println!(
+        "{name}: {} lines, byte-identical but {differ} effective ranks within 1e-13",
+        web.len()
+    );
 }

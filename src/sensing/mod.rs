@@ -400,7 +400,8 @@ pub fn recovery(u: &DMatrix<f64>, v: &DMatrix<f64>, target: &DMatrix<f64>) -> f6
 }
 
 /// Effective rank (Roy & Vetterli 2007) of `w`: with p_i = σ_i/Σσ, `exp(−Σ p_i ln p_i)`,
-/// 0·ln 0 = 0. Equals r for a rank-r matrix with equal singular values; 0 for the zero matrix.
+/// 0·ln 0 = 0, with the `ln` and `exp` of the arithmetic in force ([`crate::arith`]). Equals r for
+/// a rank-r matrix with equal singular values; 0 for the zero matrix.
 pub fn effective_rank(w: &DMatrix<f64>) -> f64 {
     let s = w.singular_values();
     let total: f64 = s.iter().sum();
@@ -411,9 +412,9 @@ pub fn effective_rank(w: &DMatrix<f64>) -> f64 {
         .iter()
         .map(|&x| x / total)
         .filter(|&p| p > 0.0)
-        .map(|p| -p * p.ln())
+        .map(|p| -p * crate::arith::ln(p))
         .sum();
-    h.exp()
+    crate::arith::exp(h)
 }
 
 /// Balancedness `‖UᵀU − VᵀV‖F` (numerics §7); gradient flow conserves UᵀU − VᵀV.

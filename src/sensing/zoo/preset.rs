@@ -149,6 +149,14 @@ impl<'de> Deserialize<'de> for RuleRates {
     }
 }
 
+impl crate::share::Shareable for ZooPreset {
+    const PREFIX: &'static str = "bz1";
+    const BUNDLED: &'static [(&'static str, &'static str)] = BUNDLED_ZOO;
+    fn parse_ron(text: &str, file: &str) -> Result<Self, PresetError> {
+        ZooPreset::from_ron(text, file)
+    }
+}
+
 impl Default for ZooPreset {
     fn default() -> Self {
         Self {
@@ -197,7 +205,7 @@ impl ZooPreset {
             false,
         )? {
             Source::Ron { text, file } => Self::from_ron(&text, &file),
-            Source::Share(s) => Err(PresetError::whole(&s, "zoo presets have no share strings")),
+            Source::Share(s) => crate::share::decode(&s),
         }
     }
 

@@ -146,6 +146,8 @@ pub struct SweepTab {
     pub seeds: usize,
     /// The last sweep and the preset it ran.
     pub analysis: Analysis<ZooPreset, Vec<RunResult>>,
+    /// A page link's zoo preset, run in place of the bundled one (not saved).
+    linked: Option<ZooPreset>,
 }
 
 /// A zoo sweep as data: every cell of the preset ([`run_zoo`]).
@@ -203,14 +205,16 @@ impl SweepTab {
             below,
             seeds: 3,
             analysis: Analysis::default(),
+            linked: None,
         }
     }
 
-    /// The preset it runs: the bundled one, with the tab's seed count.
+    /// The preset it runs: a link's, else the bundled one, with the tab's seed count.
     fn preset(&self) -> ZooPreset {
+        let base = (self.linked.clone()).unwrap_or_else(|| bundled_zoo(self.bundled));
         ZooPreset {
             seeds: self.seeds,
-            ..bundled_zoo(self.bundled)
+            ..base
         }
     }
 }
@@ -281,8 +285,30 @@ impl Panel for SweepTab {
         Ok(notes)
     }
 
+    /// A zoo preset's share string (`bz1:…`) replaces the bundled preset, its seeds included.
+    fn open_shared(&mut self, text: &str) -> Option<Result<String, String>> {
+        let prefix = format!("{}:", <ZooPreset as crate::share::Shareable>::PREFIX);
+        if !text.starts_with(&prefix) {
+            return None;
+        }
+        let preset = crate::share::decode::<ZooPreset>(text).map_err(|e| e.to_string());
+        Some(preset.and_then(|p| {
+            if !SEEDS.contains(&p.seeds) {
+                return Err(format!("seeds {} outside {SEEDS:?}", p.seeds));
+            }
+            let name = p.name.clone();
+            self.seeds = p.seeds;
+            self.linked = Some(p);
+            Ok(name)
+        }))
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         ui.label(self.about);
+        if let Some(p) = &self.linked {
+            let text = format!("Runs the link's preset `{}`: {}", p.name, p.description);
+            ui.label(RichText::new(text).weak());
+        }
         let mut start = false;
         let mut export = false;
         let mut figure = None;
