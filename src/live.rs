@@ -455,21 +455,26 @@ impl<T: Send + 'static> Job<T> {
         {
             let done = Arc::new(AtomicUsize::new(0));
             let result = Arc::new(Mutex::new(None));
-            let worker = crate::web_worker::Running::start(
-                &task,
-                done.clone(),
-                {
-                    let result = result.clone();
-                    move |outcome: Result<String, String>| {
-                        let read = outcome.and_then(|text| {
-                            ron::from_str::<T>(&text)
-                                .map_err(|e| format!("the worker's result did not read back: {e}"))
-                        });
-                        *result.lock().expect("job result lock") = Some(read);
-                    }
-                },
-                repaint,
-            );
+            let input = ron::to_string(&task).map_err(|e| format!("the task did not write: {e}"));
+            let worker = input.and_then(|input| {
+                crate::web_worker::Running::start(
+                    K::KIND,
+                    input,
+                    done.clone(),
+                    {
+                        let result = result.clone();
+                        move |outcome: Result<String, String>| {
+                            let read = outcome.and_then(|text| {
+                                ron::from_str::<T>(&text).map_err(|e| {
+                                    format!("the worker's result did not read back: {e}")
+                                })
+                            });
+                            *result.lock().expect("job result lock") = Some(read);
+                        }
+                    },
+                    repaint,
+                )
+            });
             let worker = match worker {
                 Ok(w) => Some(w),
                 Err(e) => {

@@ -1,4 +1,5 @@
-//! Web Workers for the page's analyses (wasm32). A [`crate::live::Task`] is sent to
+//! Web Workers for the page's analyses (wasm32), below the live module, which uses them. A
+//! task (`live::Task`) is sent to
 //! `worker.js` (beside `index.html`) as its kind and its RON text; the worker starts its own
 //! instance of the program, runs the task through the app's registry (`runTask` in
 //! [`crate::web`]) and answers with short text messages: `p<count>` as items finish, then
@@ -10,8 +11,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
-
-use crate::live::{Repaint, Task};
 
 /// Where the worker script is, relative to the page.
 const SCRIPT: &str = "./worker.js";
@@ -27,18 +26,19 @@ pub struct Running {
 }
 
 impl Running {
-    /// Starts a worker on `task`: its progress counts go to `done`, its outcome (the result's
-    /// RON text, or why it failed) to `finish` once, and `repaint` is called after each message.
+    /// Starts a worker on the task of kind `kind` whose RON text is `input`: its progress
+    /// counts go to `done`, its outcome (the result's RON text, or why it failed) to `finish`
+    /// once, and `repaint` is called after each message.
     ///
     /// # Errors
-    /// The task does not write as RON, or the browser refused to start a worker.
-    pub fn start<K: Task>(
-        task: &K,
+    /// The browser refused to start a worker or to send it the task.
+    pub fn start(
+        kind: &str,
+        input: String,
         done: Arc<AtomicUsize>,
         finish: impl Fn(Result<String, String>) + 'static,
-        repaint: Repaint,
+        repaint: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Self, String> {
-        let input = ron::to_string(task).map_err(|e| format!("the task did not write: {e}"))?;
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
         let worker = web_sys::Worker::new_with_options(SCRIPT, &options)
@@ -68,7 +68,7 @@ impl Running {
             });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        let message = js_sys::Array::of2(&K::KIND.into(), &input.into());
+        let message = js_sys::Array::of2(&kind.into(), &input.into());
         worker
             .post_message(&message)
             .map_err(|e| format!("the page could not reach its Web Worker ({e:?})"))?;

@@ -4,8 +4,9 @@
 
 use nalgebra::DMatrix;
 
+pub use super::points::{ACCURACY, EXCESS, GRAM, Metric, ORIENTATION};
 use super::points::{Point, PointAxis};
-use super::sweep::{ArmAggregate, SweepResult};
+use super::sweep::SweepResult;
 use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, Mark, Rgb};
 use crate::metrics::isotropic_axis_concentration;
 use crate::optim::optimizer_rgb;
@@ -412,53 +413,6 @@ pub fn sweep_figure(r: &SweepResult) -> Figure {
         },
     }
 }
-
-/// One plot of a points sweep: which aggregate it shows and how.
-pub struct Metric {
-    /// Short name (file names, plot ids).
-    pub id: &'static str,
-    /// The plot's title.
-    pub title: &'static str,
-    /// The y axis' title.
-    pub y_label: &'static str,
-    /// Log y axis.
-    pub log_y: bool,
-    /// (mean, sd) over seeds of one arm at one point.
-    pub value: fn(&ArmAggregate) -> (f64, f64),
-}
-
-/// The A(K) excess over the rotation baseline.
-pub const EXCESS: Metric = Metric {
-    id: "excess",
-    title: "A(K) excess over the rotation baseline (shaded: ± the baseline's sd)",
-    y_label: "excess A(K) − baseline mean",
-    log_y: false,
-    value: |a| (a.excess_mean, a.excess_sd),
-};
-/// Twin orientation divergence.
-pub const ORIENTATION: Metric = Metric {
-    id: "orientation",
-    title: "Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
-    y_label: "orientation divergence",
-    log_y: true,
-    value: |a| (a.orientation_div_mean, a.orientation_div_sd),
-};
-/// Twin Gram divergence.
-pub const GRAM: Metric = Metric {
-    id: "gram",
-    title: "Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F",
-    y_label: "Gram divergence",
-    log_y: true,
-    value: |a| (a.gram_div_mean, a.gram_div_sd),
-};
-/// Held-out accuracy.
-pub const ACCURACY: Metric = Metric {
-    id: "accuracy",
-    title: "Held-out accuracy (run from W0)",
-    y_label: "accuracy",
-    log_y: false,
-    value: |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
-};
 
 /// One arm of a points figure: name, optimizer, drawn thick, and `(x, mean, sd)` points.
 pub struct ArmPoints {

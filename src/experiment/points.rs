@@ -21,9 +21,8 @@ use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::figures::{ACCURACY, EXCESS, GRAM, Metric, ORIENTATION};
 use super::sweep::MAX_POINTS;
-use super::sweep::{SweepError, SweepResult, in_range, sweep_until};
+use super::sweep::{ArmAggregate, SweepError, SweepResult, in_range, sweep_until};
 use crate::metrics::isotropic_axis_concentration;
 use crate::output::csv_num;
 use crate::preset::Preset;
@@ -375,3 +374,50 @@ pub fn scaled_to_dk(preset: &Preset, d_k: usize) -> Preset {
         ..preset.clone()
     }
 }
+
+/// One plot of a points sweep: which aggregate it shows and how.
+pub struct Metric {
+    /// Short name (file names, plot ids).
+    pub id: &'static str,
+    /// The plot's title.
+    pub title: &'static str,
+    /// The y axis' title.
+    pub y_label: &'static str,
+    /// Log y axis.
+    pub log_y: bool,
+    /// (mean, sd) over seeds of one arm at one point.
+    pub value: fn(&ArmAggregate) -> (f64, f64),
+}
+
+/// The A(K) excess over the rotation baseline.
+pub const EXCESS: Metric = Metric {
+    id: "excess",
+    title: "A(K) excess over the rotation baseline (shaded: ± the baseline's sd)",
+    y_label: "excess A(K) − baseline mean",
+    log_y: false,
+    value: |a| (a.excess_mean, a.excess_sd),
+};
+/// Twin orientation divergence.
+pub const ORIENTATION: Metric = Metric {
+    id: "orientation",
+    title: "Twin orientation divergence ‖W′ − QW‖F / ‖W‖F",
+    y_label: "orientation divergence",
+    log_y: true,
+    value: |a| (a.orientation_div_mean, a.orientation_div_sd),
+};
+/// Twin Gram divergence.
+pub const GRAM: Metric = Metric {
+    id: "gram",
+    title: "Twin Gram divergence ‖K′ᵀK′ − KᵀK‖F",
+    y_label: "Gram divergence",
+    log_y: true,
+    value: |a| (a.gram_div_mean, a.gram_div_sd),
+};
+/// Held-out accuracy.
+pub const ACCURACY: Metric = Metric {
+    id: "accuracy",
+    title: "Held-out accuracy (run from W0)",
+    y_label: "accuracy",
+    log_y: false,
+    value: |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
+};
