@@ -6,10 +6,10 @@
 //! them as one of its updates, over one channel. Panels start a [`Live`], drain it and draw.
 //!
 //! Also here, for the same reason (the GUI never owns a thread): [`Job`], one-shot background
-//! work with progress and cancel, and [`detach`] for work that must not block a frame. An
-//! analysis that is a [`Task`] (its inputs and result are data) runs as a job on a thread on
-//! the desktop and in a Web Worker in the page ([`Job::task`]), so a sweep never freezes the
-//! page.
+//! work with progress and cancel: an analysis that is a [`Task`] (its inputs and result are
+//! data) runs as a job on a thread on the desktop and in a Web Worker in the page
+//! ([`Job::task`]), so a sweep never freezes the page; and [`detach`] for work that must not
+//! block a frame.
 
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -379,101 +379,64 @@ pub struct Job<T> {
     done: Arc<AtomicUsize>,
     cancel: Arc<AtomicBool>,
     result: Arc<Mutex<Option<Result<T, String>>>>,
+    /// The thread running the task on the desktop.
+    #[cfg(not(target_arch = "wasm32"))]
     handle: Option<JoinHandle<()>>,
-    /// The Web Worker running a [`Task`] in the page.
+    /// The Web Worker running the task in the page (dropping it ends the worker).
     #[cfg(target_arch = "wasm32")]
     worker: Option<crate::web_worker::Running>,
 }
 
 impl<T: Send + 'static> Job<T> {
-    /// Runs `work(progress, cancel)` on a thread called `name`; `work` calls `progress()` once
-    /// per finished item and should stop soon after `cancel` is raised. `repaint` is called
-    /// after each item and at the end. A panic in `work` becomes an error result. A page has
-    /// no threads: there the job ends at once with an error saying so (a [`Task`] runs there
-    /// through [`Job::task`]).
-    pub fn spawn(
-        name: &str,
-        total: usize,
-        repaint: Repaint,
-        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> T + Send + 'static,
-    ) -> Self {
-        let done = Arc::new(AtomicUsize::new(0));
-        let cancel = Arc::new(AtomicBool::new(false));
-        let result = Arc::new(Mutex::new(None));
-        #[cfg(target_arch = "wasm32")]
-        let handle = {
-            let _ = (name, repaint, work);
-            *result.lock().expect("job result lock") = Some(Err(
-                "this analysis runs in the desktop app only (a page has no worker threads)"
-                    .to_string(),
-            ));
-            None
-        };
-        #[cfg(not(target_arch = "wasm32"))]
-        let handle = {
-            let (done, cancel, result) = (done.clone(), cancel.clone(), result.clone());
-            let thread = std::thread::Builder::new()
-                .name(name.into())
-                .spawn(move || {
-                    let progress = || {
-                        done.fetch_add(1, Ordering::Relaxed);
-                        repaint();
-                    };
-                    let outcome = guarded(|| work(&progress, &cancel));
-                    *result.lock().expect("job result lock") = Some(outcome);
-                    repaint();
-                })
-                .expect("spawn job thread");
-            Some(thread)
-        };
-        Self {
-            total,
-            done,
-            cancel,
-            result,
-            handle,
-            #[cfg(target_arch = "wasm32")]
-            worker: None,
-        }
-    }
-
-    /// Runs `task` (`total` items, for the progress bar) on a thread on the desktop, as
-    /// [`Job::spawn`] does, and in a Web Worker in the page, where Cancel stops the worker and
-    /// the result is `Err("cancelled")`. `repaint` is called as items finish and at the end.
+    /// Runs `task` (`total` items, for the progress bar). On the desktop: on a thread named
+    /// after its kind, counting each `progress()` and calling `repaint` after each item and at
+    /// the end; a panic becomes an error result. In the page: in a Web Worker, where Cancel
+    /// stops the worker and the result is `Err("cancelled")`.
     pub fn task<K: Task<Output = T>>(task: K, total: usize, repaint: Repaint) -> Self
     where
         T: serde::de::DeserializeOwned,
     {
+        let done = Arc::new(AtomicUsize::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let result = Arc::new(Mutex::new(None));
         #[cfg(not(target_arch = "wasm32"))]
-        return Self::spawn(
-            &format!("basis-lab {}", K::KIND),
-            total,
-            repaint,
-            move |progress, cancel| task.run(progress, cancel),
-        );
+        {
+            let (counted, asked, filed) = (done.clone(), cancel.clone(), result.clone());
+            let thread = std::thread::Builder::new()
+                .name(format!("basis-lab {}", K::KIND))
+                .spawn(move || {
+                    let progress = || {
+                        counted.fetch_add(1, Ordering::Relaxed);
+                        repaint();
+                    };
+                    let outcome = guarded(|| task.run(&progress, &asked));
+                    *filed.lock().expect("job result lock") = Some(outcome);
+                    repaint();
+                })
+                .expect("spawn job thread");
+            Self {
+                total,
+                done,
+                cancel,
+                result,
+                handle: Some(thread),
+            }
+        }
         #[cfg(target_arch = "wasm32")]
         {
-            let done = Arc::new(AtomicUsize::new(0));
-            let result = Arc::new(Mutex::new(None));
             let input = ron::to_string(&task).map_err(|e| format!("the task did not write: {e}"));
+            let finish = {
+                let result = result.clone();
+                move |outcome: Result<String, String>| {
+                    let read = outcome.and_then(|text| {
+                        ron::from_str::<T>(&text)
+                            .map_err(|e| format!("the worker's result did not read back: {e}"))
+                    });
+                    *result.lock().expect("job result lock") = Some(read);
+                }
+            };
             let worker = input.and_then(|input| {
-                crate::web_worker::Running::start(
-                    K::KIND,
-                    input,
-                    done.clone(),
-                    {
-                        let result = result.clone();
-                        move |outcome: Result<String, String>| {
-                            let read = outcome.and_then(|text| {
-                                ron::from_str::<T>(&text).map_err(|e| {
-                                    format!("the worker's result did not read back: {e}")
-                                })
-                            });
-                            *result.lock().expect("job result lock") = Some(read);
-                        }
-                    },
-                    repaint,
-                )
+                crate::web_worker::Running::start(K::KIND, input, done.clone(), finish, repaint)
             });
             let worker = match worker {
                 Ok(w) => Some(w),
@@ -485,9 +448,8 @@ impl<T: Send + 'static> Job<T> {
             Self {
                 total,
                 done,
-                cancel: Arc::new(AtomicBool::new(false)),
+                cancel,
                 result,
-                handle: None,
                 worker,
             }
         }
@@ -520,6 +482,7 @@ impl<T: Send + 'static> Job<T> {
     /// `None` while it runs.
     pub fn take_result(&mut self) -> Option<Result<T, String>> {
         let r = self.result.lock().expect("job result lock").take()?;
+        #[cfg(not(target_arch = "wasm32"))]
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -528,13 +491,10 @@ impl<T: Send + 'static> Job<T> {
 }
 
 impl<T> Drop for Job<T> {
-    /// Raises the cancel flag and lets the thread end on its own (never blocks the UI).
+    /// Raises the cancel flag and lets the thread end on its own (never blocks the UI); a
+    /// page's worker ends as its handle drops.
     fn drop(&mut self) {
         self.cancel.store(true, Ordering::Relaxed);
-        #[cfg(target_arch = "wasm32")]
-        if let Some(w) = &self.worker {
-            w.stop();
-        }
     }
 }
 

@@ -189,15 +189,16 @@ impl WebApp {
         }
     }
 
-    /// Downloads the view's table once its run has ended, if the link asked for it.
+    /// Downloads the view's table once its run has ended, if the link asked for it (once: a
+    /// run that failed or was cancelled leaves no table, and a later run is not downloaded).
     fn download_table(&mut self) {
         if !self.csv || self.state.view_busy() {
             return;
         }
+        self.csv = false;
         let Some((name, bytes)) = self.state.view().table() else {
             return;
         };
-        self.csv = false;
         let outcome = bytes
             .map_err(|e| e.to_string())
             .and_then(|b| crate::app::files::write(std::path::Path::new(&name), &b));

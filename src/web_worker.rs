@@ -17,8 +17,7 @@ const SCRIPT: &str = "./worker.js";
 /// The shortest time between two progress messages from a worker (ms).
 const PROGRESS_EVERY_MS: f64 = 50.0;
 
-/// A worker running one task; dropping it leaves the worker to finish (call [`Running::stop`]
-/// to end it).
+/// A worker running one task; dropping it ends the worker (done or not).
 pub struct Running {
     worker: web_sys::Worker,
     _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
@@ -89,6 +88,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.worker.set_onmessage(None);
         self.worker.set_onerror(None);
+        self.worker.terminate();
     }
 }
 

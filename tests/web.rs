@@ -252,6 +252,16 @@ impl Devtools {
         }
     }
 
+    /// A left click at (`x`, `y`) in the page.
+    fn click(&mut self, x: u32, y: u32) {
+        for kind in ["mousePressed", "mouseReleased"] {
+            let click = serde_json::json!({
+                "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1
+            });
+            self.call("Input.dispatchMouseEvent", click);
+        }
+    }
+
     /// Evaluates `expr` in the page and returns its value.
     fn eval(&mut self, expr: &str) -> serde_json::Value {
         let r = self.call(
@@ -302,12 +312,7 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 
 /// A click into the page's canvas, then Ctrl+S.
 fn press_ctrl_s(dev: &mut Devtools) {
-    for kind in ["mousePressed", "mouseReleased"] {
-        let click = serde_json::json!({
-            "type": kind, "x": 700, "y": 400, "button": "left", "clickCount": 1
-        });
-        dev.call("Input.dispatchMouseEvent", click);
-    }
+    dev.click(700, 400);
     for kind in ["rawKeyDown", "keyUp"] {
         let key = serde_json::json!({
             "type": kind, "modifiers": 2, "key": "s", "code": "KeyS", "windowsVirtualKeyCode": 83
@@ -709,37 +714,38 @@ fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
     compare(&name, &web, &String::from_utf8(desktop).unwrap());
 }
 
+/// The points-sweep tab of axis `A` at `view`, opened by link with `preset`: its table
+/// against the desktop's, the tab's default values and seeds on both sides.
+fn points_tab_by_link<A: basis_lab::app::panels::controlled_test::TabAxis>(
+    view: &str,
+    preset: &Preset,
+) {
+    use basis_lab::app::panels::controlled_test::{PointsTab, PointsTask};
+    use basis_lab::experiment::report;
+    let tab = PointsTab::<A>::default();
+    let values: Vec<A::Value> = (tab.text.split(','))
+        .map(|v| {
+            v.trim()
+                .parse()
+                .ok()
+                .expect("the tab's default values parse")
+        })
+        .collect();
+    let (name, web) = table_from_link(view, &share::encode(preset), Duration::from_secs(300));
+    let task = PointsTask::<A>::new(preset.clone(), values, tab.seeds);
+    let points = on_desktop(view, task).unwrap();
+    let desktop = report::points_csv(&report::point_rows(&points)).unwrap();
+    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+}
+
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_eps_and_dk_sweeps_run_from_links_and_their_tables_are_the_desktop_s() {
-    use basis_lab::app::panels::controlled_test::{DkSweep, EpsSweep, PointsTask};
-    use basis_lab::experiment::{AdamEps, KeyDim, report};
+    use basis_lab::experiment::{AdamEps, KeyDim};
     portable();
     let preset = quick_classroom();
-    let share = share::encode(&preset);
-    let tab = EpsSweep::default();
-    let values: Vec<f64> = tab
-        .text
-        .split(',')
-        .map(|v| v.trim().parse().unwrap())
-        .collect();
-    let (name, web) = table_from_link("test/eps", &share, Duration::from_secs(300));
-    let task = PointsTask::<AdamEps>::new(preset.clone(), values, tab.seeds);
-    let points = on_desktop("test/eps", task).unwrap();
-    let desktop = report::points_csv(&report::point_rows(&points)).unwrap();
-    compare(&name, &web, &String::from_utf8(desktop).unwrap());
-
-    let tab = DkSweep::default();
-    let values: Vec<usize> = tab
-        .text
-        .split(',')
-        .map(|v| v.trim().parse().unwrap())
-        .collect();
-    let (name, web) = table_from_link("test/dk", &share, Duration::from_secs(300));
-    let task = PointsTask::<KeyDim>::new(preset, values, tab.seeds);
-    let points = on_desktop("test/dk", task).unwrap();
-    let desktop = report::points_csv(&report::point_rows(&points)).unwrap();
-    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+    points_tab_by_link::<AdamEps>("test/eps", &preset);
+    points_tab_by_link::<KeyDim>("test/dk", &preset);
 }
 
 #[test]

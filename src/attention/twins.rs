@@ -547,7 +547,7 @@ pub fn run_attention(
     progress: &(dyn Fn() + Sync),
 ) -> Result<AttentionResult, FieldError> {
     preset.validate()?;
-    let started = std::time::Instant::now();
+    let started = web_time::Instant::now();
     let mut seeds = Vec::with_capacity(preset.seeds);
     for k in 0..preset.seeds as u64 {
         let mut run = SeedRun::new(preset, preset.seed + k)?;

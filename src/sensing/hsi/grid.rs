@@ -677,7 +677,7 @@ pub fn run_prepared(
     use rayon::prelude::*;
     plan.validate().expect("a valid plan");
     assert_eq!(prepared.len(), plan.seeds().len(), "one problem per seed");
-    let started = std::time::Instant::now();
+    let started = web_time::Instant::now();
     let (setups, problems): (Vec<HsiSetup>, Vec<HsiProblem>) = prepared.into_iter().unzip();
     let cfg = &problems[0].cfg;
     let steps = cfg.steps as u64;

@@ -587,12 +587,24 @@ pub fn write_grid(dir: &Path, report: &GridReport) -> std::io::Result<String> {
 /// report's JSON (the line and column of the first problem), or fails a check (the summary or
 /// setup and the field).
 pub fn read_grid(path: &Path) -> Result<GridReport, HsiError> {
+    let bytes = std::fs::read(path).map_err(|e| HsiError::Report {
+        file: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse_grid(path, &bytes)
+}
+
+/// As [`read_grid`] on the contents `bytes` of the file `path` (an upload in the page; `path`
+/// names it in errors).
+///
+/// # Errors
+/// As [`read_grid`], but for reading the file.
+pub fn parse_grid(path: &Path, bytes: &[u8]) -> Result<GridReport, HsiError> {
     let fail = |message: String| HsiError::Report {
         file: path.display().to_string(),
         message,
     };
-    let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
-    let mut json = serde_json::Deserializer::from_slice(&bytes);
+    let mut json = serde_json::Deserializer::from_slice(bytes);
     let report: GridReport = serde_path_to_error::deserialize(&mut json).map_err(|e| {
         let at = e.path().to_string();
         let at = if at == "." {

@@ -50,11 +50,26 @@ pub struct HsiTab {
     pub analysis: Analysis<HsiInputs, GridReport>,
     /// The uploaded scene file's bytes (the page cannot read a path), not saved.
     #[serde(skip)]
-    pub uploaded: Option<std::sync::Arc<Vec<u8>>>,
-    /// The scene file being chosen in the page.
+    pub uploaded: Option<Vec<u8>>,
+    /// The file being chosen in the page, and what it is for.
     #[cfg(target_arch = "wasm32")]
     #[serde(skip)]
-    upload: Option<crate::app::files::Upload>,
+    upload: Option<(Picking, crate::app::files::Upload)>,
+    /// Whether the run starts once the scene being chosen is read (Run, or a link's `play`,
+    /// before any scene was chosen in the page).
+    #[cfg(target_arch = "wasm32")]
+    #[serde(skip)]
+    run_when_read: bool,
+}
+
+/// What a file chosen in the page is for.
+#[cfg(target_arch = "wasm32")]
+#[derive(Clone, Copy, PartialEq)]
+enum Picking {
+    /// The scene of the next run (a .mat file).
+    Scene,
+    /// Results to show (an hsi.json).
+    Results,
 }
 
 /// A grid run as data: the inputs, and the scene file's bytes when they were uploaded (else the
@@ -119,6 +134,8 @@ impl Default for HsiTab {
             uploaded: None,
             #[cfg(target_arch = "wasm32")]
             upload: None,
+            #[cfg(target_arch = "wasm32")]
+            run_when_read: false,
         }
     }
 }
@@ -180,12 +197,7 @@ impl Panel for HsiTab {
     fn logic(&mut self, lab: &mut Lab) {
         self.analysis.poll("Hyperspectral run", lab);
         #[cfg(target_arch = "wasm32")]
-        if let Some(picked) = self.upload.as_ref().and_then(|u| u.take()) {
-            self.upload = None;
-            if let Some((name, bytes)) = picked {
-                self.take_upload(name, bytes, lab);
-            }
-        }
+        self.collect_upload(lab);
     }
 
     /// Starts the grid run, unless one is running; settings a run cannot use become an error
@@ -194,17 +206,24 @@ impl Panel for HsiTab {
         if self.analysis.is_running() {
             return;
         }
+        // A page reads no path: without an uploaded scene, ask for one first (a picker opens
+        // only on a click, so not from here).
+        #[cfg(target_arch = "wasm32")]
+        if self.uploaded.is_none() {
+            self.run_when_read = true;
+            return lab.inform(
+                "Hyperspectral: choose the scene file (a MATLAB v5 .mat file) with Choose…; the \
+                 run starts once it is read.",
+            );
+        }
         if let Err(e) = self.inputs.validate() {
             return lab.error(format!("Hyperspectral: {e}"));
         }
         let inputs = self.inputs.clone();
         let total = inputs.planned_steps();
-        if cfg!(target_arch = "wasm32") && self.uploaded.is_none() {
-            return lab.error("Hyperspectral: choose a scene file (a MATLAB v5 .mat file) first");
-        }
         let task = HsiTask {
             inputs: inputs.clone(),
-            bytes: self.uploaded.as_ref().map(|b| b.to_vec()),
+            bytes: self.uploaded.clone(),
         };
         self.analysis
             .start(inputs, total, lab.repaint_handle(), task);
@@ -364,17 +383,26 @@ impl HsiTab {
     /// Reads and shows the report in `file`; a file that fails becomes an error notice naming
     /// it, and the tab keeps what it showed.
     fn open_file(&mut self, file: &std::path::Path, lab: &mut Lab) {
+        self.open_read(&file.display().to_string(), || read_grid(file), lab);
+    }
+
+    /// Shows the report `read` gives from the file `name`, as [`HsiTab::open_file`] does.
+    fn open_read(
+        &mut self,
+        name: &str,
+        read: impl FnOnce() -> Result<GridReport, HsiError>,
+        lab: &mut Lab,
+    ) {
         if self.analysis.is_running() {
             // The run's result would replace the opened one when it ends.
             return lab.error(format!(
-                "Hyperspectral: {} was not opened: a run is going; cancel it first",
-                file.display()
+                "Hyperspectral: {name} was not opened: a run is going; cancel it first"
             ));
         }
-        match read_grid(file) {
+        match read() {
             Ok(report) => {
                 self.open_report(report);
-                lab.inform(format!("Opened {}.", file.display()));
+                lab.inform(format!("Opened {name}."));
             }
             Err(e) => lab.error(format!("Hyperspectral: {e}")),
         }
@@ -459,7 +487,7 @@ impl HsiTab {
             self.choose_scene(lab);
         }
         let inputs = &mut self.inputs;
-        let mut open = None;
+        let mut open = false;
         reflow::controls_row(ui, |ui| {
             ui.label("rules");
             for r in RULES {
@@ -495,31 +523,32 @@ impl HsiTab {
                 )
                 .clicked()
             {
-                match crate::app::files::pick_file("hsi.json of basis-lab hsi --grid", "json") {
-                    Some(p) => open = Some(p),
-                    None => lab.inform(
-                        "No file chosen. (Without a file-dialog service, drop the file on the \
-                         window or start the app with --open FILE.)",
-                    ),
-                }
+                open = true;
             }
         });
-        if let Some(p) = open {
-            self.open_file(&p, lab);
+        if open {
+            self.choose_results(lab);
+        }
+    }
+
+    /// Results to show: the desktop's open dialog, the page's upload.
+    fn choose_results(&mut self, lab: &mut Lab) {
+        #[cfg(target_arch = "wasm32")]
+        self.pick(Picking::Results, lab);
+        #[cfg(not(target_arch = "wasm32"))]
+        match crate::app::files::pick_file("hsi.json of basis-lab hsi --grid", "json") {
+            Some(p) => self.open_file(&p, lab),
+            None => lab.inform(
+                "No file chosen. (Without a file-dialog service, drop the file on the window or \
+                 start the app with --open FILE.)",
+            ),
         }
     }
 
     /// The scene file: the desktop's open dialog (its path), the page's upload (its bytes).
     fn choose_scene(&mut self, lab: &mut Lab) {
         #[cfg(target_arch = "wasm32")]
-        {
-            let repaint = lab.repaint_handle();
-            self.upload = Some(crate::app::files::Upload::start(
-                "MATLAB v5 file",
-                "mat",
-                repaint,
-            ));
-        }
+        self.pick(Picking::Scene, lab);
         #[cfg(not(target_arch = "wasm32"))]
         match crate::app::files::pick_file("MATLAB v5 file", "mat") {
             Some(p) => {
@@ -532,12 +561,44 @@ impl HsiTab {
         }
     }
 
-    /// An uploaded scene file `name` with contents `bytes` becomes the scene of the next run.
+    /// Opens the page's file picker for `what`.
     #[cfg(target_arch = "wasm32")]
-    fn take_upload(&mut self, name: String, bytes: Vec<u8>, lab: &mut Lab) {
-        lab.inform(format!("Scene {name} ({} bytes) read.", bytes.len()));
-        self.inputs.scene = name;
-        self.uploaded = Some(std::sync::Arc::new(bytes));
+    fn pick(&mut self, what: Picking, lab: &Lab) {
+        let (kind, ext) = match what {
+            Picking::Scene => ("MATLAB v5 file", "mat"),
+            Picking::Results => ("hsi.json of basis-lab hsi --grid", "json"),
+        };
+        let upload = crate::app::files::Upload::start(kind, ext, lab.repaint_handle());
+        self.upload = Some((what, upload));
+    }
+
+    /// A file chosen in the page: a scene becomes the scene of the next run (which starts if
+    /// it was asked for), results are shown; a cancelled picker drops a waiting run.
+    #[cfg(target_arch = "wasm32")]
+    fn collect_upload(&mut self, lab: &mut Lab) {
+        let Some(picked) = self.upload.as_ref().and_then(|(_, u)| u.take()) else {
+            return;
+        };
+        let (what, _) = self.upload.take().expect("checked above");
+        let run = std::mem::take(&mut self.run_when_read);
+        let Some((name, bytes)) = picked else {
+            return;
+        };
+        match what {
+            Picking::Scene => {
+                lab.inform(format!("Scene {name} ({} bytes) read.", bytes.len()));
+                self.inputs.scene = name;
+                self.uploaded = Some(bytes);
+                if run {
+                    self.start(lab);
+                }
+            }
+            Picking::Results => {
+                let path = std::path::PathBuf::from(&name);
+                let read = || crate::sensing::hsi::report::parse_grid(&path, &bytes);
+                self.open_read(&name, read, lab);
+            }
+        }
     }
 
     /// Files dropped on the window while the tab is shown: a `.json` report is opened, a
