@@ -4,7 +4,9 @@
 //! `--tab` take them) and, with `play`, starts that view's own run (the sweep of
 //! `?view=test/sweep&play`, the gauge lab's live runs of `?view=gauge/live&play`; the key lab's
 //! live run in a view that has none of its own). With `csv`, the page downloads the view's table
-//! once that run ends. Headless, so it is tested without a browser.
+//! once that run ends. Any other `name=value` is a setting of the view (`&seeds=8` for the seed
+//! sweep, `&scene=indian_pines.mat` for the hyperspectral tab: see each panel's
+//! `set_from_link`). Headless, so it is tested without a browser.
 
 /// What a link asks the page for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -15,17 +17,32 @@ pub struct PageLink {
     pub play: bool,
     /// Download the view's table (its Save-table CSV) once its run ends.
     pub csv: bool,
+    /// The view's settings, `name=value` in the order given (values unescaped).
+    pub settings: Vec<(String, String)>,
     /// The share string (or whatever followed `#`, for the share reader to judge).
     pub share: Option<String>,
 }
 
-/// The link to `page` (its query and fragment are dropped) that opens `view` with the preset
-/// whose share string is `share`, playing the live run if `play`.
-pub fn page_link(page: &str, view: &str, play: bool, share: &str) -> String {
+/// The link to `page` (its query and fragment are dropped) that opens `view` with `settings`
+/// and the preset whose share string is `share`, playing the view's run if `play`.
+pub fn page_link(
+    page: &str,
+    view: &str,
+    play: bool,
+    settings: &[(&str, String)],
+    share: &str,
+) -> String {
     let base = page.split(['?', '#']).next().unwrap_or(page);
-    let mut link = format!("{base}?view={}", escape(view));
+    let mut link = format!("{base}?view={}", escape(view, b"/-_"));
     if play {
         link.push_str("&play");
+    }
+    for (name, value) in settings {
+        link.push_str(&format!(
+            "&{}={}",
+            escape(name, b"-_"),
+            escape(value, b"-_.,:/")
+        ));
     }
     link.push('#');
     link.push_str(share);
@@ -42,7 +59,8 @@ pub fn parse_page_link(search: &str, hash: &str) -> PageLink {
             "view" if !value.is_empty() => link.view = Some(unescape(value)),
             "play" => link.play = !matches!(value, "0" | "false" | "no"),
             "csv" => link.csv = !matches!(value, "0" | "false" | "no"),
-            _ => {}
+            "" | "view" => {}
+            _ => link.settings.push((unescape(key), unescape(value))),
         }
     }
     let hash = hash.trim_start_matches('#');
@@ -52,11 +70,11 @@ pub fn parse_page_link(search: &str, hash: &str) -> PageLink {
     link
 }
 
-/// The view's ids are lowercase words; anything else is percent-escaped.
-fn escape(view: &str) -> String {
-    view.bytes()
+/// `text` with every byte but ASCII letters, digits and those of `keep` percent-escaped.
+fn escape(text: &str, keep: &[u8]) -> String {
+    text.bytes()
         .map(|b| {
-            if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_') {
+            if b.is_ascii_alphanumeric() || keep.contains(&b) {
                 char::from(b).to_string()
             } else {
                 format!("%{b:02X}")
@@ -95,15 +113,21 @@ mod tests {
 
     #[test]
     fn a_link_reads_back_as_what_made_it() {
+        let settings = [
+            ("values", "1e-8,0.001".to_string()),
+            ("scene", "data/a b&c.mat".to_string()),
+        ];
         let link = page_link(
             "https://example.org/lab/index.html?view=old#bl1:x",
             "test/live",
             true,
+            &settings,
             "bl1:(steps:40)",
         );
         assert_eq!(
             link,
-            "https://example.org/lab/index.html?view=test/live&play#bl1:(steps:40)"
+            "https://example.org/lab/index.html?view=test/live&play&values=1e-8,0.001\
+             &scene=data/a%20b%26c.mat#bl1:(steps:40)"
         );
         let (rest, hash) = link.split_once('#').unwrap();
         let search = &rest[rest.find('?').unwrap()..];
@@ -113,17 +137,24 @@ mod tests {
                 view: Some("test/live".into()),
                 play: true,
                 csv: false,
+                settings: settings.map(|(k, v)| (k.to_string(), v)).to_vec(),
                 share: Some("bl1:(steps:40)".into()),
             }
         );
     }
 
     #[test]
-    fn missing_and_unknown_parts_are_ignored() {
+    fn missing_parts_are_ignored_and_other_ones_are_settings() {
         assert_eq!(parse_page_link("", ""), PageLink::default());
         assert_eq!(parse_page_link("?", "#"), PageLink::default());
-        let l = parse_page_link("?utm=1&view=&play=0", "");
-        assert_eq!(l, PageLink::default());
+        let l = parse_page_link("?utm=1&view=&play=0&&", "");
+        assert_eq!(
+            l,
+            PageLink {
+                settings: vec![("utm".into(), "1".into())],
+                ..PageLink::default()
+            }
+        );
         let l = parse_page_link("play=yes&view=gauge%2Fzoo&view=test&csv", "#bl1:");
         assert_eq!(l.view.as_deref(), Some("test"));
         assert!(l.play && l.csv);
@@ -132,7 +163,7 @@ mod tests {
 
     #[test]
     fn odd_views_are_escaped_and_read_back() {
-        let link = page_link("p", "a b&c%", false, "s");
+        let link = page_link("p", "a b&c%", false, &[], "s");
         assert_eq!(link, "p?view=a%20b%26c%25#s");
         assert_eq!(
             parse_page_link("view=a%20b%26c%25", "").view.as_deref(),

@@ -5,6 +5,11 @@
 //! or inside the frame loop in the page (which has no threads), catches its panics and reports
 //! them as one of its updates, over one channel. Panels start a [`Live`], drain it and draw.
 //!
+//! A run whose commands, updates and inputs are data ([`RemoteRun`]) can also be driven in a
+//! Web Worker in the page ([`Live::remote`]): a run whose single step outlasts a frame (the
+//! attention twins) then trains there without freezing the page. [`TextRun`] is its worker's
+//! side.
+//!
 //! Also here, for the same reason (the GUI never owns a thread): [`Job`], one-shot background
 //! work with progress and cancel: an analysis that is a [`Task`] (its inputs and result are
 //! data) runs as a job on a thread on the desktop and in a Web Worker in the page
@@ -116,6 +121,117 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// A [`LiveRun`] that can run in another instance of the program (a Web Worker in the page):
+/// built from data, with commands and updates that travel as RON text. Every kind is listed
+/// once in the app's registry (`app::tasks::LIVE`), where a worker looks it up.
+pub trait RemoteRun: LiveRun + Sized
+where
+    Self::Command: serde::Serialize + serde::de::DeserializeOwned,
+    Self::Update: serde::Serialize + serde::de::DeserializeOwned,
+{
+    /// What the run is built from.
+    type Args: serde::Serialize + serde::de::DeserializeOwned + Send + 'static;
+    /// The kind's name in the registry (and in the desktop thread's name).
+    const KIND: &'static str;
+    /// Builds the run; `Err` says why it cannot (sent as [`Failure::Refused`]).
+    fn build(args: Self::Args) -> Result<Self, String>;
+}
+
+/// A remote run as a Web Worker drives it, through text: each call returns the updates it sent
+/// (RON, in order) and what the run wants next. The loop around it (web/worker.js) is
+/// [`thread_loop`]'s: commands first, then a slice of work while busy.
+pub trait TextRun {
+    /// [`LiveRun::begin`].
+    fn begin(&mut self) -> (Vec<String>, Next);
+    /// [`LiveRun::command`] with the commands' RON texts (one that does not read ends the run
+    /// as refused).
+    fn command(&mut self, cmds: &[String]) -> (Vec<String>, Next);
+    /// [`LiveRun::work`] for up to `budget`.
+    fn work(&mut self, budget: Duration) -> (Vec<String>, Next);
+}
+
+/// The run of kind `R` built from `args` (its RON text) behind [`TextRun`]. Args that do not
+/// read, or a run that cannot be built, give a run whose `begin` reports why and is done.
+pub fn text_run<R>(args: &str) -> Box<dyn TextRun>
+where
+    R: RemoteRun,
+    R::Command: serde::Serialize + serde::de::DeserializeOwned,
+    R::Update: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let (tx, rx) = unbounded();
+    let out = Outbox::new(tx);
+    let run = ron::from_str::<R::Args>(args)
+        .map_err(|e| format!("the run's settings did not read: {e}"))
+        .and_then(R::build);
+    let run = match run {
+        Ok(r) => Some(r),
+        Err(why) => {
+            out.send(R::failed(Failure::Refused(why)));
+            None
+        }
+    };
+    Box::new(Texted { run, out, rx })
+}
+
+/// [`text_run`]'s run: `None` once it has ended.
+struct Texted<R: LiveRun> {
+    run: Option<R>,
+    out: Outbox<R::Update>,
+    rx: Receiver<R::Update>,
+}
+
+impl<R> Texted<R>
+where
+    R: LiveRun,
+    R::Update: serde::Serialize,
+{
+    /// Calls `f` on the run (nothing once ended) and collects what it sent.
+    fn call(&mut self, f: impl FnOnce(&mut R, &Outbox<R::Update>) -> Next) -> (Vec<String>, Next) {
+        let next = match self.run.as_mut() {
+            Some(run) => f(run, &self.out),
+            None => Next::Done,
+        };
+        if next == Next::Done {
+            self.run = None;
+        }
+        let sent = self
+            .rx
+            .try_iter()
+            .map(|u| ron::to_string(&u).unwrap_or_default())
+            .collect();
+        (sent, next)
+    }
+}
+
+impl<R> TextRun for Texted<R>
+where
+    R: LiveRun,
+    R::Command: serde::de::DeserializeOwned,
+    R::Update: serde::Serialize,
+{
+    fn begin(&mut self) -> (Vec<String>, Next) {
+        self.call(|run, out| run.begin(out))
+    }
+
+    fn command(&mut self, cmds: &[String]) -> (Vec<String>, Next) {
+        let read: Result<Vec<R::Command>, String> = cmds
+            .iter()
+            .map(|c| ron::from_str(c).map_err(|e| format!("a command did not read: {e}")))
+            .collect();
+        self.call(|run, out| match read {
+            Ok(cmds) => run.command(cmds, out),
+            Err(why) => {
+                out.send(R::failed(Failure::Refused(why)));
+                Next::Done
+            }
+        })
+    }
+
+    fn work(&mut self, budget: Duration) -> (Vec<String>, Next) {
+        self.call(|run, out| run.work(budget, Host::Thread, out))
+    }
+}
+
 /// Runs `f`, turning a panic into `Err` with its message: the one place panics are caught.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(p.as_ref()))
@@ -132,6 +248,9 @@ pub struct Live<R: LiveRun> {
 enum Driver<R: LiveRun> {
     Thread(Option<JoinHandle<()>>),
     Frames(RefCell<Frames<R>>),
+    /// A Web Worker runs it; commands go to it as RON text through the encoder.
+    #[cfg(target_arch = "wasm32")]
+    Worker(crate::web_worker::Streaming, fn(&R::Command) -> String),
 }
 
 /// The frame driver's state: the run (`None` once it has ended) and what it asked for last.
@@ -231,8 +350,56 @@ impl<R: LiveRun> Live<R> {
         }
     }
 
+    /// Drives the run `R::build(args)` makes on a thread on the desktop (as [`Live::start`])
+    /// and in a Web Worker in the page, where its slices of work run beside the frame loop
+    /// instead of inside it: the worker builds it from `args` as text, takes commands and sends
+    /// its updates as RON text, and a panic there arrives as [`Failure::Panicked`]. Same
+    /// commands, same updates and the same numbers either way.
+    pub fn remote(args: R::Args, repaint: Repaint) -> Self
+    where
+        R: RemoteRun,
+        R::Command: serde::Serialize + serde::de::DeserializeOwned,
+        R::Update: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        #[cfg(not(target_arch = "wasm32"))]
+        return Self::on_thread(
+            &format!("basis-lab {}", R::KIND),
+            move || R::build(args),
+            repaint,
+        );
+        #[cfg(target_arch = "wasm32")]
+        {
+            let (up, rx) = unbounded();
+            let failed = up.clone();
+            let update = move |text: &str| {
+                let u = ron::from_str::<R::Update>(text).unwrap_or_else(|e| {
+                    R::failed(Failure::Panicked(format!(
+                        "an update from the Web Worker did not read back: {e}"
+                    )))
+                });
+                let _ = up.send(u);
+            };
+            let fail = move |why: String| {
+                let _ = failed.send(R::failed(Failure::Panicked(why)));
+            };
+            let args = ron::to_string(&args).unwrap_or_default();
+            let worker = crate::web_worker::Streaming::start(R::KIND, &args, update, fail, repaint);
+            let encode: fn(&R::Command) -> String = |c| ron::to_string(c).unwrap_or_default();
+            Self {
+                tx: None,
+                rx,
+                driver: Driver::Worker(worker, encode),
+            }
+        }
+    }
+
     /// Sends a command; dropped silently once the run has ended.
     pub fn send(&self, cmd: R::Command) {
+        #[cfg(target_arch = "wasm32")]
+        if let Driver::Worker(worker, encode) = &self.driver {
+            worker.send(&encode(&cmd));
+            return;
+        }
         if let Some(tx) = &self.tx {
             let _ = tx.send(cmd);
         }
@@ -252,6 +419,8 @@ impl<R: LiveRun> Live<R> {
         match &self.driver {
             Driver::Thread(h) => h.as_ref().is_none_or(|h| h.is_finished()),
             Driver::Frames(f) => f.borrow().run.is_none(),
+            #[cfg(target_arch = "wasm32")]
+            Driver::Worker(w, _) => w.has_ended(),
         }
     }
 }
@@ -548,6 +717,75 @@ mod tests {
         fn failed(why: Failure) -> Self::Update {
             Err(format!("{why:?}"))
         }
+    }
+
+    impl RemoteRun for Counter {
+        type Args = usize;
+        const KIND: &'static str = "counter";
+
+        fn build(end: usize) -> Result<Self, String> {
+            if end == 0 {
+                return Err("nothing to count".into());
+            }
+            Ok(counter(end))
+        }
+    }
+
+    /// Drives a [`TextRun`] as web/worker.js does, giving it `commands` whenever it is idle;
+    /// the updates read back.
+    fn drive_text(run: &mut dyn TextRun, mut commands: Vec<&str>) -> Vec<Result<usize, String>> {
+        let mut texts = Vec::new();
+        let (sent, mut next) = run.begin();
+        texts.extend(sent);
+        while next != Next::Done {
+            let (sent, n) = if next == Next::Idle {
+                let Some(c) = commands.pop() else { break };
+                run.command(&[c.to_string()])
+            } else {
+                run.work(SLICE)
+            };
+            texts.extend(sent);
+            next = n;
+        }
+        texts.iter().map(|t| ron::from_str(t).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_run_through_text_reports_what_the_thread_driver_reports() {
+        let thread = Live::<Counter>::remote(4, Arc::new(|| {}));
+        thread.send(false);
+        let mut by_thread = vec![];
+        by_thread.extend(until_finished(&thread));
+        let by_text = drive_text(text_run::<Counter>("4").as_mut(), vec!["false"]);
+        assert_eq!(by_text, by_thread);
+        assert_eq!(by_text, (0..=4).map(Ok).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn text_runs_report_bad_settings_commands_and_builds_as_refused() {
+        let refused =
+            |args: &str, commands| drive_text(text_run::<Counter>(args).as_mut(), commands);
+        assert_eq!(
+            refused("0", vec![]),
+            [Err("Refused(\"nothing to count\")".into())]
+        );
+        let unread = refused("(", vec![]);
+        assert_eq!(unread.len(), 1);
+        assert!(
+            unread[0]
+                .as_ref()
+                .unwrap_err()
+                .starts_with("Refused(\"the run's settings did not read")
+        );
+        let bad_command = refused("3", vec!["maybe"]);
+        assert_eq!(bad_command[0], Ok(0));
+        assert!(
+            bad_command[1]
+                .as_ref()
+                .unwrap_err()
+                .starts_with("Refused(\"a command did not read")
+        );
+        assert_eq!(bad_command.len(), 2);
     }
 
     fn counter(end: usize) -> Counter {

@@ -1,7 +1,8 @@
 //! The web build (wasm32): eframe's web runner drawing [`AppState`] on the page's canvas, the
 //! link's view and preset ([`crate::link`]), the browser's local storage for the settings, and
-//! downloads in place of saved files. Training steps inside the frame loop
-//! ([`crate::worker::Trainer::in_frames`]): a page has no threads.
+//! downloads in place of saved files. Live runs step inside the frame loop
+//! ([`crate::live::Live::in_frames`]) or, when a step outlasts a frame, in a Web Worker
+//! ([`crate::live::Live::remote`], [`LiveHost`]); analyses run in Web Workers ([`run_task`]).
 
 use eframe::egui;
 use wasm_bindgen::JsCast;
@@ -73,11 +74,64 @@ pub fn run_tables(preset: &str, steps: usize) -> Result<String, String> {
 /// An unknown kind or unreadable input, as text.
 #[wasm_bindgen::prelude::wasm_bindgen(js_name = runTask)]
 pub fn run_task(kind: &str, input: &str) -> Result<String, String> {
+    post_panics();
+    crate::app::tasks::run(kind, input, &crate::web_worker::report_progress)
+}
+
+/// In a Web Worker, a panic posts its message (`e…`) to the page before the instance stops
+/// (a panic cannot be caught in the web build).
+fn post_panics() {
     std::panic::set_hook(Box::new(|info| {
         let message = crate::live::panic_message(info.payload());
         crate::web_worker::post(&format!("e{message}"));
     }));
-    crate::app::tasks::run(kind, input, &crate::web_worker::report_progress)
+}
+
+/// A live run in a Web Worker (`web/worker.js` drives it): each call posts the updates the run
+/// sent (`u<RON>`) and returns what it wants next: `idle`, `busy`, `wait <ms>` or `done`.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub struct LiveHost(Box<dyn crate::live::TextRun>);
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+impl LiveHost {
+    /// The run's start.
+    pub fn begin(&mut self) -> String {
+        post_updates(self.0.begin())
+    }
+
+    /// The commands that arrived together (RON texts), in order.
+    pub fn command(&mut self, commands: Vec<String>) -> String {
+        post_updates(self.0.command(&commands))
+    }
+
+    /// A slice of work of about [`crate::live::SLICE`].
+    pub fn work(&mut self) -> String {
+        post_updates(self.0.work(crate::live::SLICE))
+    }
+}
+
+/// Posts each update to the page; `next` as [`LiveHost`]'s words.
+fn post_updates((updates, next): (Vec<String>, crate::live::Next)) -> String {
+    for u in updates {
+        crate::web_worker::post(&format!("u{u}"));
+    }
+    match next {
+        crate::live::Next::Idle => "idle".into(),
+        crate::live::Next::Busy => "busy".into(),
+        crate::live::Next::Wait(d) => format!("wait {}", d.as_millis()),
+        crate::live::Next::Done => "done".into(),
+    }
+}
+
+/// A Web Worker's live run (`web/worker.js`): the run of kind `kind` built from its RON text
+/// `args`, looked up in the app's registry ([`crate::app::tasks::LIVE`]).
+///
+/// # Errors
+/// An unknown kind.
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = startLive)]
+pub fn start_live(kind: &str, args: &str) -> Result<LiveHost, String> {
+    post_panics();
+    crate::app::tasks::live(kind, args).map(LiveHost)
 }
 
 fn canvas() -> Option<web_sys::HtmlCanvasElement> {
@@ -118,7 +172,8 @@ impl WebApp {
     /// The saved settings (browser storage), then what the link asks for: its preset (a bad
     /// one is reported and the default preset loaded instead, as for a bad pasted preset; a
     /// preset of another kind, such as an attention preset, goes to the linked view), its
-    /// view, and whether to play.
+    /// view, the view's settings (one that does not apply is reported and skipped), and
+    /// whether to play.
     fn new(cc: &eframe::CreationContext<'_>) -> Self {
         let link = this_link();
         let mut settings = cc
@@ -167,6 +222,14 @@ impl WebApp {
                 None => state.lab.error(
                     "The link's preset is of a kind this view does not read; nothing was loaded.",
                 ),
+            }
+        }
+        for (name, value) in &link.settings {
+            let applied = state.set_from_link(name, value);
+            if let Err(e) = applied {
+                state
+                    .lab
+                    .error(format!("The link's setting `{name}` was not applied: {e}"));
             }
         }
         if link.play {

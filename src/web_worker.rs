@@ -1,9 +1,14 @@
-//! Web Workers for the page's analyses (wasm32), below the live module, which uses them. A
-//! task (`live::Task`) is sent to
-//! `worker.js` (beside `index.html`) as its kind and its RON text; the worker starts its own
-//! instance of the program, runs the task through the app's registry (`runTask` in
-//! [`crate::web`]) and answers with short text messages: `p<count>` as items finish, then
-//! `o<RON result>` or `e<why>`. Messages keep the page's frame loop free while a sweep runs.
+//! Web Workers for the page's analyses and long live runs (wasm32), below the live module,
+//! which uses them. `worker.js` (beside `index.html`) starts its own instance of the program
+//! and takes one of two jobs:
+//! - a task (`live::Task`), sent as `["task", kind, RON]`: it runs it through the app's
+//!   registry (`runTask` in [`crate::web`]) and answers `p<count>` as items finish, then
+//!   `o<RON result>` or `e<why>` ([`Running`]);
+//! - a live run (`live::RemoteRun`), sent as `["live", kind, RON args]` and then
+//!   `["command", RON]` per command: it drives the run (`startLive`) and answers `u<RON update>`
+//!   per update, `d` when the run has ended, or `e<why>` if it panicked ([`Streaming`]).
+//!
+//! Messages keep the page's frame loop free while a sweep or a transformer trains.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -38,10 +43,7 @@ impl Running {
         finish: impl Fn(Result<String, String>) + 'static,
         repaint: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Self, String> {
-        let options = web_sys::WorkerOptions::new();
-        options.set_type(web_sys::WorkerType::Module);
-        let worker = web_sys::Worker::new_with_options(SCRIPT, &options)
-            .map_err(|e| format!("the page could not start a Web Worker ({e:?})"))?;
+        let worker = new_worker()?;
         let finish = std::rc::Rc::new(finish);
         let ended = std::rc::Rc::new(Cell::new(false));
         let on_message = {
@@ -67,7 +69,7 @@ impl Running {
             });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        let message = js_sys::Array::of2(&kind.into(), &input.into());
+        let message = js_sys::Array::of3(&"task".into(), &kind.into(), &input.into());
         worker
             .post_message(&message)
             .map_err(|e| format!("the page could not reach its Web Worker ({e:?})"))?;
@@ -89,6 +91,122 @@ impl Drop for Running {
         self.worker.set_onmessage(None);
         self.worker.set_onerror(None);
         self.worker.terminate();
+    }
+}
+
+/// A module worker running `worker.js`.
+fn new_worker() -> Result<web_sys::Worker, String> {
+    let options = web_sys::WorkerOptions::new();
+    options.set_type(web_sys::WorkerType::Module);
+    web_sys::Worker::new_with_options(SCRIPT, &options)
+        .map_err(|e| format!("the page could not start a Web Worker ({e:?})"))
+}
+
+/// A worker driving one live run; dropping it ends the worker.
+pub struct Streaming {
+    worker: Option<web_sys::Worker>,
+    ended: std::rc::Rc<Cell<bool>>,
+    fail: std::rc::Rc<dyn Fn(String)>,
+    _on_message: Option<Closure<dyn FnMut(web_sys::MessageEvent)>>,
+    _on_error: Option<Closure<dyn FnMut(web_sys::ErrorEvent)>>,
+}
+
+impl Streaming {
+    /// Starts a worker on the live run of kind `kind` built from `args` (RON text): each
+    /// update's text goes to `update`, a failure of the worker (a panic, or no worker at all)
+    /// to `fail` once, and `repaint` is called after each message.
+    pub fn start(
+        kind: &str,
+        args: &str,
+        update: impl Fn(&str) + 'static,
+        fail: impl Fn(String) + 'static,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let ended = std::rc::Rc::new(Cell::new(false));
+        let fail: std::rc::Rc<dyn Fn(String)> = std::rc::Rc::new(fail);
+        let worker = match new_worker() {
+            Ok(w) => w,
+            Err(why) => {
+                fail(why);
+                ended.set(true);
+                return Self {
+                    worker: None,
+                    ended,
+                    fail,
+                    _on_message: None,
+                    _on_error: None,
+                };
+            }
+        };
+        let on_message = {
+            let (fail, ended, repaint) = (fail.clone(), ended.clone(), repaint.clone());
+            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+                let text = e.data().as_string().unwrap_or_default();
+                let (head, rest) = text.split_at(text.len().min(1));
+                match head {
+                    "u" if !ended.get() => update(rest),
+                    "d" => ended.set(true),
+                    "e" if !ended.replace(true) => fail(rest.to_string()),
+                    _ => {}
+                }
+                repaint();
+            })
+        };
+        let on_error = {
+            let (fail, ended) = (fail.clone(), ended.clone());
+            Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
+                if !ended.replace(true) {
+                    fail(format!("the Web Worker failed: {}", e.message()));
+                }
+                repaint();
+            })
+        };
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        let this = Self {
+            worker: Some(worker),
+            ended,
+            fail,
+            _on_message: Some(on_message),
+            _on_error: Some(on_error),
+        };
+        this.post(&js_sys::Array::of3(
+            &"live".into(),
+            &kind.into(),
+            &args.into(),
+        ));
+        this
+    }
+
+    /// Sends a command's RON text to the run.
+    pub fn send(&self, command: &str) {
+        self.post(&js_sys::Array::of2(&"command".into(), &command.into()));
+    }
+
+    /// Whether the run has ended (done, failed, or no worker could start).
+    pub fn has_ended(&self) -> bool {
+        self.ended.get()
+    }
+
+    /// Posts `message`; a worker that cannot be reached ends the run as failed.
+    fn post(&self, message: &js_sys::Array) {
+        if let Some(w) = &self.worker
+            && let Err(e) = w.post_message(message)
+            && !self.ended.replace(true)
+        {
+            w.terminate();
+            (self.fail)(format!("the page could not reach its Web Worker ({e:?})"));
+        }
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        if let Some(w) = &self.worker {
+            w.set_onmessage(None);
+            w.set_onerror(None);
+            w.terminate();
+        }
     }
 }
 

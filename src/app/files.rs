@@ -53,17 +53,19 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<String, String> {
     }
 }
 
-/// A file the user is choosing in the browser: the page's file picker runs asynchronously,
-/// and the frame loop collects the outcome with [`Upload::take`].
+/// A file coming into the page: one the user is choosing in the browser's file picker, or one
+/// fetched from the page's server. Both run asynchronously, and the frame loop collects the
+/// outcome with [`Upload::take`].
 #[cfg(target_arch = "wasm32")]
 pub struct Upload {
-    /// `None` while the picker is open; then the file's name and bytes, or `None` if cancelled.
+    /// `None` while the file is on its way; then what [`Upload::take`] gives.
     slot: std::rc::Rc<std::cell::RefCell<Option<Picked>>>,
 }
 
-/// A chosen file's name and bytes; `None` when the user cancelled the picker.
+/// A file's name and bytes; `Ok(None)` when the user cancelled the picker, `Err` with the
+/// sentence to show when a fetch failed.
 #[cfg(target_arch = "wasm32")]
-type Picked = Option<(String, Vec<u8>)>;
+pub type Picked = Result<Option<(String, Vec<u8>)>, String>;
 
 #[cfg(target_arch = "wasm32")]
 impl Upload {
@@ -78,15 +80,53 @@ impl Upload {
                 Some(file) => Some((file.file_name(), file.read().await)),
                 None => None,
             };
-            *filled.borrow_mut() = Some(picked);
+            *filled.borrow_mut() = Some(Ok(picked));
             repaint();
         });
         Self { slot }
     }
 
-    /// `Some(Some((name, bytes)))` once a file was read, `Some(None)` if the user cancelled,
-    /// `None` while the picker is open.
-    pub fn take(&self) -> Option<Option<(String, Vec<u8>)>> {
+    /// Fetches the file at `url` (relative to the page: a scene published beside it), named
+    /// by `url` as given; `repaint` is called once it has arrived or failed.
+    pub fn fetch(url: &str, repaint: std::sync::Arc<dyn Fn() + Send + Sync>) -> Self {
+        let slot = std::rc::Rc::new(std::cell::RefCell::new(None));
+        let filled = slot.clone();
+        let url = url.to_string();
+        wasm_bindgen_futures::spawn_local(async move {
+            let got = fetch_bytes(&url)
+                .await
+                .map_err(|why| format!("{url} could not be fetched: {why}"));
+            *filled.borrow_mut() = Some(got.map(|bytes| Some((url, bytes))));
+            repaint();
+        });
+        Self { slot }
+    }
+
+    /// `Some(Ok(Some((name, bytes))))` once a file was read, `Some(Ok(None))` if the user
+    /// cancelled, `Some(Err(why))` if a fetch failed, `None` while the file is on its way.
+    pub fn take(&self) -> Option<Picked> {
         self.slot.borrow_mut().take()
     }
+}
+
+/// The bytes at `url`, or why not (no window, a refused request, an HTTP error status).
+#[cfg(target_arch = "wasm32")]
+async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+    let window = web_sys::window().ok_or("the page has no window")?;
+    let response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let response: web_sys::Response = response.dyn_into().map_err(|e| format!("{e:?}"))?;
+    if !response.ok() {
+        return Err(format!(
+            "HTTP {} {}",
+            response.status(),
+            response.status_text()
+        ));
+    }
+    let buffer = response.array_buffer().map_err(|e| format!("{e:?}"))?;
+    let buffer = JsFuture::from(buffer).await.map_err(|e| format!("{e:?}"))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }

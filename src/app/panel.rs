@@ -59,6 +59,27 @@ pub trait Panel: Any {
         None
     }
 
+    /// The share string of the panel's own preset (`ba1:…`, `bz1:…`), for a link to it; `None`
+    /// for a panel that runs the key lab's preset (the link then carries that one).
+    fn share(&self) -> Option<String> {
+        None
+    }
+
+    /// The settings a link to the panel carries beside its preset (`&seeds=8`), as
+    /// `(name, value)` pairs that [`Panel::set_from_link`] reads back.
+    fn link_settings(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// Applies the link setting `name=value` (see [`Panel::link_settings`]).
+    ///
+    /// # Errors
+    /// A name the panel does not know, or a value it does not take (the message says which
+    /// and what it takes).
+    fn set_from_link(&mut self, name: &str, _value: &str, _lab: &mut Lab) -> Result<(), String> {
+        Err(format!("this view has no setting `{name}`"))
+    }
+
     /// The panel's tabs, for a section that has them.
     fn tabs(&self) -> Option<&Tabs> {
         None
@@ -86,6 +107,29 @@ pub trait Panel: Any {
 /// A table a panel saves: the file name it proposes and its CSV bytes (or why they could not be
 /// written).
 pub type Table = (String, Result<Vec<u8>, csv::Error>);
+
+/// A link's count setting `name=value` read as a whole number in `range`.
+///
+/// # Errors
+/// Not a whole number, or outside `range`; the message names the setting and the range.
+pub fn link_count(
+    name: &str,
+    value: &str,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, String> {
+    value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| {
+            format!(
+                "`{name}={value}` is not a whole number in {}..={}",
+                range.start(),
+                range.end()
+            )
+        })
+}
 
 /// A panel's settings as RON for [`Panel::save`].
 pub fn to_ron<T: serde::Serialize>(value: &T) -> Option<String> {

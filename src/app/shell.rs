@@ -213,6 +213,20 @@ impl AppState {
         }
     }
 
+    /// Applies a link's setting `name=value` to the view shown ([`Panel::set_from_link`]).
+    ///
+    /// # Errors
+    /// The view's: an unknown name or a value it does not take.
+    pub fn set_from_link(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let s = self.sections[self.open].as_mut();
+        let view = if s.tabs().is_some() {
+            s.tabs_mut().expect("checked above").open_mut()
+        } else {
+            s
+        };
+        view.set_from_link(name, value, &mut self.lab)
+    }
+
     /// Whether the view shown still works on something it started (its own analysis; for the
     /// key lab's section itself, also the live run).
     pub fn view_busy(&self) -> bool {
@@ -485,22 +499,29 @@ impl AppState {
         };
         self.upload = None;
         match picked {
-            Some((name, bytes)) => {
+            Ok(Some((name, bytes))) => {
                 let text = String::from_utf8_lossy(&bytes);
                 self.lab.load_preset_text(&text, &name);
             }
-            None => self.lab.inform("No file chosen."),
+            Ok(None) => self.lab.inform("No file chosen."),
+            Err(why) => self.lab.error(why),
         }
     }
 
-    /// File → Copy link (web build): the page's link to this preset in this view.
+    /// File → Copy link (web build): the page's link to this view with its settings and
+    /// its preset (the view's own, else the key lab's).
     #[cfg(target_arch = "wasm32")]
     fn copy_link(&mut self, ctx: &egui::Context) {
+        let view = self.view();
+        let share = view
+            .share()
+            .unwrap_or_else(|| share::encode(&self.lab.preset));
         let link = crate::link::page_link(
             &crate::app::page::page_url(),
             &self.view_path(),
             self.lab.history.running,
-            &share::encode(&self.lab.preset),
+            &view.link_settings(),
+            &share,
         );
         self.lab
             .inform(format!("Link copied to the clipboard: {link}"));

@@ -1,13 +1,15 @@
-//! Every analysis the app runs as a [`Task`], listed once: the page's Web Workers look a task's
-//! kind up here (`runTask` in the web build). Adding an analysis is its task type beside its
-//! panel plus one line in [`TASKS`].
+//! Every analysis the app runs as a [`Task`], and every live run a Web Worker can drive, listed
+//! once: the page's workers look a kind up here (`runTask` and `startLive` in the web build).
+//! Adding an analysis is its task type beside its panel plus one line in [`TASKS`]; a live run
+//! for workers is its [`RemoteRun`] impl plus one line in [`LIVE`].
 
 use std::sync::atomic::AtomicBool;
 
 use crate::app::panels::controlled_test::{MatchedTask, PointsTask, SweepTask};
 use crate::app::panels::gauge_lab::{HsiTask, ZooTask};
+use crate::attention::live::AttentionLive;
 use crate::experiment::{AdamEps, KeyDim};
-use crate::live::Task;
+use crate::live::{RemoteRun, Task, TextRun, text_run};
 
 /// Runs a task from its RON text, calling `progress` per item; its output as RON text.
 type RunText = fn(&str, &(dyn Fn() + Sync)) -> Result<String, String>;
@@ -21,6 +23,25 @@ pub const TASKS: &[(&str, RunText)] = &[
     (ZooTask::KIND, run_text::<ZooTask>),
     (HsiTask::KIND, run_text::<HsiTask>),
 ];
+
+/// Builds a live run of a kind from its settings' RON text.
+type StartText = fn(&str) -> Box<dyn TextRun>;
+
+/// Every live run kind a Web Worker can drive ([`crate::live::Live::remote`]).
+pub const LIVE: &[(&str, StartText)] = &[(AttentionLive::KIND, text_run::<AttentionLive>)];
+
+/// The live run of kind `kind` built from `args` (its settings' RON text; settings that do not
+/// read give a run that reports why as its first update).
+///
+/// # Errors
+/// An unknown kind.
+pub fn live(kind: &str, args: &str) -> Result<Box<dyn TextRun>, String> {
+    let (_, start) = LIVE
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .ok_or_else(|| format!("no live run `{kind}`"))?;
+    Ok(start(args))
+}
 
 /// Runs the task of kind `kind` whose RON text is `input` (never cancelled: a worker is
 /// stopped instead) and returns its output's RON text.
@@ -44,6 +65,7 @@ fn run_text<K: Task>(input: &str, progress: &(dyn Fn() + Sync)) -> Result<String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attention::live::Cmd;
     use crate::preset::Preset;
 
     #[test]
@@ -59,6 +81,47 @@ mod tests {
                 .unwrap_err()
                 .starts_with("sweep: ")
         );
+    }
+
+    /// A live run through text (as a Web Worker drives it) sends the records the run makes
+    /// when called directly, every f64 bit included; an unknown kind is refused by name.
+    #[test]
+    fn the_attention_run_through_text_sends_the_direct_records() {
+        use crate::attention::live::Msg;
+        use crate::attention::{AttentionPreset, SeedRun};
+        assert_eq!(live("nope", "()").err().unwrap(), "no live run `nope`");
+        let preset = AttentionPreset::from_ron(
+            r#"(name: "t", task: (modulus: 7, train_fraction: 0.5),
+                model: (layers: 1, heads: 2, d_model: 8, d_mlp: 16, norm_eps: 1e-6), steps: 3,
+                runs: [(rule: (optimizer: "adam", lr: 1e-2), twins: [Gauge, Noise])])"#,
+            "t",
+        )
+        .unwrap();
+        let mut run = live("attention", &ron::to_string(&(&preset, 5u64)).unwrap()).unwrap();
+        let mut texts = run.begin().0;
+        let (sent, mut next) = run.command(&[ron::to_string(&Cmd::Play { until: None }).unwrap()]);
+        texts.extend(sent);
+        while next != crate::live::Next::Idle {
+            let (sent, n) = run.work(crate::live::SLICE);
+            texts.extend(sent);
+            next = n;
+        }
+        let records: Vec<_> = texts
+            .iter()
+            .filter_map(|t| match ron::from_str::<Msg>(t).unwrap() {
+                Msg::Records(r) => Some(r),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let mut direct = SeedRun::new(&preset, 5).unwrap();
+        while !direct.finished() {
+            direct.step();
+        }
+        assert_eq!(records.len(), 4 * 3, "three models at four measured steps");
+        let bits = |r: &[crate::attention::Record]| ron::to_string(r).unwrap();
+        assert_eq!(bits(&records), bits(direct.records()));
+        assert!(records.iter().any(|r| r.logit_distance > 0.0));
     }
 
     /// What a worker answers is what the thread computes, every f64 bit included: the sweep

@@ -1,14 +1,17 @@
 //! One seed of an attention preset, trained live for the app's section: a [`LiveRun`] for the
-//! [`Live`] driver that takes transport commands and sends back each step's records. The
+//! [`Live`] driver that takes transport commands and sends back each step's records. One step of
+//! every model outlasts a frame, so in the page it runs in a Web Worker ([`RemoteRun`]). The
 //! section drains its [`Msg`]s at the top of a frame and never blocks.
 
 use std::time::Duration;
 
 use super::{AttentionPreset, SeedRun};
-use crate::live::{Failure, Host, Live, LiveRun, Next, Outbox, Repaint};
+use serde::{Deserialize, Serialize};
+
+use crate::live::{Failure, Host, Live, LiveRun, Next, Outbox, RemoteRun, Repaint};
 
 /// What the section asks of the run.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Cmd {
     /// Step until the metrics of step `until` (or the last step) are taken, then pause.
     Play {
@@ -22,7 +25,7 @@ pub enum Cmd {
 }
 
 /// What the run reports.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Msg {
     /// The records of the steps just taken, in order.
     Records(Vec<super::Record>),
@@ -38,15 +41,12 @@ pub enum Msg {
     Failed(String),
 }
 
-/// Seed `seed` of `preset` on the live driver: built on the driver's side, which measures
-/// step 0 (one [`SeedRun::step`]) and then waits for commands. A preset that does not
+/// Seed `seed` of `preset` on the live driver (a thread on the desktop, a Web Worker in the
+/// page): built on the driver's side, which measures step 0 (one [`SeedRun::step`]) and then
+/// waits for commands. A preset that does not
 /// validate is reported as [`Msg::Failed`] with the reason. `repaint` wakes the UI after each message.
 pub fn start(preset: AttentionPreset, seed: u64, repaint: Repaint) -> Live<AttentionLive> {
-    Live::start(
-        "basis-lab attention",
-        move || AttentionLive::new(&preset, seed),
-        repaint,
-    )
+    Live::remote((preset, seed), repaint)
 }
 
 /// The run and its transport state.
@@ -87,6 +87,15 @@ impl AttentionLive {
         } else {
             Next::Idle
         }
+    }
+}
+
+impl RemoteRun for AttentionLive {
+    type Args = (AttentionPreset, u64);
+    const KIND: &'static str = "attention";
+
+    fn build((preset, seed): Self::Args) -> Result<Self, String> {
+        Self::new(&preset, seed)
     }
 }
 

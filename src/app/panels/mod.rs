@@ -3,18 +3,10 @@
 
 pub mod attention;
 pub mod controlled_test;
-pub mod desktop_only;
 pub mod explainer;
 pub mod gauge_lab;
 
 use crate::app::panel::Panel;
-pub use desktop_only::{DesktopOnly, desktop_only};
-
-/// Why the attention twins are desktop-only in the web build.
-pub const ATTENTION_WHY: &str = "The attention twins train about ten small transformers side by \
-    side; one step of all of them takes seconds on a page's single thread, so the page would \
-    freeze between frames. Every other section and tab runs here; this one waits for its training \
-    to move into a Web Worker, as the sweeps' has.";
 
 /// The sections of the navigation, in order.
 pub fn sections() -> Vec<Box<dyn Panel>> {
@@ -27,10 +19,7 @@ pub fn sections() -> Vec<Box<dyn Panel>> {
         Box::new(explainer::Chapter::reading()),
         Box::new(explainer::Chapter::blind_spots()),
         Box::new(gauge_lab::GaugeLab::default()),
-        desktop_only(
-            Box::new(attention::AttentionTwins::default()),
-            ATTENTION_WHY,
-        ),
+        Box::new(attention::AttentionTwins::default()),
     ]
 }
 

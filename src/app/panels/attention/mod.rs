@@ -13,7 +13,7 @@ use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::paste::paste_window;
 use crate::attention::live::{self, AttentionLive};
 use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, TwinKind};
@@ -86,6 +86,9 @@ pub struct AttentionTwins {
     /// Text of the paste window, when open.
     pub paste_text: Option<String>,
     about_open: bool,
+    /// The preset file being chosen in the page (opening is an upload there).
+    #[cfg(target_arch = "wasm32")]
+    upload: Option<crate::app::files::Upload>,
 }
 
 impl Default for AttentionTwins {
@@ -100,6 +103,8 @@ impl Default for AttentionTwins {
             until: None,
             paste_text: None,
             about_open: false,
+            #[cfg(target_arch = "wasm32")]
+            upload: None,
         }
     }
 }
@@ -184,6 +189,11 @@ impl Panel for AttentionTwins {
         "attention"
     }
 
+    /// The preset as run, its seed included.
+    fn share(&self) -> Option<String> {
+        Some(crate::share::encode(&self.preset))
+    }
+
     fn open_shared(&mut self, text: &str) -> Option<Result<String, String>> {
         let prefix = format!("{}:", <AttentionPreset as crate::share::Shareable>::PREFIX);
         if !text.starts_with(&prefix) {
@@ -202,12 +212,16 @@ impl Panel for AttentionTwins {
         "Attention twins"
     }
 
-    fn logic(&mut self, _lab: &mut Lab) {
+    fn logic(&mut self, lab: &mut Lab) {
         if let Some(job) = &self.job {
             for m in job.drain() {
                 self.view.apply(m);
             }
         }
+        #[cfg(target_arch = "wasm32")]
+        self.collect_upload(lab);
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = lab;
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
@@ -233,6 +247,16 @@ impl Panel for AttentionTwins {
     fn busy(&self, _lab: &Lab) -> bool {
         self.view.failed.is_none()
             && (self.view.step.is_none() || self.until.is_some_and(|u| self.view.step < Some(u)))
+    }
+
+    /// The checkpoint table (the logit distance of every twin at steps 0, 1, 100 and the last,
+    /// beside the paper's), as its Export CSV writes it; once step 0 is measured.
+    fn table(&self) -> Option<Table> {
+        self.view.step?;
+        let v = &self.view;
+        let bytes =
+            crate::attention::figures::table_csv(&self.preset, &v.roles, &v.checkpoints, &v.kept);
+        Some(("attention-checkpoints.csv".into(), bytes))
     }
 
     fn save(&self) -> Option<String> {
@@ -374,6 +398,7 @@ impl AttentionTwins {
                 .weak(),
             );
         });
+        #[cfg(not(target_arch = "wasm32"))]
         if open_file {
             match crate::app::files::pick_file("RON preset", "ron") {
                 Some(path) => match AttentionPreset::load(&path) {
@@ -382,6 +407,15 @@ impl AttentionTwins {
                 },
                 None => lab.inform("No file chosen."),
             }
+        }
+        #[cfg(target_arch = "wasm32")]
+        if open_file {
+            let repaint = lab.repaint_handle();
+            self.upload = Some(crate::app::files::Upload::start(
+                "RON preset",
+                "ron",
+                repaint,
+            ));
         }
         if let Some(source) = choice {
             if let Err(e) = self.set_source(source) {
@@ -442,6 +476,30 @@ impl AttentionTwins {
             };
             ui.label(RichText::new(state).weak());
         });
+    }
+
+    /// Loads the preset file the browser's picker delivered, if it has.
+    #[cfg(target_arch = "wasm32")]
+    fn collect_upload(&mut self, lab: &mut Lab) {
+        let Some(picked) = self.upload.as_ref().and_then(|u| u.take()) else {
+            return;
+        };
+        self.upload = None;
+        let (name, bytes) = match picked {
+            Ok(Some(file)) => file,
+            Ok(None) => return lab.inform("No file chosen."),
+            Err(why) => return lab.error(why),
+        };
+        let loaded = AttentionPreset::from_ron(&String::from_utf8_lossy(&bytes), &name)
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                let name = p.name.clone();
+                self.set_source(Source::Custom(p)).map(|()| name)
+            });
+        match loaded {
+            Ok(name) => lab.inform(format!("Loaded the attention preset `{name}`.")),
+            Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
+        }
     }
 
     fn paste_window(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
@@ -88,6 +88,19 @@ impl Panel for Matched {
     fn table(&self) -> Option<Table> {
         let last = self.analysis.last.as_ref()?;
         Some(("matched.csv".into(), report::matched_csv(&last.result)))
+    }
+
+    fn link_settings(&self) -> Vec<(&'static str, String)> {
+        vec![("levels", self.levels.to_string())]
+    }
+
+    /// `levels`: loss levels of the ladder.
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+        match name {
+            "levels" => self.levels = link_count(name, value, LEVELS)?,
+            _ => return Err(format!("this view has no setting `{name}`")),
+        }
+        Ok(())
     }
 
     fn busy(&self, _lab: &Lab) -> bool {

@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{
     FigureFormat, Swatch, export_button, export_table, legend_row, plot_header, save_figure,
@@ -278,6 +278,33 @@ impl<A: TabAxis> Panel for PointsTab<A> {
         let points = &self.analysis.last.as_ref()?.result;
         let rows = report::point_rows(points);
         Some((format!("{}.csv", A::stem()), report::points_csv(&rows)))
+    }
+
+    fn link_settings(&self) -> Vec<(&'static str, String)> {
+        let values = self
+            .text
+            .split(',')
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(",");
+        vec![("values", values), ("seeds", self.seeds.to_string())]
+    }
+
+    /// `values` (comma-separated, as the tab's field) and `seeds` (per value).
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+        match name {
+            "values" => {
+                parse_list::<A::Value>(value).map_err(|e| format!("`values`: {e}"))?;
+                self.text = value
+                    .split(',')
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+            }
+            "seeds" => self.seeds = link_count(name, value, SEEDS)?,
+            _ => return Err(format!("this view has no setting `{name}`")),
+        }
+        Ok(())
     }
 
     fn busy(&self, _lab: &Lab) -> bool {

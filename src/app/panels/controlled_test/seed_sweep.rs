@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::app::analysis::{Analysis, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
@@ -88,6 +88,19 @@ impl Panel for SeedSweep {
     fn table(&self) -> Option<Table> {
         let last = self.analysis.last.as_ref()?;
         Some(("sweep.csv".into(), report::sweep_csv(&last.result)))
+    }
+
+    fn link_settings(&self) -> Vec<(&'static str, String)> {
+        vec![("seeds", self.seeds.to_string())]
+    }
+
+    /// `seeds`: seeds in the sweep.
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+        match name {
+            "seeds" => self.seeds = link_count(name, value, SEEDS)?,
+            _ => return Err(format!("this view has no setting `{name}`")),
+        }
+        Ok(())
     }
 
     fn busy(&self, _lab: &Lab) -> bool {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, Finished, Stop};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, to_ron};
+use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
@@ -167,6 +167,14 @@ impl HsiInputs {
     }
 }
 
+/// The name of a grid choice, as [`Grids`] reads it.
+fn grids_name(g: Grids) -> &'static str {
+    match g {
+        Grids::Paper => "paper",
+        Grids::Own => "own",
+    }
+}
+
 /// Comma-separated seeds, or why not.
 fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
     text.split(',')
@@ -206,6 +214,12 @@ impl Panel for HsiTab {
         if self.analysis.is_running() {
             return;
         }
+        // A scene on its way (a link's `scene`, or one being chosen) starts the run once read.
+        #[cfg(target_arch = "wasm32")]
+        if matches!(self.upload, Some((Picking::Scene, _))) {
+            self.run_when_read = true;
+            return;
+        }
         // A page reads no path: without an uploaded scene, ask for one first (a picker opens
         // only on a click, so not from here).
         #[cfg(target_arch = "wasm32")]
@@ -235,7 +249,82 @@ impl Panel for HsiTab {
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
+        self.analysis.is_running() || self.fetching()
+    }
+
+    fn link_settings(&self) -> Vec<(&'static str, String)> {
+        let i = &self.inputs;
+        let mut out = Vec::new();
+        if !i.scene.trim().is_empty() {
+            out.push(("scene", i.scene.trim().to_string()));
+        }
+        if !i.var.trim().is_empty() {
+            out.push(("var", i.var.trim().to_string()));
+        }
+        let seeds = |s: &[u64]| s.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+        out.extend([
+            ("density", i.density.to_string()),
+            ("steps", i.steps.to_string()),
+            ("rules", i.plan.rules.join(",")),
+            ("grids", grids_name(i.plan.grids).to_string()),
+            ("selection", seeds(&i.plan.selection_seeds)),
+            ("report", seeds(&i.plan.report_seeds)),
+        ]);
+        out
+    }
+
+    /// `scene` (in the page: the address of a scene file, relative to the page, which is
+    /// fetched; on the desktop: a path), `var`, `density`, `steps`, `rules` (comma-separated),
+    /// `grids` (`paper` or `own`), `selection` and `report` (comma-separated seeds). Each is
+    /// checked as the tab's own field is; the plan as a whole is checked when the run starts.
+    fn set_from_link(&mut self, name: &str, value: &str, lab: &mut Lab) -> Result<(), String> {
+        let i = &mut self.inputs;
+        let v = value.trim();
+        match name {
+            "scene" => {
+                i.scene = v.to_string();
+                self.uploaded = None;
+                #[cfg(target_arch = "wasm32")]
+                {
+                    let fetch = crate::app::files::Upload::fetch(v, lab.repaint_handle());
+                    self.upload = Some((Picking::Scene, fetch));
+                }
+                #[cfg(not(target_arch = "wasm32"))]
+                let _ = lab;
+            }
+            "var" => i.var = v.to_string(),
+            "density" => {
+                i.density = v
+                    .parse()
+                    .ok()
+                    .filter(|d: &f64| *d > 0.0 && *d < 1.0)
+                    .ok_or_else(|| format!("`density={value}` is not a number in (0, 1)"))?;
+            }
+            "steps" => i.steps = link_count(name, value, STEPS)?,
+            "rules" => {
+                let rules: Vec<String> = (v.split(',').map(str::trim))
+                    .filter(|r| !r.is_empty())
+                    .map(String::from)
+                    .collect();
+                if let Some(bad) = rules.iter().find(|r| !RULES.iter().any(|k| k.name == *r)) {
+                    let names: Vec<&str> = RULES.iter().map(|r| r.name).collect();
+                    return Err(format!(
+                        "`rules`: no rule `{bad}` (rules: {})",
+                        names.join(", ")
+                    ));
+                }
+                i.plan.rules = rules;
+            }
+            "grids" => i.plan.grids = v.parse().map_err(|e| format!("`grids`: {e}"))?,
+            "selection" => {
+                i.plan.selection_seeds = parse_seeds(v).map_err(|e| format!("`selection`: {e}"))?
+            }
+            "report" => {
+                i.plan.report_seeds = parse_seeds(v).map_err(|e| format!("`report`: {e}"))?
+            }
+            _ => return Err(format!("this view has no setting `{name}`")),
+        }
+        Ok(())
     }
 
     fn save(&self) -> Option<String> {
@@ -352,6 +441,14 @@ impl Panel for HsiTab {
 }
 
 impl HsiTab {
+    /// Whether a run waits for the scene on its way (fetched for a link, or being chosen).
+    fn fetching(&self) -> bool {
+        #[cfg(target_arch = "wasm32")]
+        return self.run_when_read && self.upload.is_some();
+        #[cfg(not(target_arch = "wasm32"))]
+        false
+    }
+
     /// Shows `report` (read by [`read_grid`], e.g. a cluster's `hsi --grid` run) as the last
     /// run, and takes its scene, density, budget and plan as the tab's settings (a budget
     /// outside the tab's range clamped into it). The loss curves are dropped, as after a run.
@@ -581,8 +678,10 @@ impl HsiTab {
         };
         let (what, _) = self.upload.take().expect("checked above");
         let run = std::mem::take(&mut self.run_when_read);
-        let Some((name, bytes)) = picked else {
-            return;
+        let (name, bytes) = match picked {
+            Ok(Some(file)) => file,
+            Ok(None) => return,
+            Err(why) => return lab.error(format!("Hyperspectral: {why}")),
         };
         match what {
             Picking::Scene => {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{class_color, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{Swatch, legend_row, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
@@ -174,6 +174,45 @@ impl Panel for LiveRuns {
 
     fn busy(&self, _lab: &Lab) -> bool {
         self.job.as_ref().is_some_and(|j| !j.is_finished())
+    }
+
+    fn link_settings(&self) -> Vec<(&'static str, String)> {
+        let rules: Vec<String> = Rule::all()
+            .into_iter()
+            .filter(|r| self.settings.rules.contains(r))
+            .map(|r| r.name())
+            .collect();
+        vec![
+            ("rules", rules.join(",")),
+            ("budget", self.settings.budget.to_string()),
+            ("seed", self.settings.seed.to_string()),
+        ]
+    }
+
+    /// `rules` (comma-separated names, at their default arguments), `budget` (steps per run)
+    /// and `seed` (of the problem instance).
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+        match name {
+            "rules" => {
+                let all = Rule::all();
+                self.settings.rules = (value.split(',').map(str::trim))
+                    .filter(|n| !n.is_empty())
+                    .map(|n| {
+                        all.iter().copied().find(|r| r.name() == n).ok_or_else(|| {
+                            let names: Vec<String> = all.iter().map(|r| r.name()).collect();
+                            format!("`rules`: no rule `{n}` (rules: {})", names.join(", "))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            "budget" => self.settings.budget = link_count(name, value, BUDGET)?,
+            "seed" => {
+                self.settings.seed = (value.trim().parse())
+                    .map_err(|_| format!("`seed={value}` is not a whole number"))?;
+            }
+            _ => return Err(format!("this view has no setting `{name}`")),
+        }
+        Ok(())
     }
 
     fn save(&self) -> Option<String> {

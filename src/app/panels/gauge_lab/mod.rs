@@ -285,6 +285,11 @@ impl Panel for SweepTab {
         Ok(notes)
     }
 
+    /// The preset it runs, seeds included, as a link carries it.
+    fn share(&self) -> Option<String> {
+        Some(crate::share::encode(&self.preset()))
+    }
+
     /// A zoo preset's share string (`bz1:…`) replaces the bundled preset, its seeds included.
     fn open_shared(&mut self, text: &str) -> Option<Result<String, String>> {
         let prefix = format!("{}:", <ZooPreset as crate::share::Shareable>::PREFIX);
