@@ -50,7 +50,8 @@ pub fn page_link(
 }
 
 /// Reads a page's `search` (the query with or without its `?`) and `hash` (the fragment with or
-/// without its `#`). Unknown query parameters are ignored; an empty fragment is no preset.
+/// without its `#`). Query parameters other than `view`, `play` and `csv` are the view's
+/// settings (the view judges them); an empty fragment is no preset.
 pub fn parse_page_link(search: &str, hash: &str) -> PageLink {
     let mut link = PageLink::default();
     for pair in search.trim_start_matches('?').split('&') {

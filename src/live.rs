@@ -138,8 +138,10 @@ where
 }
 
 /// A remote run as a Web Worker drives it, through text: each call returns the updates it sent
-/// (RON, in order) and what the run wants next. The loop around it (web/worker.js) is
-/// [`thread_loop`]'s: commands first, then a slice of work while busy.
+/// (RON, in order) and what the run wants next. The loop around it (web/worker.js) is the
+/// thread driver's: commands first, then a slice of work while busy. A panic in a call stops
+/// the worker's instance (the web build cannot unwind), so the updates of that call are lost
+/// and its message is all the page gets.
 pub trait TextRun {
     /// [`LiveRun::begin`].
     fn begin(&mut self) -> (Vec<String>, Next);
@@ -379,8 +381,13 @@ impl<R: LiveRun> Live<R> {
                 });
                 let _ = up.send(u);
             };
-            let fail = move |why: String| {
-                let _ = failed.send(R::failed(Failure::Panicked(why)));
+            let fail = move |why: String, panicked: bool| {
+                let failure = if panicked {
+                    Failure::Panicked(why)
+                } else {
+                    Failure::Refused(why)
+                };
+                let _ = failed.send(R::failed(failure));
             };
             let args = ron::to_string(&args).unwrap_or_default();
             let worker = crate::web_worker::Streaming::start(R::KIND, &args, update, fail, repaint);
@@ -733,13 +740,14 @@ mod tests {
 
     /// Drives a [`TextRun`] as web/worker.js does, giving it `commands` whenever it is idle;
     /// the updates read back.
-    fn drive_text(run: &mut dyn TextRun, mut commands: Vec<&str>) -> Vec<Result<usize, String>> {
+    fn drive_text(run: &mut dyn TextRun, commands: Vec<&str>) -> Vec<Result<usize, String>> {
+        let mut commands = commands.into_iter();
         let mut texts = Vec::new();
         let (sent, mut next) = run.begin();
         texts.extend(sent);
         while next != Next::Done {
             let (sent, n) = if next == Next::Idle {
-                let Some(c) = commands.pop() else { break };
+                let Some(c) = commands.next() else { break };
                 run.command(&[c.to_string()])
             } else {
                 run.work(SLICE)

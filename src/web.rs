@@ -172,8 +172,8 @@ impl WebApp {
     /// The saved settings (browser storage), then what the link asks for: its preset (a bad
     /// one is reported and the default preset loaded instead, as for a bad pasted preset; a
     /// preset of another kind, such as an attention preset, goes to the linked view), its
-    /// view, the view's settings (one that does not apply is reported and skipped), and
-    /// whether to play.
+    /// view, the view's settings (a value the view does not take is reported and skipped; so
+    /// is a parameter it has no setting of, quietly), and whether to play.
     fn new(cc: &eframe::CreationContext<'_>) -> Self {
         let link = this_link();
         let mut settings = cc
@@ -224,13 +224,22 @@ impl WebApp {
                 ),
             }
         }
-        for (name, value) in &link.settings {
-            let applied = state.set_from_link(name, value);
-            if let Err(e) = applied {
-                state
+        // The view's settings, once the view the link names is open (never another one's).
+        let mut ignored = Vec::new();
+        for (name, value) in link.settings.iter().filter(|_| opened) {
+            match state.set_from_link(name, value) {
+                Ok(true) => {}
+                Ok(false) => ignored.push(format!("`{name}`")),
+                Err(e) => state
                     .lab
-                    .error(format!("The link's setting `{name}` was not applied: {e}"));
+                    .error(format!("The link's setting `{name}` was not applied: {e}")),
             }
+        }
+        if !ignored.is_empty() {
+            state.lab.inform(format!(
+                "Not settings of this view, so ignored: {}.",
+                ignored.join(", ")
+            ));
         }
         if link.play {
             // `play` starts the linked view's own run as its main button would (a sweep, the

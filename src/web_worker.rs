@@ -3,10 +3,12 @@
 //! and takes one of two jobs:
 //! - a task (`live::Task`), sent as `["task", kind, RON]`: it runs it through the app's
 //!   registry (`runTask` in [`crate::web`]) and answers `p<count>` as items finish, then
-//!   `o<RON result>` or `e<why>` ([`Running`]);
+//!   `o<RON result>`, or why it failed: `r<why>` (refused: an unknown kind, unreadable input)
+//!   or `e<message>` (it panicked) ([`Running`]);
 //! - a live run (`live::RemoteRun`), sent as `["live", kind, RON args]` and then
 //!   `["command", RON]` per command: it drives the run (`startLive`) and answers `u<RON update>`
-//!   per update, `d` when the run has ended, or `e<why>` if it panicked ([`Streaming`]).
+//!   per update, `d` when the run has ended, or `r<why>` / `e<message>` as a task does
+//!   ([`Streaming`]).
 //!
 //! Messages keep the page's frame loop free while a sweep or a transformer trains.
 
@@ -54,7 +56,7 @@ impl Running {
                 match head {
                     "p" => done.store(rest.parse().unwrap_or(0), Ordering::Relaxed),
                     "o" if !ended.replace(true) => finish(Ok(rest.to_string())),
-                    "e" if !ended.replace(true) => finish(Err(rest.to_string())),
+                    "e" | "r" if !ended.replace(true) => finish(Err(rest.to_string())),
                     _ => {}
                 }
                 repaint();
@@ -106,28 +108,30 @@ fn new_worker() -> Result<web_sys::Worker, String> {
 pub struct Streaming {
     worker: Option<web_sys::Worker>,
     ended: std::rc::Rc<Cell<bool>>,
-    fail: std::rc::Rc<dyn Fn(String)>,
+    fail: std::rc::Rc<dyn Fn(String, bool)>,
     _on_message: Option<Closure<dyn FnMut(web_sys::MessageEvent)>>,
     _on_error: Option<Closure<dyn FnMut(web_sys::ErrorEvent)>>,
 }
 
 impl Streaming {
     /// Starts a worker on the live run of kind `kind` built from `args` (RON text): each
-    /// update's text goes to `update`, a failure of the worker (a panic, or no worker at all)
-    /// to `fail` once, and `repaint` is called after each message.
+    /// update's text goes to `update`, a failure to `fail` once (why, and whether the run
+    /// panicked; otherwise it was refused or no worker could run it), and `repaint` is called
+    /// after each message.
     pub fn start(
         kind: &str,
         args: &str,
         update: impl Fn(&str) + 'static,
-        fail: impl Fn(String) + 'static,
+        fail: impl Fn(String, bool) + 'static,
         repaint: Arc<dyn Fn() + Send + Sync>,
     ) -> Self {
         let ended = std::rc::Rc::new(Cell::new(false));
-        let fail: std::rc::Rc<dyn Fn(String)> = std::rc::Rc::new(fail);
+        let fail: std::rc::Rc<dyn Fn(String, bool)> = std::rc::Rc::new(fail);
         let worker = match new_worker() {
             Ok(w) => w,
             Err(why) => {
-                fail(why);
+                fail(why, false);
+                repaint();
                 ended.set(true);
                 return Self {
                     worker: None,
@@ -146,7 +150,8 @@ impl Streaming {
                 match head {
                     "u" if !ended.get() => update(rest),
                     "d" => ended.set(true),
-                    "e" if !ended.replace(true) => fail(rest.to_string()),
+                    "e" if !ended.replace(true) => fail(rest.to_string(), true),
+                    "r" if !ended.replace(true) => fail(rest.to_string(), false),
                     _ => {}
                 }
                 repaint();
@@ -156,7 +161,7 @@ impl Streaming {
             let (fail, ended) = (fail.clone(), ended.clone());
             Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
                 if !ended.replace(true) {
-                    fail(format!("the Web Worker failed: {}", e.message()));
+                    fail(format!("the Web Worker failed: {}", e.message()), false);
                 }
                 repaint();
             })
@@ -195,7 +200,10 @@ impl Streaming {
             && !self.ended.replace(true)
         {
             w.terminate();
-            (self.fail)(format!("the page could not reach its Web Worker ({e:?})"));
+            (self.fail)(
+                format!("the page could not reach its Web Worker ({e:?})"),
+                false,
+            );
         }
     }
 }

@@ -1168,3 +1168,101 @@ fn the_hyperspectral_tab_runs_a_scene_and_keeps_only_a_sound_result() {
         "{notes:?}"
     );
 }
+
+/// Every view's link settings read back as themselves (a Copy link opens the same view), a
+/// changed value reaches the view, values out of range are refused by name without changing
+/// anything, and a parameter that is no setting of the view is only reported as not one.
+#[test]
+fn link_settings_round_trip_and_bad_values_are_refused_by_name() {
+    use basis_lab::app::panels::{section_ids, tab_ids};
+    let ctx = egui::Context::default();
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    let mut with_settings = 0;
+    for section in section_ids() {
+        let tabs = tab_ids(section).unwrap();
+        let views: Vec<String> = if tabs.is_empty() {
+            vec![section.to_string()]
+        } else {
+            tabs.iter().map(|t| format!("{section}/{t}")).collect()
+        };
+        for view in views {
+            let (s, t) = view.split_once('/').unwrap_or((&view, ""));
+            assert!(a.open_section(s) && (t.is_empty() || a.open_tab(s, t)));
+            let before = a.view().link_settings();
+            with_settings += usize::from(!before.is_empty());
+            for (name, value) in &before {
+                assert_eq!(
+                    a.set_from_link(name, value),
+                    Ok(true),
+                    "{view}: {name}={value}"
+                );
+            }
+            assert_eq!(a.view().link_settings(), before, "{view}");
+            assert_eq!(a.set_from_link("utm_source", "mail"), Ok(false), "{view}");
+        }
+    }
+    assert_eq!(with_settings, 6, "sweep, eps, matched, dk, hsi, gauge live");
+
+    a.open_tab("test", "sweep");
+    assert_eq!(a.set_from_link("seeds", "3"), Ok(true));
+    assert!(a.view().link_settings().contains(&("seeds", "3".into())));
+    let refused = a.set_from_link("seeds", "1000").unwrap_err();
+    assert_eq!(refused, "`seeds=1000` is not a whole number in 2..=256");
+    assert!(a.view().link_settings().contains(&("seeds", "3".into())));
+
+    a.open_tab("test", "eps");
+    assert_eq!(a.set_from_link("values", "1e-8,1e-3"), Ok(true));
+    assert_eq!(a.panel::<EpsSweep>("test/eps").unwrap().text, "1e-8, 1e-3");
+    assert!(
+        a.set_from_link("values", "1e-8,x")
+            .unwrap_err()
+            .contains("“x” is not a number")
+    );
+
+    a.open_tab("gauge", "hsi");
+    for (name, value, says) in [
+        ("density", "2", "`density=2` is not a number in 0.01..=0.99"),
+        (
+            "steps",
+            "5",
+            "`steps=5` is not a whole number in 100..=100000",
+        ),
+        ("rules", "gd,nope", "`rules`: no rule `nope`"),
+        ("grids", "mine", "`grids`: unknown grids `mine`"),
+        ("selection", "1,x", "`selection`: `x` is not a seed"),
+        ("scene", " ", "`scene` is empty"),
+    ] {
+        let e = a.set_from_link(name, value).unwrap_err();
+        assert!(e.starts_with(says), "{name}={value}: {e}");
+    }
+    assert_eq!(a.set_from_link("rules", "muon,gd"), Ok(true));
+    let hsi = a.view().link_settings();
+    assert!(
+        hsi.contains(&("rules", "gd,muon".into())),
+        "registry order: {hsi:?}"
+    );
+    assert!(
+        !hsi.iter().any(|(n, _)| *n == "scene"),
+        "no scene before a link names one"
+    );
+    assert_eq!(a.set_from_link("scene", "data/indian_pines.mat"), Ok(true));
+    assert!(
+        a.view()
+            .link_settings()
+            .contains(&("scene", "data/indian_pines.mat".into()))
+    );
+
+    a.open_tab("gauge", "live");
+    assert!(
+        a.set_from_link("rules", "")
+            .unwrap_err()
+            .contains("at least one rule")
+    );
+    assert!(
+        a.set_from_link("rules", "gd,nope")
+            .unwrap_err()
+            .contains("no rule `nope`")
+    );
+    assert_eq!(a.set_from_link("rules", "muon"), Ok(true));
+    assert!(a.view().link_settings().contains(&("rules", "muon".into())));
+}

@@ -920,8 +920,8 @@ fn the_attention_twins_train_in_a_worker_from_a_link_and_their_table_is_the_desk
     use basis_lab::attention::report::checkpoints;
     use basis_lab::attention::{AttentionPreset, SeedRun};
     portable();
-    // The classroom's preset, a few steps: every rule and twin kind of it, measured at steps
-    // 0, 1 and the last.
+    // attention-quick (the section's default), a few steps: every rule and twin kind of it,
+    // measured at steps 0, 1 and the last.
     let mut preset = AttentionPreset::load("attention-quick").unwrap();
     preset.steps = 3;
     let (name, web) = table_from_link(

@@ -71,13 +71,14 @@ pub trait Panel: Any {
         Vec::new()
     }
 
-    /// Applies the link setting `name=value` (see [`Panel::link_settings`]).
+    /// Applies the link setting `name=value` (see [`Panel::link_settings`]): `Ok(true)` once
+    /// applied, `Ok(false)` for a name the panel has no setting of (a link may carry other
+    /// parameters, such as a mail program's tracking ones).
     ///
     /// # Errors
-    /// A name the panel does not know, or a value it does not take (the message says which
-    /// and what it takes).
-    fn set_from_link(&mut self, name: &str, _value: &str, _lab: &mut Lab) -> Result<(), String> {
-        Err(format!("this view has no setting `{name}`"))
+    /// A value the panel does not take (the message names the setting and what it takes).
+    fn set_from_link(&mut self, _name: &str, _value: &str, _lab: &mut Lab) -> Result<bool, String> {
+        Ok(false)
     }
 
     /// The panel's tabs, for a section that has them.

@@ -213,11 +213,12 @@ impl AppState {
         }
     }
 
-    /// Applies a link's setting `name=value` to the view shown ([`Panel::set_from_link`]).
+    /// Applies a link's setting `name=value` to the view shown ([`Panel::set_from_link`]):
+    /// whether the view has such a setting.
     ///
     /// # Errors
-    /// The view's: an unknown name or a value it does not take.
-    pub fn set_from_link(&mut self, name: &str, value: &str) -> Result<(), String> {
+    /// The view's: a value it does not take.
+    pub fn set_from_link(&mut self, name: &str, value: &str) -> Result<bool, String> {
         let s = self.sections[self.open].as_mut();
         let view = if s.tabs().is_some() {
             s.tabs_mut().expect("checked above").open_mut()

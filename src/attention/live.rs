@@ -37,7 +37,7 @@ pub enum Msg {
         running: bool,
     },
     /// The run could not be built (the preset does not validate) or panicked; the message
-    /// says why. The thread has ended.
+    /// says why. The run has ended.
     Failed(String),
 }
 

@@ -92,15 +92,6 @@ fn twin_name(twin: Option<TwinKind>) -> &'static str {
 /// val_accuracy` (`twin` is `base` for the base model, whose distances are empty; empty also
 /// for diverged models).
 pub fn csv(result: &AttentionResult) -> Vec<u8> {
-    let records = result.seeds.iter().flat_map(|s| &s.records);
-    records_csv(&result.preset, records)
-}
-
-/// [`csv`]'s table of any `records` of `preset` (the app's live run saves its own so far).
-pub fn records_csv<'a>(
-    preset: &AttentionPreset,
-    records: impl IntoIterator<Item = &'a Record>,
-) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let header = [
         "seed",
@@ -116,21 +107,23 @@ pub fn records_csv<'a>(
         "val_accuracy",
     ];
     w.write_record(header).expect("writing to memory");
-    for r in records {
-        w.write_record([
-            r.seed.to_string(),
-            r.step.to_string(),
-            preset.runs[r.run].name().to_string(),
-            twin_name(r.twin).to_string(),
-            csv_num(r.logit_distance),
-            csv_num(r.qk_mean()),
-            csv_num(r.qk_max()),
-            csv_num(r.train.loss),
-            csv_num(r.train.accuracy),
-            csv_num(r.val.loss),
-            csv_num(r.val.accuracy),
-        ])
-        .expect("writing to memory");
+    for s in &result.seeds {
+        for r in &s.records {
+            w.write_record([
+                r.seed.to_string(),
+                r.step.to_string(),
+                result.preset.runs[r.run].name().to_string(),
+                twin_name(r.twin).to_string(),
+                csv_num(r.logit_distance),
+                csv_num(r.qk_mean()),
+                csv_num(r.qk_max()),
+                csv_num(r.train.loss),
+                csv_num(r.train.accuracy),
+                csv_num(r.val.loss),
+                csv_num(r.val.accuracy),
+            ])
+            .expect("writing to memory");
+        }
     }
     w.into_inner().expect("writing to memory")
 }

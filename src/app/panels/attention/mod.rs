@@ -253,9 +253,7 @@ impl Panel for AttentionTwins {
     /// beside the paper's), as its Export CSV writes it; once step 0 is measured.
     fn table(&self) -> Option<Table> {
         self.view.step?;
-        let v = &self.view;
-        let bytes =
-            crate::attention::figures::table_csv(&self.preset, &v.roles, &v.checkpoints, &v.kept);
+        let bytes = self.view.checkpoint_csv(&self.preset);
         Some(("attention-checkpoints.csv".into(), bytes))
     }
 

@@ -73,6 +73,14 @@ impl RunView {
         }
     }
 
+    /// The checkpoint table of what has arrived ([`crate::attention::figures::table_csv`]).
+    ///
+    /// # Errors
+    /// The CSV writer's (none in practice: it writes to memory).
+    pub fn checkpoint_csv(&self, preset: &AttentionPreset) -> Result<Vec<u8>, csv::Error> {
+        crate::attention::figures::table_csv(preset, &self.roles, &self.checkpoints, &self.kept)
+    }
+
     /// Files one message of the run.
     pub fn apply(&mut self, msg: Msg) {
         match msg {

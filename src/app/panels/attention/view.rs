@@ -162,7 +162,7 @@ pub fn plots(
     }
     if exports[3] {
         export_table(lab, "attention-checkpoints.csv", kept, || {
-            figures::table_csv(preset, &view.roles, &view.checkpoints, &view.kept)
+            view.checkpoint_csv(preset)
         });
     }
 }

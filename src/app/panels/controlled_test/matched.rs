@@ -95,12 +95,12 @@ impl Panel for Matched {
     }
 
     /// `levels`: loss levels of the ladder.
-    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<bool, String> {
         match name {
             "levels" => self.levels = link_count(name, value, LEVELS)?,
-            _ => return Err(format!("this view has no setting `{name}`")),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn busy(&self, _lab: &Lab) -> bool {

@@ -291,7 +291,7 @@ impl<A: TabAxis> Panel for PointsTab<A> {
     }
 
     /// `values` (comma-separated, as the tab's field) and `seeds` (per value).
-    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<bool, String> {
         match name {
             "values" => {
                 parse_list::<A::Value>(value).map_err(|e| format!("`values`: {e}"))?;
@@ -302,9 +302,9 @@ impl<A: TabAxis> Panel for PointsTab<A> {
                     .join(", ");
             }
             "seeds" => self.seeds = link_count(name, value, SEEDS)?,
-            _ => return Err(format!("this view has no setting `{name}`")),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn busy(&self, _lab: &Lab) -> bool {

@@ -95,12 +95,12 @@ impl Panel for SeedSweep {
     }
 
     /// `seeds`: seeds in the sweep.
-    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<bool, String> {
         match name {
             "seeds" => self.seeds = link_count(name, value, SEEDS)?,
-            _ => return Err(format!("this view has no setting `{name}`")),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn busy(&self, _lab: &Lab) -> bool {

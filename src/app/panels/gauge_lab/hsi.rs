@@ -24,6 +24,8 @@ use crate::validate::check_count;
 
 /// The range of the step budget per run.
 const STEPS: std::ops::RangeInclusive<usize> = 100..=100_000;
+/// The range of the density field (and of a link's `density`).
+const DENSITY: std::ops::RangeInclusive<f64> = 0.01..=0.99;
 
 /// What a run of the tab reads: the scene, its variable, and the protocol.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,6 +53,10 @@ pub struct HsiTab {
     /// The uploaded scene file's bytes (the page cannot read a path), not saved.
     #[serde(skip)]
     pub uploaded: Option<Vec<u8>>,
+    /// The scene a link named (its address, which a link to the tab can name again); `None`
+    /// for a scene chosen on this computer, which another one could not open. Not saved.
+    #[serde(skip)]
+    linked_scene: Option<String>,
     /// The file being chosen in the page, and what it is for.
     #[cfg(target_arch = "wasm32")]
     #[serde(skip)]
@@ -132,6 +138,7 @@ impl Default for HsiTab {
             },
             analysis: Analysis::default(),
             uploaded: None,
+            linked_scene: None,
             #[cfg(target_arch = "wasm32")]
             upload: None,
             #[cfg(target_arch = "wasm32")]
@@ -255,8 +262,8 @@ impl Panel for HsiTab {
     fn link_settings(&self) -> Vec<(&'static str, String)> {
         let i = &self.inputs;
         let mut out = Vec::new();
-        if !i.scene.trim().is_empty() {
-            out.push(("scene", i.scene.trim().to_string()));
+        if let Some(scene) = &self.linked_scene {
+            out.push(("scene", scene.clone()));
         }
         if !i.var.trim().is_empty() {
             out.push(("var", i.var.trim().to_string()));
@@ -277,13 +284,15 @@ impl Panel for HsiTab {
     /// fetched; on the desktop: a path), `var`, `density`, `steps`, `rules` (comma-separated),
     /// `grids` (`paper` or `own`), `selection` and `report` (comma-separated seeds). Each is
     /// checked as the tab's own field is; the plan as a whole is checked when the run starts.
-    fn set_from_link(&mut self, name: &str, value: &str, lab: &mut Lab) -> Result<(), String> {
+    fn set_from_link(&mut self, name: &str, value: &str, lab: &mut Lab) -> Result<bool, String> {
         let i = &mut self.inputs;
         let v = value.trim();
         match name {
+            "scene" if v.is_empty() => return Err("`scene` is empty: name the scene file".into()),
             "scene" => {
                 i.scene = v.to_string();
                 self.uploaded = None;
+                self.linked_scene = Some(v.to_string());
                 #[cfg(target_arch = "wasm32")]
                 {
                     let fetch = crate::app::files::Upload::fetch(v, lab.repaint_handle());
@@ -297,8 +306,11 @@ impl Panel for HsiTab {
                 i.density = v
                     .parse()
                     .ok()
-                    .filter(|d: &f64| *d > 0.0 && *d < 1.0)
-                    .ok_or_else(|| format!("`density={value}` is not a number in (0, 1)"))?;
+                    .filter(|d: &f64| DENSITY.contains(d))
+                    .ok_or_else(|| {
+                        let (lo, hi) = (DENSITY.start(), DENSITY.end());
+                        format!("`density={value}` is not a number in {lo}..={hi}")
+                    })?;
             }
             "steps" => i.steps = link_count(name, value, STEPS)?,
             "rules" => {
@@ -314,6 +326,9 @@ impl Panel for HsiTab {
                     ));
                 }
                 i.plan.rules = rules;
+                // Report order follows the registry's, as the checkboxes keep it.
+                let order = |n: &String| RULES.iter().position(|r| r.name == n);
+                i.plan.rules.sort_by_key(order);
             }
             "grids" => i.plan.grids = v.parse().map_err(|e| format!("`grids`: {e}"))?,
             "selection" => {
@@ -322,9 +337,9 @@ impl Panel for HsiTab {
             "report" => {
                 i.plan.report_seeds = parse_seeds(v).map_err(|e| format!("`report`: {e}"))?
             }
-            _ => return Err(format!("this view has no setting `{name}`")),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn save(&self) -> Option<String> {
@@ -468,6 +483,7 @@ impl HsiTab {
             r.losses = Vec::new();
         }
         self.inputs = inputs.clone();
+        self.linked_scene = None;
         self.analysis.last = Some(Finished {
             inputs: HsiInputs {
                 steps: cfg.steps,
@@ -542,7 +558,7 @@ impl HsiTab {
             let l = ui.label("density");
             ui.add(
                 egui::DragValue::new(&mut inputs.density)
-                    .range(0.01..=0.99)
+                    .range(DENSITY)
                     .speed(0.01)
                     .max_decimals(3),
             )
@@ -651,6 +667,7 @@ impl HsiTab {
             Some(p) => {
                 self.inputs.scene = p.display().to_string();
                 self.uploaded = None;
+                self.linked_scene = None;
             }
             None => lab.inform(
                 "No file chosen. (Without a file-dialog service, type the path into the field.)",
@@ -686,6 +703,9 @@ impl HsiTab {
         match what {
             Picking::Scene => {
                 lab.inform(format!("Scene {name} ({} bytes) read.", bytes.len()));
+                if self.linked_scene.as_ref() != Some(&name) {
+                    self.linked_scene = None;
+                }
                 self.inputs.scene = name;
                 self.uploaded = Some(bytes);
                 if run {
@@ -712,6 +732,7 @@ impl HsiTab {
                 Some(e) if e.eq_ignore_ascii_case("json") => self.open_file(&path, lab),
                 Some(e) if e.eq_ignore_ascii_case("mat") => {
                     self.inputs.scene = path.display().to_string();
+                    self.linked_scene = None;
                 }
                 _ => lab.error(format!(
                     "Hyperspectral: {} is neither a scene (.mat) nor a report (.json)",

@@ -59,6 +59,16 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// The chosen rules in the registry's order (the order of the runs and their plots).
+    fn chosen(&self) -> Vec<Rule> {
+        Rule::all()
+            .into_iter()
+            .filter(|r| self.rules.contains(r))
+            .collect()
+    }
+}
+
 impl LiveRuns {
     /// The final summary of each live run, in rule order (`None` while it runs).
     pub fn summaries(&self) -> Vec<Option<RunResult>> {
@@ -148,9 +158,7 @@ impl Panel for LiveRuns {
 
     /// Starts the live runs of the chosen rules (nothing if none is chosen).
     fn start(&mut self, lab: &mut Lab) {
-        let rules: Vec<(Rule, f64)> = Rule::all()
-            .into_iter()
-            .filter(|r| self.settings.rules.contains(r))
+        let rules: Vec<(Rule, f64)> = (self.settings.chosen().into_iter())
             .map(|r| (r, r.default_lr()))
             .collect();
         if rules.is_empty() {
@@ -177,11 +185,7 @@ impl Panel for LiveRuns {
     }
 
     fn link_settings(&self) -> Vec<(&'static str, String)> {
-        let rules: Vec<String> = Rule::all()
-            .into_iter()
-            .filter(|r| self.settings.rules.contains(r))
-            .map(|r| r.name())
-            .collect();
+        let rules: Vec<String> = self.settings.chosen().iter().map(|r| r.name()).collect();
         vec![
             ("rules", rules.join(",")),
             ("budget", self.settings.budget.to_string()),
@@ -191,11 +195,11 @@ impl Panel for LiveRuns {
 
     /// `rules` (comma-separated names, at their default arguments), `budget` (steps per run)
     /// and `seed` (of the problem instance).
-    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<(), String> {
+    fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<bool, String> {
         match name {
             "rules" => {
                 let all = Rule::all();
-                self.settings.rules = (value.split(',').map(str::trim))
+                let rules: Vec<Rule> = (value.split(',').map(str::trim))
                     .filter(|n| !n.is_empty())
                     .map(|n| {
                         all.iter().copied().find(|r| r.name() == n).ok_or_else(|| {
@@ -204,15 +208,19 @@ impl Panel for LiveRuns {
                         })
                     })
                     .collect::<Result<_, _>>()?;
+                if rules.is_empty() {
+                    return Err("`rules` is empty: name at least one rule".into());
+                }
+                self.settings.rules = rules;
             }
             "budget" => self.settings.budget = link_count(name, value, BUDGET)?,
             "seed" => {
                 self.settings.seed = (value.trim().parse())
                     .map_err(|_| format!("`seed={value}` is not a whole number"))?;
             }
-            _ => return Err(format!("this view has no setting `{name}`")),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn save(&self) -> Option<String> {
