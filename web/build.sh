@@ -26,7 +26,7 @@ cargo build --release --target wasm32-unknown-unknown --bin basis-lab
 rm -rf "$out.new"
 mkdir -p "$out.new"
 wasm-bindgen --target web --no-typescript --out-dir "$out.new" \
-  target/wasm32-unknown-unknown/release/basis-lab.wasm
+  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/basis-lab.wasm"
 cp web/index.html web/worker.js "$out.new/"
 rm -rf "$out"
 mv "$out.new" "$out"
