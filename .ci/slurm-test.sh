@@ -4,7 +4,7 @@
 # (scripts/slurm/submit-zoo.sh), give the tables one process writes, byte for byte. Needs a release build of basis-lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$PWD/target/release/basis-lab
+bin=$(realpath "${CARGO_TARGET_DIR:-target}")/release/basis-lab
 work=$(mktemp -d)
 trap '.ci/slurm-cluster.sh stop "$work/cluster"; rm -rf "$work"' EXIT
 .ci/slurm-cluster.sh start "$work/cluster"
