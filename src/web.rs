@@ -12,7 +12,6 @@ use crate::app::{AppState, Settings};
 use crate::link::{PageLink, parse_page_link};
 use crate::preset::Preset;
 use crate::share::Shareable;
-use crate::worker::Command;
 
 /// The id of the canvas in `web/index.html`.
 const CANVAS_ID: &str = "basis-lab-canvas";
@@ -169,11 +168,10 @@ struct WebApp {
 }
 
 impl WebApp {
-    /// The saved settings (browser storage), then what the link asks for: its preset (a bad
-    /// one is reported and the default preset loaded instead, as for a bad pasted preset; a
-    /// preset of another kind, such as an attention preset, goes to the linked view), its
-    /// view, the view's settings (a value the view does not take is reported and skipped; so
-    /// is a parameter it has no setting of, quietly), and whether to play.
+    /// The saved settings (browser storage), then what the link asks for: its key-lab preset
+    /// (a bad one is reported and the default preset loaded instead, as for a bad pasted
+    /// preset), then the rest through [`crate::app::follow::follow`]: the view, a preset of
+    /// the view's own kind, the view's settings and whether to play.
     fn new(cc: &eframe::CreationContext<'_>) -> Self {
         let link = this_link();
         let mut settings = cc
@@ -193,67 +191,15 @@ impl WebApp {
                 Ok(p) => settings.preset = p,
                 Err(e) => {
                     problem = Some(format!(
-                        "The link's preset was not loaded ({e}); the default preset is loaded."
+                        "The link's preset was not loaded ({e}); the default preset is loaded \
+                         instead."
                     ));
                     settings.preset = crate::app::lab::default_preset();
                 }
             }
         }
         let mut state = AppState::new(&cc.egui_ctx, settings);
-        if let Some(text) = problem {
-            state.lab.error(text);
-        } else if key_share.is_some() {
-            state.lab.inform("Opened the preset in the link.");
-        }
-        let mut opened = false;
-        if let Some(view) = &link.view {
-            let (section, tab) = view.split_once('/').unwrap_or((view, ""));
-            opened =
-                state.open_section(section) && (tab.is_empty() || state.open_tab(section, tab));
-        }
-        if let Some(text) = view_share {
-            match state.view_mut().open_shared(text) {
-                Some(Ok(name)) => state
-                    .lab
-                    .inform(format!("Opened the link's preset `{name}`.")),
-                Some(Err(e)) => state
-                    .lab
-                    .error(format!("The link's preset was not loaded: {e}")),
-                None => state.lab.error(
-                    "The link's preset is of a kind this view does not read; nothing was loaded.",
-                ),
-            }
-        }
-        // The view's settings, once the view the link names is open (never another one's).
-        let mut ignored = Vec::new();
-        for (name, value) in link.settings.iter().filter(|_| opened) {
-            match state.set_from_link(name, value) {
-                Ok(true) => {}
-                Ok(false) => ignored.push(format!("`{name}`")),
-                Err(e) => state
-                    .lab
-                    .error(format!("The link's setting `{name}` was not applied: {e}")),
-            }
-        }
-        if !ignored.is_empty() {
-            state.lab.inform(format!(
-                "Not settings of this view, so ignored: {}.",
-                ignored.join(", ")
-            ));
-        }
-        if link.play {
-            // `play` starts the linked view's own run as its main button would (a sweep, the
-            // gauge lab's live runs); a key-lab view without one (the live tab, memory &
-            // reads), or no view, plays the key lab's run. Not both, which would share each
-            // frame's time between them.
-            if opened {
-                state.start_open();
-            }
-            let key_lab = state.section().id() == "test";
-            if !opened || (key_lab && !state.view_busy()) {
-                state.lab.send(Command::Play);
-            }
-        }
+        crate::app::follow::follow(&mut state, &link, view_share.map(String::as_str), problem);
         Self {
             state,
             theme: None,

@@ -1266,3 +1266,60 @@ fn link_settings_round_trip_and_bad_values_are_refused_by_name() {
     assert_eq!(a.set_from_link("rules", "muon"), Ok(true));
     assert!(a.view().link_settings().contains(&("rules", "muon".into())));
 }
+
+/// A page link is followed as the page does (app::follow): its view, a preset of the view's own
+/// kind, its settings, play. Every problem of a link is told together, and a link with a problem
+/// starts nothing; a link without one says what it opened and starts the view's run.
+#[test]
+fn a_link_is_followed_with_every_problem_told_and_a_bad_link_starts_nothing() {
+    use basis_lab::app::follow::follow;
+    use basis_lab::app::panels::attention::{AttentionTwins, Source};
+    use basis_lab::link::parse_page_link;
+    let ctx = egui::Context::default();
+    let notice = |a: &AppState| a.lab.notice.clone().expect("a notice");
+
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    let link = parse_page_link("?view=test/eps&values=1e-8,abc&seeds=500&play", "#bl1:x");
+    let bad_preset = Some("The link's preset was not loaded (…).".to_string());
+    assert!(!follow(&mut a, &link, None, bad_preset));
+    let n = notice(&a);
+    assert!(n.error);
+    for part in [
+        "preset was not loaded",
+        "`values`",
+        "`seeds=500`",
+        "not started",
+    ] {
+        assert!(n.text.contains(part), "{part} in {}", n.text);
+    }
+    assert!(!a.view_busy() && !a.lab.history.running, "nothing runs");
+
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    let link = parse_page_link("?view=test/sweeps&seeds=8&play", "");
+    assert!(!follow(&mut a, &link, None, None));
+    let n = notice(&a);
+    assert!(
+        n.error && n.text.contains("`test/sweeps` is not one of this page's"),
+        "{}",
+        n.text
+    );
+    assert!(!a.lab.history.running, "no run for a link to no view");
+
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    let link = parse_page_link("?view=test/sweep&seeds=3&utm_source=mail", "#bl1:classroom");
+    assert!(!follow(&mut a, &link, None, None), "no play asked");
+    let n = notice(&a);
+    assert!(!n.error, "{}", n.text);
+    assert!(n.text.contains("Opened the preset") && n.text.contains("`utm_source`"));
+    assert_eq!(a.panel::<SeedSweep>("test/sweep").unwrap().seeds, 3);
+
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    let link = parse_page_link("?view=attention&play", "#ba1:attention-quick");
+    assert!(follow(&mut a, &link, link.share.as_deref(), None));
+    assert!(notice(&a).text.contains("`attention-quick`"));
+    let twins = a.panel::<AttentionTwins>("attention").unwrap();
+    assert_eq!(
+        twins.settings.source,
+        Source::Bundled("attention-quick".into())
+    );
+}

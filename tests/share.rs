@@ -162,6 +162,24 @@ fn the_command_line_prints_and_reads_share_strings() {
     assert!(out.join("metrics.csv").is_file());
     let e = common::fails(&["share", "bl1:classroom(steps:-3)"]);
     assert!(e.contains("share string") && e.contains("steps"), "{e}");
+    // Zoo presets (the gauge lab's sweep tabs' links): by name, file, string and link.
+    assert_eq!(common::ok(&["share", "zoo-paper"]).trim(), "bz1:zoo-paper");
+    let tail = concat!(env!("CARGO_MANIFEST_DIR"), "/presets/tail.ron");
+    assert_eq!(common::ok(&["share", "--zoo", tail]).trim(), "bz1:tail");
+    let link = "https://example.org/lab/?view=gauge/zoo#bz1:zoo-paper(seeds:1)";
+    assert_eq!(
+        common::ok(&["share", link]).trim(),
+        "bz1:zoo-paper(seeds:1)"
+    );
+    let zoo = dir.path().join("zoo");
+    common::ok(&[
+        "zoo",
+        "bz1:dial(seeds:1,budget:300)",
+        "--quiet",
+        "--out",
+        common::s(&zoo),
+    ]);
+    assert!(zoo.join("zoo.csv").is_file());
 }
 
 #[test]

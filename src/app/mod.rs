@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod files;
+pub mod follow;
 pub mod history;
 pub mod lab;
 #[cfg(not(target_arch = "wasm32"))]

@@ -6,36 +6,48 @@ use clap::Args;
 use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
 use basis_lab::console;
 use basis_lab::preset::Preset;
+use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset};
 use basis_lab::share::{self, Shareable};
 
 /// Print a preset's share string: one URL-safe line holding only what differs from a bundled
-/// preset (`bl1:…` for the key lab, `ba1:…` for attention twins), which `--preset`, `run`,
-/// `attention` and the app's paste window read back bit for bit.
+/// preset (`bl1:…` for the key lab, `ba1:…` for attention twins, `bz1:…` for the gauge lab's
+/// zoo, dial and tail), which `--preset`, `run`, `attention`, `zoo`, the app's paste window
+/// and the web page's links read back bit for bit.
 #[derive(Args, Debug)]
 pub struct ShareArgs {
     /// A preset file, a bundled preset's name, or a share string.
     preset: std::ffi::OsString,
     /// Read PRESET as an attention preset (implied by the bundled attention presets' names and
     /// by `ba1:` strings).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "zoo")]
     attention: bool,
+    /// Read PRESET as a zoo preset (implied by the bundled zoo presets' names and by `bz1:`
+    /// strings).
+    #[arg(long)]
+    zoo: bool,
+}
+
+/// Whether `text` is a share string of kind `K`, alone or at the end of a link.
+fn is_kind<K: Shareable>(text: &str) -> bool {
+    let tag = format!("{}:", K::PREFIX);
+    share::is_share_string(text) && (text.starts_with(&tag) || text.contains(&format!("#{tag}")))
 }
 
 impl ShareArgs {
     /// Prints the share string.
     pub fn run(self) -> Result<()> {
-        let tag = format!("{}:", AttentionPreset::PREFIX);
         let lossy = self.preset.to_string_lossy();
         let text = lossy.trim();
-        let attention = self.attention
-            || BUNDLED_ATTENTION.iter().any(|(n, _)| *n == text)
-            || (share::is_share_string(text)
-                && (text.starts_with(&tag) || text.contains(&format!("#{tag}"))));
-        if attention {
-            console::outln(&share::encode(&AttentionPreset::load(&self.preset)?))?;
+        let named = |list: &[(&str, &str)]| list.iter().any(|(n, _)| *n == text);
+        let line = if self.attention || named(BUNDLED_ATTENTION) || is_kind::<AttentionPreset>(text)
+        {
+            share::encode(&AttentionPreset::load(&self.preset)?)
+        } else if self.zoo || named(BUNDLED_ZOO) || is_kind::<ZooPreset>(text) {
+            share::encode(&ZooPreset::load(&self.preset)?)
         } else {
-            console::outln(&share::encode(&Preset::load(&self.preset)?))?;
-        }
+            share::encode(&Preset::load(&self.preset)?)
+        };
+        console::outln(&line)?;
         Ok(())
     }
 }

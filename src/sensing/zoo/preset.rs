@@ -192,9 +192,10 @@ pub const MAX_CELLS: usize = 100_000;
 pub const MAX_OPERATOR_NUMBERS: usize = 250_000_000;
 
 impl ZooPreset {
-    /// Loads a zoo preset file (any file name the OS allows), or a bundled one by name
-    /// ([`BUNDLED_ZOO`]) when no file of that name exists ([`crate::preset::source`]). Errors:
-    /// unreadable, over-long ([`MAX_ZOO_BYTES`]) or non-UTF-8 files, and everything
+    /// Loads a zoo preset file (any file name the OS allows), a share string (`bz1:…`), or a
+    /// bundled one by name ([`BUNDLED_ZOO`]) when no file of that name exists
+    /// ([`crate::preset::source`]). Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or
+    /// non-UTF-8 files, a share string that does not decode, and everything
     /// [`ZooPreset::from_ron`] rejects.
     pub fn load(path_or_name: impl AsRef<std::ffi::OsStr>) -> Result<Self, PresetError> {
         match crate::preset::source(
@@ -202,7 +203,7 @@ impl ZooPreset {
             BUNDLED_ZOO,
             "zoo preset",
             MAX_ZOO_BYTES,
-            false,
+            true,
         )? {
             Source::Ron { text, file } => Self::from_ron(&text, &file),
             Source::Share(s) => crate::share::decode(&s),

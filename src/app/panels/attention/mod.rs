@@ -29,6 +29,16 @@ pub enum Source {
 }
 
 impl Source {
+    /// `preset` as a source: a bundled one by name when it is exactly that bundled preset
+    /// (a link or paste of `ba1:attention-quick`), else kept whole.
+    pub fn of(preset: AttentionPreset) -> Self {
+        let bundled = Source::Bundled(preset.name.clone());
+        match bundled.preset() {
+            Ok(b) if b == preset => bundled,
+            _ => Source::Custom(preset),
+        }
+    }
+
     /// The preset, or why it cannot be used (unknown bundled name, a field out of range).
     pub fn preset(&self) -> Result<AttentionPreset, String> {
         match self {
@@ -203,7 +213,7 @@ impl Panel for AttentionTwins {
             .map_err(|e| e.to_string())
             .and_then(|p| {
                 let name = p.name.clone();
-                self.set_source(Source::Custom(p)).map(|()| name)
+                self.set_source(Source::of(p)).map(|()| name)
             });
         Some(loaded)
     }
@@ -400,7 +410,7 @@ impl AttentionTwins {
         if open_file {
             match crate::app::files::pick_file("RON preset", "ron") {
                 Some(path) => match AttentionPreset::load(&path) {
-                    Ok(p) => choice = Some(Source::Custom(p)),
+                    Ok(p) => choice = Some(Source::of(p)),
                     Err(e) => lab.error(format!("Attention preset not loaded: {e}")),
                 },
                 None => lab.inform("No file chosen."),
@@ -492,7 +502,7 @@ impl AttentionTwins {
             .map_err(|e| e.to_string())
             .and_then(|p| {
                 let name = p.name.clone();
-                self.set_source(Source::Custom(p)).map(|()| name)
+                self.set_source(Source::of(p)).map(|()| name)
             });
         match loaded {
             Ok(name) => lab.inform(format!("Loaded the attention preset `{name}`.")),
@@ -507,7 +517,7 @@ impl AttentionTwins {
                 .map_err(|e| e.to_string())
                 .and_then(|p| {
                     let name = p.name.clone();
-                    self.set_source(Source::Custom(p)).map(|()| name)
+                    self.set_source(Source::of(p)).map(|()| name)
                 }) {
                 Ok(name) => {
                     lab.inform(format!("Loaded the attention preset `{name}`."));

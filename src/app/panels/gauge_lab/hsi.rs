@@ -398,14 +398,13 @@ impl Panel for HsiTab {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            ui.label(
-                RichText::new(
-                    "No results yet: choose a scene and press Run, or open the hsi.json of a \
-                     run made elsewhere (Open results…; the repository keeps one in \
-                     docs/results).",
-                )
-                .weak(),
-            );
+            let text = if self.busy(lab) {
+                "Running: the plots and the table appear when every run has ended."
+            } else {
+                "No results yet: choose a scene and press Run, or open the hsi.json of a run \
+                 made elsewhere (Open results…; the repository keeps one in docs/results)."
+            };
+            ui.label(RichText::new(text).weak());
             return;
         };
         let (inputs, report) = (&last.inputs, &last.result);

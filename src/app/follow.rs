@@ -1,0 +1,85 @@
+//! What the page does with its link once the app has started ([`follow`]): open the view, load
+//! the view's own preset, apply the view's settings, start the run. Written for the web build
+//! and compiled everywhere, so the tests read its notices without a browser.
+
+use super::AppState;
+use crate::link::PageLink;
+use crate::worker::Command;
+
+/// Follows `link` in `state`: opens its view, loads a share string of the view's own preset
+/// kind (`view_share`, a `ba1:` or `bz1:` string; the key lab's `bl1:` was loaded with the
+/// settings, and `preset_problem` says why it was not), applies the view's settings and, with
+/// `play`, starts the view's run. Every problem of the link is told in one error notice, and a
+/// link with a problem does not start anything (what it would run is not what it asked for);
+/// otherwise what was opened is told in one notice. Returns whether a run was started.
+pub fn follow(
+    state: &mut AppState,
+    link: &PageLink,
+    view_share: Option<&str>,
+    preset_problem: Option<String>,
+) -> bool {
+    let mut problems: Vec<String> = preset_problem.into_iter().collect();
+    let mut news = Vec::new();
+    if link.share.is_some() && view_share.is_none() && problems.is_empty() {
+        news.push("Opened the preset in the link.".to_string());
+    }
+    let mut opened = false;
+    if let Some(view) = &link.view {
+        let (section, tab) = view.split_once('/').unwrap_or((view, ""));
+        opened = state.open_section(section) && (tab.is_empty() || state.open_tab(section, tab));
+        if !opened {
+            problems.push(format!(
+                "The link's view `{view}` is not one of this page's (see the sections on the \
+                 left); its settings were not applied."
+            ));
+        }
+    }
+    if let Some(text) = view_share {
+        match state.view_mut().open_shared(text) {
+            Some(Ok(name)) => news.push(format!("Opened the link's preset `{name}`.")),
+            Some(Err(e)) => problems.push(format!("The link's preset was not loaded: {e}.")),
+            None => problems.push(
+                "The link's preset is of a kind this view does not read; nothing was loaded."
+                    .into(),
+            ),
+        }
+    }
+    let mut ignored = Vec::new();
+    for (name, value) in link.settings.iter().filter(|_| opened) {
+        match state.set_from_link(name, value) {
+            Ok(true) => {}
+            Ok(false) => ignored.push(format!("`{name}`")),
+            Err(e) => problems.push(format!("The link's setting `{name}` was not applied: {e}.")),
+        }
+    }
+    if !ignored.is_empty() {
+        news.push(format!(
+            "Not settings of this view, so ignored: {}.",
+            ignored.join(", ")
+        ));
+    }
+    if !problems.is_empty() {
+        if link.play {
+            problems.push("So the link's run was not started.".into());
+        }
+        state.lab.error(problems.join(" "));
+        return false;
+    }
+    if !news.is_empty() {
+        state.lab.inform(news.join(" "));
+    }
+    if !link.play {
+        return false;
+    }
+    // `play` starts the linked view's own run as its main button would (a sweep, the gauge
+    // lab's live runs); a key-lab view without one (the live tab, memory & reads), or no view,
+    // plays the key lab's run. Not both, which would share each frame's time between them.
+    if opened {
+        state.start_open();
+    }
+    let key_lab = state.section().id() == "test";
+    if !opened || (key_lab && !state.view_busy()) {
+        state.lab.send(Command::Play);
+    }
+    true
+}
