@@ -762,8 +762,7 @@ mod tests {
     fn a_run_through_text_reports_what_the_thread_driver_reports() {
         let thread = Live::<Counter>::remote(4, Arc::new(|| {}));
         thread.send(false);
-        let mut by_thread = vec![];
-        by_thread.extend(until_finished(&thread));
+        let by_thread = until_finished(&thread);
         let by_text = drive_text(text_run::<Counter>("4").as_mut(), vec!["false"]);
         assert_eq!(by_text, by_thread);
         assert_eq!(by_text, (0..=4).map(Ok).collect::<Vec<_>>());

@@ -11,7 +11,6 @@ use crate::app::page::{document, location};
 use crate::app::{AppState, Settings};
 use crate::link::{PageLink, parse_page_link};
 use crate::preset::Preset;
-use crate::share::Shareable;
 
 /// The id of the canvas in `web/index.html`.
 const CANVAS_ID: &str = "basis-lab-canvas";
@@ -165,6 +164,8 @@ struct WebApp {
     state: AppState,
     theme: Option<bool>,
     csv: bool,
+    /// The view the browser tab is named after (section and tab ids).
+    named: (&'static str, &'static str),
 }
 
 impl WebApp {
@@ -179,13 +180,7 @@ impl WebApp {
             .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
             .unwrap_or_default();
         let mut problem = None;
-        let (key_share, view_share) = match &link.share {
-            Some(t) if t.starts_with(&format!("{}:", <Preset as Shareable>::PREFIX)) => {
-                (Some(t), None)
-            }
-            Some(t) if crate::share::is_share_string(t) => (None, Some(t)),
-            other => (other.as_ref(), None),
-        };
+        let (key_share, _) = crate::app::follow::shares(&link);
         if let Some(text) = key_share {
             match crate::share::decode::<Preset>(text) {
                 Ok(p) => settings.preset = p,
@@ -199,11 +194,25 @@ impl WebApp {
             }
         }
         let mut state = AppState::new(&cc.egui_ctx, settings);
-        crate::app::follow::follow(&mut state, &link, view_share.map(String::as_str), problem);
+        crate::app::follow::follow(&mut state, &link, problem);
         Self {
             state,
             theme: None,
             csv: link.csv,
+            named: ("", ""),
+        }
+    }
+
+    /// Names the browser tab after the open view (`AppState::view_title`) when the view
+    /// changes (compared by ids, so a frame allocates nothing).
+    fn name_the_tab(&mut self) {
+        let s = self.state.section();
+        let shown = (s.id(), s.tabs().map_or("", |t| t.open().id()));
+        if shown != self.named
+            && let Some(d) = document()
+        {
+            d.set_title(&self.state.view_title());
+            self.named = shown;
         }
     }
 
@@ -234,6 +243,7 @@ impl eframe::App for WebApp {
     fn logic(&mut self, _ctx: &egui::Context, _frame: &mut eframe::Frame) {
         self.state.logic();
         self.download_table();
+        self.name_the_tab();
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {

@@ -1281,7 +1281,7 @@ fn a_link_is_followed_with_every_problem_told_and_a_bad_link_starts_nothing() {
     let mut a = AppState::new(&ctx, settings("classroom"));
     let link = parse_page_link("?view=test/eps&values=1e-8,abc&seeds=500&play", "#bl1:x");
     let bad_preset = Some("The link's preset was not loaded (…).".to_string());
-    assert!(!follow(&mut a, &link, None, bad_preset));
+    assert!(!follow(&mut a, &link, bad_preset));
     let n = notice(&a);
     assert!(n.error);
     for part in [
@@ -1296,7 +1296,7 @@ fn a_link_is_followed_with_every_problem_told_and_a_bad_link_starts_nothing() {
 
     let mut a = AppState::new(&ctx, settings("classroom"));
     let link = parse_page_link("?view=test/sweeps&seeds=8&play", "");
-    assert!(!follow(&mut a, &link, None, None));
+    assert!(!follow(&mut a, &link, None));
     let n = notice(&a);
     assert!(
         n.error && n.text.contains("`test/sweeps` is not one of this page's"),
@@ -1307,7 +1307,7 @@ fn a_link_is_followed_with_every_problem_told_and_a_bad_link_starts_nothing() {
 
     let mut a = AppState::new(&ctx, settings("classroom"));
     let link = parse_page_link("?view=test/sweep&seeds=3&utm_source=mail", "#bl1:classroom");
-    assert!(!follow(&mut a, &link, None, None), "no play asked");
+    assert!(!follow(&mut a, &link, None), "no play asked");
     let n = notice(&a);
     assert!(!n.error, "{}", n.text);
     assert!(n.text.contains("Opened the preset") && n.text.contains("`utm_source`"));
@@ -1315,11 +1315,25 @@ fn a_link_is_followed_with_every_problem_told_and_a_bad_link_starts_nothing() {
 
     let mut a = AppState::new(&ctx, settings("classroom"));
     let link = parse_page_link("?view=attention&play", "#ba1:attention-quick");
-    assert!(follow(&mut a, &link, link.share.as_deref(), None));
+    assert!(follow(&mut a, &link, None));
     assert!(notice(&a).text.contains("`attention-quick`"));
     let twins = a.panel::<AttentionTwins>("attention").unwrap();
     assert_eq!(
         twins.settings.source,
         Source::Bundled("attention-quick".into())
     );
+}
+
+/// The browser tab's name (the page sets it) is the open section's and tab's titles.
+#[test]
+fn the_view_title_names_the_section_and_the_tab() {
+    let ctx = egui::Context::default();
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    assert!(a.open_tab("test", "eps"));
+    assert_eq!(
+        a.view_title(),
+        "basis-lab · 5 The controlled test · ε sweep"
+    );
+    assert!(a.open_section("attention"));
+    assert_eq!(a.view_title(), "basis-lab · Attention twins");
 }

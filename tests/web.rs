@@ -711,6 +711,8 @@ fn photograph(dev: &mut Devtools, name: &str) {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn every_section_and_tab_opens_from_its_link_at_both_sizes() {
+    // Each view's link opens that view (the browser tab's title names it) and draws it at
+    // both sizes.
     use basis_lab::app::panels::{section_ids, tab_ids};
     let port = serve(vec![web_dir()]);
     let mut dev = Devtools::start();
@@ -724,13 +726,21 @@ fn every_section_and_tab_opens_from_its_link_at_both_sizes() {
         views.extend(tabs.iter().map(|t| format!("{section}/{t}")));
     }
     assert!(views.len() > 15, "{views:?}");
+    // The page names its browser tab after the view it shows, as the desktop's state does.
+    let mut app = basis_lab::app::AppState::new(
+        &eframe::egui::Context::default(),
+        basis_lab::app::Settings::default(),
+    );
     for view in &views {
+        let (section, tab) = view.split_once('/').unwrap_or((view, ""));
+        assert!(app.open_section(section) && (tab.is_empty() || app.open_tab(section, tab)));
+        let title = serde_json::Value::from(app.view_title());
         viewport(&mut dev, 1280, 720);
         let link = page_link(&base, view, false, &[], "");
         dev.call("Page.navigate", serde_json::json!({ "url": link }));
         let deadline = Instant::now() + Duration::from_secs(60);
-        wait_for(&format!("{view} to start"), deadline, || {
-            (dev.eval(STARTED) == true).then_some(())
+        wait_for(&format!("{view} to open as {title}"), deadline, || {
+            (dev.eval(STARTED) == true && dev.eval("document.title") == title).then_some(())
         });
         std::thread::sleep(Duration::from_millis(1200));
         let stem = format!("view-{}", view.replace('/', "-"));
@@ -916,8 +926,7 @@ fn compare_but_erank(name: &str, web: &str, desktop: &str) {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_attention_twins_train_in_a_worker_from_a_link_and_their_table_is_the_desktop_s() {
-    use basis_lab::attention::figures::table_csv;
-    use basis_lab::attention::report::checkpoints;
+    use basis_lab::app::panels::attention::{Msg, RunView};
     use basis_lab::attention::{AttentionPreset, SeedRun};
     portable();
     // attention-quick (the section's default), a few steps: every rule and twin kind of it,
@@ -940,17 +949,20 @@ fn the_attention_twins_train_in_a_worker_from_a_link_and_their_table_is_the_desk
     let threads = rayon::current_num_threads();
     let s = start.elapsed().as_secs_f64();
     println!("attention: the desktop's (portable, {threads} threads) in {s:.2} s");
-    let roles: Vec<_> = (preset.runs.iter().enumerate())
-        .flat_map(|(r, run)| {
-            std::iter::once((r, None)).chain(run.twins.iter().map(move |&t| (r, Some(t))))
-        })
-        .collect();
-    let desktop = table_csv(&preset, &roles, &checkpoints(&preset), run.records()).unwrap();
+    // The section's own view of the run's records gives the desktop's table.
+    let mut view = RunView::new(&preset);
+    view.apply(Msg::Records(run.records().to_vec()));
+    let desktop = view.checkpoint_csv(&preset).unwrap();
     let desktop = String::from_utf8(desktop).unwrap();
     assert_eq!(
         web.lines().count(),
         1 + 6 * 3,
         "six twins at three checkpoints"
+    );
+    let measured = |l: &str| l.split(',').nth(3).is_some_and(|d| !d.is_empty());
+    assert!(
+        web.lines().skip(1).all(measured),
+        "every twin measured: {web}"
     );
     compare(&name, &web, &desktop);
 }

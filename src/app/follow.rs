@@ -4,23 +4,35 @@
 
 use super::AppState;
 use crate::link::PageLink;
+use crate::preset::Preset;
+use crate::share::Shareable;
 use crate::worker::Command;
 
-/// Follows `link` in `state`: opens its view, loads a share string of the view's own preset
-/// kind (`view_share`, a `ba1:` or `bz1:` string; the key lab's `bl1:` was loaded with the
-/// settings, and `preset_problem` says why it was not), applies the view's settings and, with
-/// `play`, starts the view's run. Every problem of the link is told in one error notice, and a
+/// The link's share string by kind: the key lab's preset (`bl1:…`, or any text that is no share
+/// string at all, which the key lab's reader then refuses with its reason), or a preset of a
+/// view's own kind (`ba1:…`, `bz1:…`), which the linked view reads.
+pub fn shares(link: &PageLink) -> (Option<&str>, Option<&str>) {
+    let Some(text) = link.share.as_deref() else {
+        return (None, None);
+    };
+    let key = text.starts_with(&format!("{}:", Preset::PREFIX));
+    if !key && crate::share::is_share_string(text) {
+        (None, Some(text))
+    } else {
+        (Some(text), None)
+    }
+}
+
+/// Follows `link` in `state`: opens its view, loads a preset of the view's own kind ([`shares`];
+/// the key lab's was loaded with the settings, and `preset_problem` says why it was not),
+/// applies the view's settings and, with `play`, starts the view's run. Every problem of the link is told in one error notice, and a
 /// link with a problem does not start anything (what it would run is not what it asked for);
 /// otherwise what was opened is told in one notice. Returns whether a run was started.
-pub fn follow(
-    state: &mut AppState,
-    link: &PageLink,
-    view_share: Option<&str>,
-    preset_problem: Option<String>,
-) -> bool {
+pub fn follow(state: &mut AppState, link: &PageLink, preset_problem: Option<String>) -> bool {
+    let (key_share, view_share) = shares(link);
     let mut problems: Vec<String> = preset_problem.into_iter().collect();
     let mut news = Vec::new();
-    if link.share.is_some() && view_share.is_none() && problems.is_empty() {
+    if key_share.is_some() && problems.is_empty() {
         news.push("Opened the preset in the link.".to_string());
     }
     let mut opened = false;
@@ -82,4 +94,28 @@ pub fn follow(
         state.lab.send(Command::Play);
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::parse_page_link;
+
+    #[test]
+    fn shares_go_to_the_key_lab_or_to_the_view_by_kind() {
+        let by = |hash: &str| {
+            let link = parse_page_link("", hash);
+            let (key, view) = shares(&link);
+            (key.map(str::to_string), view.map(str::to_string))
+        };
+        assert_eq!(by(""), (None, None));
+        assert_eq!(by("#bl1:classroom"), (Some("bl1:classroom".into()), None));
+        assert_eq!(
+            by("#ba1:attention-quick"),
+            (None, Some("ba1:attention-quick".into()))
+        );
+        assert_eq!(by("#bz1:tail"), (None, Some("bz1:tail".into())));
+        // Not a share string at all: the key lab's reader refuses it with its reason.
+        assert_eq!(by("#hello"), (Some("hello".into()), None));
+    }
 }

@@ -145,6 +145,17 @@ impl AppState {
         }
     }
 
+    /// The open view's name for a window or browser tab: `basis-lab · SECTION` or
+    /// `basis-lab · SECTION · TAB`, with the navigation's titles.
+    pub fn view_title(&self) -> String {
+        let s = self.section();
+        let section = s.title().split_whitespace().collect::<Vec<_>>().join(" ");
+        match s.tabs() {
+            Some(t) => format!("basis-lab · {section} · {}", t.open().title()),
+            None => format!("basis-lab · {section}"),
+        }
+    }
+
     /// applies it, times presentation mode's zoom when presenting.
     pub fn set_zoom(&mut self, ctx: &egui::Context, zoom: f32) {
         let zoom = if zoom.is_finite() { zoom } else { 1.0 };
@@ -495,17 +506,10 @@ impl AppState {
     /// Loads the preset file the browser's picker delivered, if it has.
     #[cfg(target_arch = "wasm32")]
     fn collect_upload(&mut self) {
-        let Some(picked) = self.upload.as_ref().and_then(|u| u.take()) else {
-            return;
-        };
-        self.upload = None;
-        match picked {
-            Ok(Some((name, bytes))) => {
-                let text = String::from_utf8_lossy(&bytes);
-                self.lab.load_preset_text(&text, &name);
-            }
-            Ok(None) => self.lab.inform("No file chosen."),
-            Err(why) => self.lab.error(why),
+        if let Some((name, bytes)) = super::files::Upload::collect(&mut self.upload, &mut self.lab)
+        {
+            let text = String::from_utf8_lossy(&bytes);
+            self.lab.load_preset_text(&text, &name);
         }
     }
 

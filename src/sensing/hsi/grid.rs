@@ -31,15 +31,28 @@ pub enum Grids {
     Own,
 }
 
+impl Grids {
+    /// Both choices.
+    pub const ALL: [Grids; 2] = [Grids::Paper, Grids::Own];
+
+    /// The name `--grids` and the app's links use (`paper`, `own`); [`std::str::FromStr`]
+    /// reads it back.
+    pub fn name(self) -> &'static str {
+        match self {
+            Grids::Paper => "paper",
+            Grids::Own => "own",
+        }
+    }
+}
+
 impl std::str::FromStr for Grids {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "paper" => Ok(Grids::Paper),
-            "own" => Ok(Grids::Own),
-            _ => Err(format!("unknown grids `{s}`; allowed: paper, own")),
-        }
+        Grids::ALL
+            .into_iter()
+            .find(|g| g.name() == s)
+            .ok_or_else(|| format!("unknown grids `{s}`; allowed: paper, own"))
     }
 }
 

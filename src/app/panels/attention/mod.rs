@@ -489,14 +489,8 @@ impl AttentionTwins {
     /// Loads the preset file the browser's picker delivered, if it has.
     #[cfg(target_arch = "wasm32")]
     fn collect_upload(&mut self, lab: &mut Lab) {
-        let Some(picked) = self.upload.as_ref().and_then(|u| u.take()) else {
+        let Some((name, bytes)) = crate::app::files::Upload::collect(&mut self.upload, lab) else {
             return;
-        };
-        self.upload = None;
-        let (name, bytes) = match picked {
-            Ok(Some(file)) => file,
-            Ok(None) => return lab.inform("No file chosen."),
-            Err(why) => return lab.error(why),
         };
         let loaded = AttentionPreset::from_ron(&String::from_utf8_lossy(&bytes), &name)
             .map_err(|e| e.to_string())

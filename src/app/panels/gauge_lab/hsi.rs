@@ -174,12 +174,9 @@ impl HsiInputs {
     }
 }
 
-/// The name of a grid choice, as [`Grids`] reads it.
-fn grids_name(g: Grids) -> &'static str {
-    match g {
-        Grids::Paper => "paper",
-        Grids::Own => "own",
-    }
+/// Puts rule names in the registry's order (the report's), whatever order they were chosen in.
+fn sort_rules(rules: &mut [String]) {
+    rules.sort_by_key(|n| RULES.iter().position(|r| r.name == n));
 }
 
 /// Comma-separated seeds, or why not.
@@ -273,7 +270,7 @@ impl Panel for HsiTab {
             ("density", i.density.to_string()),
             ("steps", i.steps.to_string()),
             ("rules", i.plan.rules.join(",")),
-            ("grids", grids_name(i.plan.grids).to_string()),
+            ("grids", i.plan.grids.name().to_string()),
             ("selection", seeds(&i.plan.selection_seeds)),
             ("report", seeds(&i.plan.report_seeds)),
         ]);
@@ -326,9 +323,7 @@ impl Panel for HsiTab {
                     ));
                 }
                 i.plan.rules = rules;
-                // Report order follows the registry's, as the checkboxes keep it.
-                let order = |n: &String| RULES.iter().position(|r| r.name == n);
-                i.plan.rules.sort_by_key(order);
+                sort_rules(&mut i.plan.rules);
             }
             "grids" => i.plan.grids = v.parse().map_err(|e| format!("`grids`: {e}"))?,
             "selection" => {
@@ -610,9 +605,7 @@ impl HsiTab {
                     } else {
                         inputs.plan.rules.retain(|n| n != r.name);
                     }
-                    // Report order follows the registry's, whatever the clicking order.
-                    let order = |n: &String| RULES.iter().position(|r| r.name == n);
-                    inputs.plan.rules.sort_by_key(order);
+                    sort_rules(&mut inputs.plan.rules);
                 }
             }
             let runs = if inputs.plan.validate().is_ok() {
