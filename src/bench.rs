@@ -35,13 +35,15 @@
 //! and one t × s × s product: **1.5·t·s² + 17·s³**, 8,792,064 at 2000 × 48.
 //!
 //! **Attention training step** ([`AttentionWorkload::multiply_adds`]), from
-//! `attention::model::train_step_multiply_adds`: the forward pass over n sequences of 3 tokens
-//! costs, per layer, `2d²·3n` (keys, values) `+ 2d²·c` (queries, `W_O`) `+ 2df·c` (MLP) `+ 2d·π·n`
-//! (attention scores and weighted values), with c = 3n query columns and π = 6 causal pairs, but
-//! c = n and π = 3 in the last layer (the loss reads the last position only), plus `p·d·n` for the
-//! logits; the backward pass is twice that, so a step is 3× the forward. At the paper's sizes
-//! (n 883, d 64, f 256, 2 layers, p 47) that is 191,745,216 for the forward pass and 575,235,648
-//! (1.15 GFLOP) per training step.
+//! `attention::model::train_step_multiply_adds`: the forward pass over n sequences of 3 tokens,
+//! whose `first` distinct first tokens share their position-0 columns (a = first + 2n columns),
+//! costs, per layer, `2d²·a` (keys, values) `+ 2d²·c` (queries, `W_O`) `+ 2df·c` (MLP) `+ 2d·π`
+//! (attention scores and weighted values), with c = a query columns and π = first + 5n causal
+//! pairs, but c = n and π = 3n in the last layer (the loss reads the last position only), plus
+//! `p·d·n` for the logits; the backward pass is twice that, so a step is 3× the forward. At the
+//! paper's sizes (n 883 with all 47 first tokens, d 64, f 256, 2 layers, p 47) that is
+//! 143,698,624 for the forward pass and 431,095,872 (0.86 GFLOP) per training step (575,235,648
+//! without shared first positions).
 //!
 //! # Memory bandwidth
 //!
@@ -291,7 +293,7 @@ impl AttentionWorkload {
 
     /// Multiply-adds of one [`AttentionWorkload::run`] (documented in `attention::model`).
     pub fn multiply_adds(&self) -> u64 {
-        attention::model::train_step_multiply_adds(&self.params.arch, self.train.n)
+        attention::model::train_step_multiply_adds(&self.params.arch, &self.train)
     }
 }
 
@@ -733,7 +735,7 @@ mod tests {
             newton_schulz_multiply_adds(NsForm::Gram, 2000, 48),
             8_792_064
         );
-        assert_eq!(AttentionWorkload::new().multiply_adds(), 3 * 191_745_216);
+        assert_eq!(AttentionWorkload::new().multiply_adds(), 3 * 143_698_624);
     }
 
     #[test]

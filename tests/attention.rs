@@ -157,6 +157,52 @@ fn a_smaller_batch_in_a_larger_workspace_gives_the_same_numbers() {
 }
 
 #[test]
+fn shared_first_positions_leave_each_sequences_logits_exact_in_any_batch_order() {
+    // Ordered by (b, descending a), the first tokens interleave instead of running in blocks and
+    // first appear in reverse, so a shared column's index is not its token; the sequences sharing
+    // a position-0 column are far apart. Alone, each sequence has its own.
+    let arch = small_arch(2, 2, 8, 7);
+    let params = random_params(arch, 8);
+    let sorted = all_pairs(7);
+    let mut pairs = sorted.pairs.clone();
+    pairs.sort_by_key(|&(a, b)| (b, std::cmp::Reverse(a)));
+    let mixed = Batch::from_pairs(pairs, 7);
+    let mut ws = Workspace::new(arch, sorted.n, true);
+    let (mut g_sorted, mut g_mixed) = (Params::zeros(arch), Params::zeros(arch));
+    ws.forward(&params, &sorted);
+    ws.backward(&params, &sorted, &mut g_sorted);
+    let logits_sorted = ws.logits().to_vec();
+    ws.forward(&params, &mixed);
+    ws.backward(&params, &mixed, &mut g_mixed);
+    let c = arch.classes;
+    for (i, pair) in mixed.pairs.iter().enumerate() {
+        let j = sorted.pairs.iter().position(|p| p == pair).unwrap();
+        assert_eq!(
+            ws.logits()[i * c..(i + 1) * c],
+            logits_sorted[j * c..(j + 1) * c],
+            "{pair:?}"
+        );
+    }
+    let mut alone = Workspace::new(arch, 1, false);
+    for (j, &pair) in sorted.pairs.iter().enumerate().step_by(5) {
+        alone.forward(&params, &Batch::from_pairs(vec![pair], 7));
+        assert_eq!(
+            alone.logits(),
+            &logits_sorted[j * c..(j + 1) * c],
+            "{pair:?}"
+        );
+    }
+    for (k, p) in arch.params().into_iter().enumerate() {
+        let rel = (&g_mixed.mats[k] - &g_sorted.mats[k]).norm() / g_sorted.mats[k].norm();
+        assert!(
+            rel < 1e-13,
+            "{}: the order moved the gradient by {rel:e}",
+            p.name()
+        );
+    }
+}
+
+#[test]
 fn the_gradient_matches_central_differences() {
     // One layer is the last layer alone (queries at the last position only); two add a full
     // layer below it; three add a full layer below a full layer.

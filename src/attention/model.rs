@@ -17,15 +17,24 @@
 //!
 //! `W_Q, W_K, W_V, W_O` are d × d, `W_up` f × d, `W_down` d × f, `W_U` p × d, gains d × 1.
 //!
-//! # Layout and the last-layer shortcut
+//! # Layout and the two shortcuts
 //!
 //! Activations are column-major matrices with one column per (position, sequence), position
-//! major: column `t·n + i` is position t of sequence i, so each position's columns are one
-//! contiguous block. The loss reads only the last position, and position t of the last layer's
-//! output depends on the earlier positions only through their keys and values. So the last layer
-//! computes keys and values for every column but queries, attention output, `W_O` and the MLP
-//! only for the last block: the same numbers as the full computation with about a third of that
-//! layer's work (a test compares against a per-sequence reference that computes everything).
+//! major, so each position's columns are one contiguous block. Two facts of causal attention
+//! save work without changing what is computed (a test compares against a per-sequence
+//! reference that computes everything):
+//!
+//! - *Shared first positions.* Position 0 attends only to itself, so in every layer its
+//!   activations depend on the first token alone. The sequences that start with the same token
+//!   share one column there: a layer has `first + 2n` columns, the `first` distinct first tokens
+//!   (at most p, 47 in the paper's task against n = 883 sequences), then positions 1 and 2 of
+//!   each sequence (`Columns`). A forward column is computed exactly as it would be alone; in
+//!   the backward pass the gradients of the sequences sharing a column arrive already summed, so
+//!   the weight gradients' sums run in a different order than over 3n columns (rounding only).
+//! - *The last layer's last position.* The loss reads only position 2, which depends on the
+//!   earlier positions only through their keys and values. So the last layer computes keys and
+//!   values for every column but queries, attention output, `W_O` and the MLP only for the last
+//!   block.
 //!
 //! # Products, threads and allocation
 //!
@@ -39,11 +48,12 @@
 //!
 //! # Multiply-add count
 //!
-//! [`forward_multiply_adds`]: per layer `2d²·3n` (K, V) `+ 2d²·c` (Q, O) `+ 2df·c` (MLP)
-//! `+ 2d·π·n` (scores and weighted values over π causal pairs per sequence), with `c = 3n`
-//! query columns and π = 6 pairs, but `c = n` and π = 3 in the last layer; then `p·d·n` for the
-//! logits. The backward pass does two products of each forward product's size (weight gradient
-//! and input gradient) and twice the attention work, so a training step is 3× the forward
+//! [`forward_multiply_adds`]: with `a = first + 2n` columns per layer, per layer `2d²·a` (K, V)
+//! `+ 2d²·c` (Q, O) `+ 2df·c` (MLP) `+ 2d·π` (scores and weighted values over π causal pairs),
+//! with `c = a` query columns and `π = first + 5n` pairs (1 per shared first column, 2 and 3 for
+//! positions 1 and 2), but `c = n` and `π = 3n` in the last layer; then `p·d·n` for the logits.
+//! The backward pass does two products of each forward product's size (weight gradient and input
+//! gradient) and twice the attention work, so a training step is 3× the forward
 //! ([`train_step_multiply_adds`]). Norms, softmax, SiLU and the update are not counted.
 
 use std::ops::Range;
@@ -274,7 +284,8 @@ impl Arch {
             .sum()
     }
 
-    /// Query columns of layer `l` for `n` sequences: all 3n, or n in the last layer.
+    /// Most query columns of layer `l` for `n` sequences (buffer sizes): 3n, or n in the last
+    /// layer.
     fn query_cols(&self, l: usize, n: usize) -> usize {
         if l + 1 == self.layers { n } else { SEQ_LEN * n }
     }
@@ -354,18 +365,65 @@ pub struct Stats {
     pub accuracy: f64,
 }
 
-/// The activations one layer keeps for its backward pass, for up to `cap` sequences (the first
-/// `3n·d` or `c·d` entries of each buffer are used for a batch of n).
+/// Where each (position, sequence) of a batch lives among a layer's columns. Position 0 attends
+/// only to itself, so its activations in every layer depend on the first token alone: the
+/// sequences that start with the same token share one column there. A layer's columns are the
+/// `first` distinct first tokens (in order of first appearance), then position 1 of the n
+/// sequences, then position 2, so each position is one contiguous block.
+#[derive(Clone, Copy, Debug)]
+struct Columns<'a> {
+    /// Sequences n.
+    n: usize,
+    /// Distinct first tokens: the columns of position 0.
+    first: usize,
+    /// Position-0 column of each sequence (n entries, each below `first`).
+    start: &'a [u32],
+}
+
+impl Columns<'_> {
+    /// Columns of a layer's input: `first + 2n`.
+    fn all(&self) -> usize {
+        self.first + (SEQ_LEN - 1) * self.n
+    }
+
+    /// Query columns of layer `l`: all of them, or position 2's n in the last layer.
+    fn query(&self, arch: &Arch, l: usize) -> usize {
+        if l + 1 == arch.layers {
+            self.n
+        } else {
+            self.all()
+        }
+    }
+
+    /// Position t of column `col` and the columns of positions 0..=t of its sequence (the keys
+    /// and values it attends to; entries past t are unused).
+    fn keys(&self, col: usize) -> (usize, [usize; SEQ_LEN]) {
+        let mut keys = [col; SEQ_LEN];
+        if col < self.first {
+            return (0, keys);
+        }
+        let (t, i) = (1 + (col - self.first) / self.n, (col - self.first) % self.n);
+        keys[0] = self.start[i] as usize;
+        for (u, k) in keys.iter_mut().enumerate().skip(1) {
+            *k = self.first + (u - 1) * self.n + i;
+        }
+        (t, keys)
+    }
+}
+
+/// The activations one layer keeps for its backward pass, for up to `cap` sequences (3·cap
+/// columns; a batch of n uses the first `a·d` or `c·d` entries of each buffer, with
+/// a = first + 2n columns as [`Columns`] lays them out).
 #[derive(Clone, Debug)]
 struct LayerBuffers {
-    /// Layer input x (d × 3n).
+    /// Layer input x (d × a).
     x_in: Vec<f64>,
-    /// x / rms(x) (d × 3n) and 1 / rms(x) per column (3n).
+    /// x / rms(x) (d × a) and 1 / rms(x) per column (a).
     xhat1: Vec<f64>,
     rinv1: Vec<f64>,
-    /// Attention input y = xhat1 ⊙ g_attn (d × 3n).
+    /// Attention input y = xhat1 ⊙ g_attn (d × a).
     y1: Vec<f64>,
-    /// Queries (d × c), keys and values (d × 3n).
+    /// Queries (d × c), keys and values (d × a).
     q: Vec<f64>,
     k: Vec<f64>,
     v: Vec<f64>,
@@ -412,7 +470,8 @@ impl LayerBuffers {
     }
 }
 
-/// Gradient buffers of the backward pass (sized for the widest layer, 3n columns).
+/// Gradient buffers of the backward pass (sized for the widest layer: 3 columns per sequence of
+/// the capacity).
 #[derive(Clone, Debug)]
 struct Backward {
     /// Gradient of the current layer's output, then of its input (swapped each layer).
@@ -460,6 +519,13 @@ pub struct Workspace {
     capacity: usize,
     /// Sequences in the last forward pass.
     n: usize,
+    /// Its distinct first tokens (the position-0 columns, see [`Columns`]), the token of each
+    /// such column, each sequence's position-0 column, and per vocabulary token its column
+    /// (`u32::MAX` for none; reset by each forward pass).
+    first: usize,
+    first_tokens: Vec<u32>,
+    start: Vec<u32>,
+    slot: Vec<u32>,
     layers: Vec<LayerBuffers>,
     /// Output of the last layer at the last position (d × n), normalised, 1/rms, final input z.
     x_last: Vec<f64>,
@@ -486,6 +552,10 @@ impl Workspace {
             arch,
             capacity,
             n: 0,
+            first: 0,
+            first_tokens: vec![0; n],
+            start: vec![0; n],
+            slot: vec![u32::MAX; arch.vocab],
             layers,
             x_last: vec![0.0; d * n],
             xhat_f: vec![0.0; d * n],
@@ -531,15 +601,37 @@ impl Workspace {
         let (arch, n) = (self.arch, batch.n);
         self.n = n;
         let (d, c) = (arch.d_model, arch.classes);
+        self.slot.fill(u32::MAX);
+        self.first = 0;
+        for (&tok, start) in batch.tokens[..n].iter().zip(&mut self.start) {
+            let slot = &mut self.slot[tok as usize];
+            if *slot == u32::MAX {
+                *slot = self.first as u32;
+                self.first_tokens[self.first] = tok;
+                self.first += 1;
+            }
+            *start = *slot;
+        }
+        let cols = Columns {
+            n,
+            first: self.first,
+            start: &self.start[..n],
+        };
         {
             let x = &mut self.layers[0].x_in;
             let (e, p) = (
                 params.get(Param::TokenEmbedding),
                 params.get(Param::PositionEmbedding),
             );
-            for (col, &tok) in batch.tokens.iter().enumerate() {
-                let t = col / n;
-                let out = &mut x[col * d..(col + 1) * d];
+            let tokens = self.first_tokens[..cols.first]
+                .iter()
+                .map(|&tok| (0, tok))
+                .chain((1..SEQ_LEN).flat_map(|t| {
+                    batch.tokens[t * n..(t + 1) * n]
+                        .iter()
+                        .map(move |&tok| (t, tok))
+                }));
+            for ((t, tok), out) in tokens.zip(x.chunks_exact_mut(d)) {
                 for ((o, &ei), &pi) in out
                     .iter_mut()
                     .zip(e.column(tok as usize).iter())
@@ -552,10 +644,10 @@ impl Workspace {
         for l in 0..arch.layers {
             let (head, tail) = self.layers.split_at_mut(l + 1);
             let out = match tail.first_mut() {
-                Some(next) => &mut next.x_in[..d * SEQ_LEN * n],
+                Some(next) => &mut next.x_in[..d * cols.all()],
                 None => &mut self.x_last[..d * n],
             };
-            layer_forward(&arch, l, n, params, &mut head[l], out, &mut self.gemm);
+            layer_forward(&arch, l, &cols, params, &mut head[l], out, &mut self.gemm);
         }
         let z = &mut self.z[..d * n];
         rms_forward(
@@ -656,22 +748,31 @@ impl Workspace {
             grads.get_mut(Param::FinalGain).as_mut_slice(),
             &mut bw.d_out[..d * n],
         );
+        let cols = Columns {
+            n,
+            first: self.first,
+            start: &self.start[..n],
+        };
         for l in (0..arch.layers).rev() {
-            layer_backward(&arch, l, n, params, &self.layers[l], bw, grads, scratch);
+            layer_backward(&arch, l, &cols, params, &self.layers[l], bw, grads, scratch);
             std::mem::swap(&mut bw.d_out, &mut bw.d_in);
         }
-        let d_x0 = &bw.d_out[..d * SEQ_LEN * n];
+        let d_x0 = &bw.d_out[..d * cols.all()];
+        let positions = (0..cols.all()).map(|col| cols.keys(col).0);
+        let tokens = self.first_tokens[..cols.first]
+            .iter()
+            .chain(&batch.tokens[n..]);
         let tok = grads.get_mut(Param::TokenEmbedding);
         tok.fill(0.0);
-        for (&t, g) in batch.tokens.iter().zip(d_x0.chunks_exact(d)) {
+        for (&t, g) in tokens.zip(d_x0.chunks_exact(d)) {
             for (o, &g) in tok.column_mut(t as usize).iter_mut().zip(g) {
                 *o += g;
             }
         }
         let pos = grads.get_mut(Param::PositionEmbedding);
         pos.fill(0.0);
-        for (col, g) in d_x0.chunks_exact(d).enumerate() {
-            for (o, &g) in pos.column_mut(col / n).iter_mut().zip(g) {
+        for (t, g) in positions.zip(d_x0.chunks_exact(d)) {
+            for (o, &g) in pos.column_mut(t).iter_mut().zip(g) {
                 *o += g;
             }
         }
@@ -683,15 +784,14 @@ impl Workspace {
 fn layer_forward(
     arch: &Arch,
     l: usize,
-    n: usize,
+    cols: &Columns,
     params: &Params,
     b: &mut LayerBuffers,
     out: &mut [f64],
     scratch: &mut GemmScratch,
 ) {
     let (d, f) = (arch.d_model, arch.d_mlp);
-    let all = SEQ_LEN * n;
-    let c = arch.query_cols(l, n);
+    let (all, c) = (cols.all(), cols.query(arch, l));
     let off = all - c;
     let LayerBuffers {
         x_in,
@@ -746,7 +846,7 @@ fn layer_forward(
     let att = &mut att[..d * c];
     attention_forward(
         arch,
-        n,
+        cols,
         off,
         q,
         k,
@@ -791,13 +891,14 @@ fn layer_forward(
     );
 }
 
-/// Causal attention for the query columns `off..3n` (queries `q`, d × c; keys and values `k`,
-/// `v`, d × 3n): writes the weights into `probs` and the heads' outputs into `att` (d × c).
-/// Query columns are independent: blocks of them run on the threads of the current pool.
+/// Causal attention for the query columns `off..` (queries `q`, d × c; keys and values `k`,
+/// `v`, d × all columns): writes the weights into `probs` and the heads' outputs into `att`
+/// (d × c). Query columns are independent: blocks of them run on the threads of the current
+/// pool.
 #[allow(clippy::too_many_arguments)]
 fn attention_forward(
     arch: &Arch,
-    n: usize,
+    cols: &Columns,
     off: usize,
     q: &[f64],
     k: &[f64],
@@ -811,7 +912,7 @@ fn attention_forward(
         .zip(q.par_chunks(d * TASK_COLUMNS))
         .enumerate()
         .for_each(|(t, ((att, probs), q))| {
-            attention_forward_cols(arch, n, off + t * TASK_COLUMNS, q, k, v, probs, att)
+            attention_forward_cols(arch, cols, off + t * TASK_COLUMNS, q, k, v, probs, att)
         });
 }
 
@@ -825,7 +926,7 @@ crate::linalg::dispatch! {
     #[allow(clippy::too_many_arguments)]
     fn attention_forward_cols(
         arch: &Arch,
-        n: usize,
+        cols: &Columns,
         off: usize,
         q: &[f64],
         k: &[f64],
@@ -839,7 +940,7 @@ crate::linalg::dispatch! {
 #[inline(always)]
 fn attention_forward_impl<A: Ops>(
     arch: &Arch,
-    n: usize,
+    cols: &Columns,
     off: usize,
     q: &[f64],
     k: &[f64],
@@ -855,14 +956,13 @@ fn attention_forward_impl<A: Ops>(
         .zip(q.chunks_exact(d))
         .enumerate()
     {
-        let col = off + j;
-        let (t, i) = (col / n, col % n);
+        let (t, keys) = cols.keys(off + j);
         for h in 0..heads {
             let hs = h * dh..(h + 1) * dh;
             let p = &mut probs[h * SEQ_LEN..h * SEQ_LEN + t + 1];
             let mut best = f64::NEG_INFINITY;
-            for (u, pu) in p.iter_mut().enumerate() {
-                let kc = (u * n + i) * d;
+            for (pu, &key) in p.iter_mut().zip(&keys) {
+                let kc = key * d;
                 *pu = scale * dot::<A>(&q[hs.clone()], &k[kc + hs.start..kc + hs.end]);
                 best = best.max(*pu);
             }
@@ -873,9 +973,9 @@ fn attention_forward_impl<A: Ops>(
             }
             let out = &mut att[hs.clone()];
             out.fill(0.0);
-            for (u, pu) in p.iter_mut().enumerate() {
+            for (pu, &key) in p.iter_mut().zip(&keys) {
                 *pu /= sum;
-                let vc = (u * n + i) * d;
+                let vc = key * d;
                 for (o, &vv) in out.iter_mut().zip(&v[vc + hs.start..vc + hs.end]) {
                     *o = A::madd(*pu, vv, *o);
                 }
@@ -886,12 +986,12 @@ fn attention_forward_impl<A: Ops>(
 
 /// One layer's backward pass over n sequences: reads the gradient of its output at the query
 /// columns from `bw.d_out` (d × c), writes the layer's weight and gain gradients into `grads`
-/// and the gradient of its input into `bw.d_in` (d × 3n).
+/// and the gradient of its input into `bw.d_in` (d × all columns).
 #[allow(clippy::too_many_arguments)]
 fn layer_backward(
     arch: &Arch,
     l: usize,
-    n: usize,
+    cols: &Columns,
     params: &Params,
     b: &LayerBuffers,
     bw: &mut Backward,
@@ -899,8 +999,7 @@ fn layer_backward(
     scratch: &mut GemmScratch,
 ) {
     let (d, f) = (arch.d_model, arch.d_mlp);
-    let all = SEQ_LEN * n;
-    let c = arch.query_cols(l, n);
+    let (all, c) = (cols.all(), cols.query(arch, l));
     let off = all - c;
     let d_out = &bw.d_out[..d * c];
     let d_u = &mut bw.d_u[..f * c];
@@ -967,7 +1066,7 @@ fn layer_backward(
         &mut bw.d_k[..d * all],
         &mut bw.d_v[..d * all],
     );
-    attention_backward(arch, n, off, b, d_att, d_q, d_k, d_v);
+    attention_backward(arch, cols, off, b, d_att, d_q, d_k, d_v);
     let (d_q, d_k, d_v) = (
         Operand::new(d_q, d, c),
         Operand::new(d_k, d, all),
@@ -1020,13 +1119,13 @@ fn layer_backward(
 }
 
 crate::linalg::dispatch! {
-    /// Backward through the causal attention of the query columns `off..3n`: `d_att` (d × c)
-    /// in, `d_q` (d × c), `d_k` and `d_v` (d × 3n) overwritten. Compiled per arithmetic; one
-    /// thread (key columns gather from several query columns).
+    /// Backward through the causal attention of the query columns `off..`: `d_att` (d × c) in,
+    /// `d_q` (d × c), `d_k` and `d_v` (d × all columns) overwritten. Compiled per arithmetic;
+    /// one thread (key columns gather from several query columns).
     #[allow(clippy::too_many_arguments)]
     fn attention_backward(
         arch: &Arch,
-        n: usize,
+        cols: &Columns,
         off: usize,
         b: &LayerBuffers,
         d_att: &[f64],
@@ -1040,7 +1139,7 @@ crate::linalg::dispatch! {
 #[inline(always)]
 fn attention_backward_impl<A: Ops>(
     arch: &Arch,
-    n: usize,
+    cols: &Columns,
     off: usize,
     b: &LayerBuffers,
     d_att: &[f64],
@@ -1062,16 +1161,15 @@ fn attention_backward_impl<A: Ops>(
         )
         .enumerate()
     {
-        let col = off + j;
-        let (t, i) = (col / n, col % n);
+        let (t, keys) = cols.keys(off + j);
         dq.fill(0.0);
         for h in 0..heads {
             let hs = h * dh..(h + 1) * dh;
             let p = &probs[h * SEQ_LEN..h * SEQ_LEN + t + 1];
             let mut dp = [0.0; SEQ_LEN];
             let mut mean = 0.0;
-            for (u, &pu) in p.iter().enumerate() {
-                let vc = (u * n + i) * d;
+            for ((u, &pu), &key) in p.iter().enumerate().zip(&keys) {
+                let vc = key * d;
                 dp[u] = dot::<A>(&da[hs.clone()], &b.v[vc + hs.start..vc + hs.end]);
                 mean = A::madd(pu, dp[u], mean);
                 for (g, &a) in d_v[vc + hs.start..vc + hs.end]
@@ -1081,9 +1179,9 @@ fn attention_backward_impl<A: Ops>(
                     *g = A::madd(pu, a, *g);
                 }
             }
-            for (u, &pu) in p.iter().enumerate() {
+            for ((u, &pu), &key) in p.iter().enumerate().zip(&keys) {
                 let ds = scale * pu * (dp[u] - mean);
-                let kc = (u * n + i) * d;
+                let kc = key * d;
                 for (g, &k) in dq[hs.clone()]
                     .iter_mut()
                     .zip(&b.k[kc + hs.start..kc + hs.end])
@@ -1309,26 +1407,30 @@ fn dot<A: Ops>(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).fold(-0.0, |s, (x, y)| A::madd(*x, *y, s))
 }
 
-/// Multiply-adds of one forward pass over `n` sequences (see the module docs).
-pub fn forward_multiply_adds(arch: &Arch, n: usize) -> u64 {
-    let (d, f, n64) = (arch.d_model as u64, arch.d_mlp as u64, n as u64);
-    let all = SEQ_LEN as u64 * n64;
-    let mut total = arch.classes as u64 * d * n64;
+/// Multiply-adds of one forward pass over `batch` (see the module docs).
+pub fn forward_multiply_adds(arch: &Arch, batch: &Batch) -> u64 {
+    let mut seen = vec![false; arch.vocab];
+    let first = batch.tokens[..batch.n]
+        .iter()
+        .filter(|&&t| !std::mem::replace(&mut seen[t as usize], true))
+        .count() as u64;
+    let (d, f, n) = (arch.d_model as u64, arch.d_mlp as u64, batch.n as u64);
+    let all = first + (SEQ_LEN as u64 - 1) * n;
+    let mut total = arch.classes as u64 * d * n;
     for l in 0..arch.layers {
-        let c = arch.query_cols(l, n) as u64;
-        let pairs = if c == n64 {
-            SEQ_LEN as u64
+        let (c, pairs) = if l + 1 == arch.layers {
+            (n, SEQ_LEN as u64 * n)
         } else {
-            (SEQ_LEN * (SEQ_LEN + 1) / 2) as u64
+            (all, first + 5 * n)
         };
-        total += 2 * d * d * all + 2 * d * d * c + 2 * d * f * c + 2 * d * pairs * n64;
+        total += 2 * d * d * all + 2 * d * d * c + 2 * d * f * c + 2 * d * pairs;
     }
     total
 }
 
-/// Multiply-adds of one training step (forward and backward) over `n` sequences: 3× the forward.
-pub fn train_step_multiply_adds(arch: &Arch, n: usize) -> u64 {
-    3 * forward_multiply_adds(arch, n)
+/// Multiply-adds of one training step (forward and backward) over `batch`: 3× the forward.
+pub fn train_step_multiply_adds(arch: &Arch, batch: &Batch) -> u64 {
+    3 * forward_multiply_adds(arch, batch)
 }
 
 #[cfg(test)]
