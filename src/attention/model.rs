@@ -374,16 +374,26 @@ pub struct Stats {
 struct Columns<'a> {
     /// Sequences n.
     n: usize,
-    /// Distinct first tokens: the columns of position 0.
-    first: usize,
-    /// Position-0 column of each sequence (n entries, each below `first`).
+    /// The distinct first tokens, one per position-0 column.
+    first_tokens: &'a [u32],
+    /// Position-0 column of each sequence (n entries, each below `first_tokens.len()`).
     start: &'a [u32],
 }
 
-impl Columns<'_> {
+impl<'a> Columns<'a> {
     /// Columns of a layer's input: `first + 2n`.
     fn all(&self) -> usize {
-        self.first + (SEQ_LEN - 1) * self.n
+        self.first_tokens.len() + (SEQ_LEN - 1) * self.n
+    }
+
+    /// Position and token of every column of the first layer's input, in column order.
+    fn tokens(self, batch: &'a Batch) -> impl Iterator<Item = (usize, u32)> + 'a {
+        let later = (1..SEQ_LEN).flat_map(move |t| {
+            batch.tokens[t * self.n..(t + 1) * self.n]
+                .iter()
+                .map(move |&tok| (t, tok))
+        });
+        self.first_tokens.iter().map(|&tok| (0, tok)).chain(later)
     }
 
     /// Query columns of layer `l`: all of them, or position 2's n in the last layer.
@@ -398,14 +408,15 @@ impl Columns<'_> {
     /// Position t of column `col` and the columns of positions 0..=t of its sequence (the keys
     /// and values it attends to; entries past t are unused).
     fn keys(&self, col: usize) -> (usize, [usize; SEQ_LEN]) {
+        let first = self.first_tokens.len();
         let mut keys = [col; SEQ_LEN];
-        if col < self.first {
+        if col < first {
             return (0, keys);
         }
-        let (t, i) = (1 + (col - self.first) / self.n, (col - self.first) % self.n);
+        let (t, i) = (1 + (col - first) / self.n, (col - first) % self.n);
         keys[0] = self.start[i] as usize;
         for (u, k) in keys.iter_mut().enumerate().skip(1) {
-            *k = self.first + (u - 1) * self.n + i;
+            *k = first + (u - 1) * self.n + i;
         }
         (t, keys)
     }
@@ -614,7 +625,7 @@ impl Workspace {
         }
         let cols = Columns {
             n,
-            first: self.first,
+            first_tokens: &self.first_tokens[..self.first],
             start: &self.start[..n],
         };
         {
@@ -623,15 +634,7 @@ impl Workspace {
                 params.get(Param::TokenEmbedding),
                 params.get(Param::PositionEmbedding),
             );
-            let tokens = self.first_tokens[..cols.first]
-                .iter()
-                .map(|&tok| (0, tok))
-                .chain((1..SEQ_LEN).flat_map(|t| {
-                    batch.tokens[t * n..(t + 1) * n]
-                        .iter()
-                        .map(move |&tok| (t, tok))
-                }));
-            for ((t, tok), out) in tokens.zip(x.chunks_exact_mut(d)) {
+            for ((t, tok), out) in cols.tokens(batch).zip(x.chunks_exact_mut(d)) {
                 for ((o, &ei), &pi) in out
                     .iter_mut()
                     .zip(e.column(tok as usize).iter())
@@ -750,7 +753,7 @@ impl Workspace {
         );
         let cols = Columns {
             n,
-            first: self.first,
+            first_tokens: &self.first_tokens[..self.first],
             start: &self.start[..n],
         };
         for l in (0..arch.layers).rev() {
@@ -758,20 +761,16 @@ impl Workspace {
             std::mem::swap(&mut bw.d_out, &mut bw.d_in);
         }
         let d_x0 = &bw.d_out[..d * cols.all()];
-        let positions = (0..cols.all()).map(|col| cols.keys(col).0);
-        let tokens = self.first_tokens[..cols.first]
-            .iter()
-            .chain(&batch.tokens[n..]);
         let tok = grads.get_mut(Param::TokenEmbedding);
         tok.fill(0.0);
-        for (&t, g) in tokens.zip(d_x0.chunks_exact(d)) {
+        for ((_, t), g) in cols.tokens(batch).zip(d_x0.chunks_exact(d)) {
             for (o, &g) in tok.column_mut(t as usize).iter_mut().zip(g) {
                 *o += g;
             }
         }
         let pos = grads.get_mut(Param::PositionEmbedding);
         pos.fill(0.0);
-        for (t, g) in positions.zip(d_x0.chunks_exact(d)) {
+        for ((t, _), g) in cols.tokens(batch).zip(d_x0.chunks_exact(d)) {
             for (o, &g) in pos.column_mut(t).iter_mut().zip(g) {
                 *o += g;
             }
@@ -1407,7 +1406,8 @@ fn dot<A: Ops>(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).fold(-0.0, |s, (x, y)| A::madd(*x, *y, s))
 }
 
-/// Multiply-adds of one forward pass over `batch` (see the module docs).
+/// Multiply-adds of one forward pass over `batch` (see the module docs): a count, the work
+/// [`Workspace::forward`] does on that batch. Panics if a token is outside `arch`'s vocabulary.
 pub fn forward_multiply_adds(arch: &Arch, batch: &Batch) -> u64 {
     let mut seen = vec![false; arch.vocab];
     let first = batch.tokens[..batch.n]
@@ -1436,6 +1436,48 @@ pub fn train_step_multiply_adds(arch: &Arch, batch: &Batch) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequences_with_one_first_token_share_its_column_and_the_rest_attend_to_it() {
+        let arch = Arch {
+            vocab: 6,
+            classes: 5,
+            layers: 2,
+            heads: 1,
+            d_model: 4,
+            d_mlp: 4,
+            norm_eps: 1e-6,
+        };
+        let batch = Batch::from_pairs(vec![(3, 0), (1, 2), (3, 4), (1, 1), (0, 0)], 5);
+        let params = Params::init(arch, Init::FanIn, &mut crate::rng::stream_id(1, 1));
+        let mut ws = Workspace::new(arch, 8, false);
+        ws.forward(&params, &batch);
+        assert_eq!(ws.first_tokens[..ws.first], [3, 1, 0]);
+        assert_eq!(ws.start[..5], [0, 1, 0, 1, 2]);
+        let cols = Columns {
+            n: 5,
+            first_tokens: &ws.first_tokens[..3],
+            start: &ws.start[..5],
+        };
+        assert_eq!(
+            (cols.all(), cols.query(&arch, 0), cols.query(&arch, 1)),
+            (13, 13, 5)
+        );
+        assert_eq!(cols.keys(2), (0, [2, 2, 2]));
+        // Position 1 of sequence 2 (first token 3, column 0); position 2 of sequence 3 (token 1).
+        assert_eq!(cols.keys(5).0, 1);
+        assert_eq!(cols.keys(5).1[..2], [0, 5]);
+        assert_eq!(cols.keys(11), (2, [1, 6, 11]));
+        let tokens: Vec<_> = cols.tokens(&batch).collect();
+        assert_eq!(tokens[..4], [(0, 3), (0, 1), (0, 0), (1, 0)]);
+        assert_eq!(tokens[12], (2, 5));
+        let (e, p) = (
+            params.get(Param::TokenEmbedding),
+            params.get(Param::PositionEmbedding),
+        );
+        let want = e.column(3) + p.column(0);
+        assert_eq!(ws.layers[0].x_in[..4], *want.as_slice());
+    }
 
     #[test]
     fn the_branch_free_exp_is_within_a_few_ulp_of_libm() {
