@@ -6,12 +6,13 @@ of 16, d 64, MLP 256, pre-norm RMSNorm with gains, SiLU, causal softmax over the
 logits at the last position only, mean cross-entropy, and the same last-layer shortcut (queries,
 W_O and the MLP of the last layer only at the last position, as the Rust model computes them).
 It is timed twice: as the model is written (every position of every sequence), and with
-basis-lab's other shortcut, position 0 computed once per distinct first token (it attends only
-to itself) and gathered where positions 1 and 2 read its key and value. It starts from the
-weights and the training batch of `basis-lab attention attention` (seed 0, read from its
-trace.json), checks that both forms give the recorded loss at step 0, then takes full-batch Adam
-steps (lr 1e-3, β 0.9/0.999, ε 1e-8) inside one jit-compiled `lax.fori_loop`;
-compile time is excluded and the fastest of three timed loops counts.
+basis-lab's other two shortcuts: position 0 computed once per distinct first token (it attends
+only to itself) and gathered where positions 1 and 2 read its key and value, and the first
+layer's queries, keys and values computed once per distinct (position, token) input. It starts
+from the weights and the training batch of `basis-lab attention attention` (seed 0, read from
+its trace.json), checks that both forms give the recorded loss at step 0, then takes full-batch
+Adam steps (lr 1e-3, β 0.9/0.999, ε 1e-8) inside one jit-compiled `lax.fori_loop`; compile time
+is excluded and the fastest of three timed loops counts.
 
 basis-lab's figure is `basis-lab bench --only attention`: forward, backward and the Adam update
 of one model, the fastest of 30 batches. Both sides are pinned to the same core(s) with
@@ -33,7 +34,7 @@ import time
 
 def jax_step_seconds(trace_path, steps, cores, shared):
     """Seconds per Adam step of the JAX model on `cores` (a child process: XLA's thread count
-    is fixed when it loads), with or without shared first positions."""
+    is fixed when it loads), with or without basis-lab's shortcuts."""
     code = f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); " \
            f"import attention_jax as a; print(a.time_jax({trace_path!r}, {steps}, {shared}))"
     env = dict(os.environ)
@@ -59,6 +60,7 @@ def time_jax(trace_path, steps, shared):
     trace = json.load(open(trace_path))
     arch = trace["arch"]
     p, heads, dh, eps = arch["classes"], arch["heads"], arch["head_dim"], arch["norm_eps"]
+    d = heads * dh
     layers = arch["layers"]
     params = {k: jnp.asarray(np.array(v, dtype=np.float64)) for k, v in trace["initial"].items()}
     pairs = np.array(trace["train_pairs"])
@@ -74,6 +76,11 @@ def time_jax(trace_path, steps, shared):
     # it.
     first_tokens, first_col = np.unique(pairs[:, 0], return_inverse=True)
     first_tokens, first_col = jnp.asarray(first_tokens), jnp.asarray(first_col)
+    # The first layer's input is a (position, token) pair's embedding, so its queries, keys and
+    # values are computed once per distinct pair: per second token at position 1 (rows of the
+    # table gathered by `second_col`), once for `=` at position 2.
+    second_tokens, second_col = np.unique(pairs[:, 1], return_inverse=True)
+    second_tokens, second_col = jnp.asarray(second_tokens), jnp.asarray(second_col)
 
     def shared_loss_fn(w):
         x0 = w["tok_emb"].T[first_tokens] + w["pos_emb"].T[0]
@@ -81,12 +88,25 @@ def time_jax(trace_path, steps, shared):
         for l in range(layers):
             m = lambda name: w[f"layer{l}.{name}"]
             last = l == layers - 1
-            y0, y = rms(x0, m("g_attn")[:, 0]), rms(x, m("g_attn")[:, 0])
+            g = m("g_attn")[:, 0]
+            y0 = rms(x0, g)
+            if l == 0:
+                emb, pos = w["tok_emb"].T, w["pos_emb"].T
+                y1, y2 = rms(emb[second_tokens] + pos[1], g), rms(emb[p] + pos[2], g)
+
+                def later(name):
+                    wt = m(name).T
+                    return jnp.stack([(y1 @ wt)[second_col], jnp.broadcast_to(y2 @ wt, (n, d))])
+            else:
+                y = rms(x, g)
+
+                def later(name):
+                    return y @ m(name).T
             k0, v0 = y0 @ m("w_k").T, y0 @ m("w_v").T
-            k = jnp.concatenate([k0[first_col][None], y @ m("w_k").T]).reshape(3, n, heads, dh)
-            v = jnp.concatenate([v0[first_col][None], y @ m("w_v").T]).reshape(3, n, heads, dh)
+            k = jnp.concatenate([k0[first_col][None], later("w_k")]).reshape(3, n, heads, dh)
+            v = jnp.concatenate([v0[first_col][None], later("w_v")]).reshape(3, n, heads, dh)
             qpos = [2] if last else [1, 2]
-            q = (y[jnp.array(qpos) - 1] @ m("w_q").T).reshape(len(qpos), n, heads, dh)
+            q = later("w_q")[jnp.array(qpos) - 1].reshape(len(qpos), n, heads, dh)
             s = jnp.einsum("tnhd,unhd->tunh", q, k) / jnp.sqrt(dh)
             mask = jnp.array([[u <= t for u in range(3)] for t in qpos])[:, :, None, None]
             s = jnp.where(mask, s, -jnp.inf)
@@ -206,8 +226,9 @@ def main():
               f"{shared / ours:5.2f}× {ours * 1e3:7.2f} ms")
     print("basis-lab runs as many threads as cores; ratio = JAX's time / basis-lab's (above 1:")
     print("basis-lab is faster). JAX/XLA computes every position of every sequence, as the model")
-    print("is written; 'shared' computes position 0 once per distinct first token, as basis-lab")
-    print("does (docs/attention.md).")
+    print("is written; 'shared' computes position 0 once per distinct first token and the first")
+    print("layer's queries, keys and values once per (position, token), as basis-lab does")
+    print("(docs/attention.md).")
 
 
 if __name__ == "__main__":

@@ -39,11 +39,14 @@
 //! whose `first` distinct first tokens share their position-0 columns (a = first + 2n columns),
 //! costs, per layer, `2d²·a` (keys, values) `+ 2d²·c` (queries, `W_O`) `+ 2df·c` (MLP) `+ 2d·π`
 //! (attention scores and weighted values), with c = a query columns and π = first + 5n causal
-//! pairs, but c = n and π = 3n in the last layer (the loss reads the last position only), plus
-//! `p·d·n` for the logits; the backward pass is twice that, so a step is 3× the forward. At the
-//! paper's sizes (n 883 with all 47 first tokens, d 64, f 256, 2 layers, p 47) that is
-//! 143,698,624 for the forward pass and 431,095,872 (0.86 GFLOP) per training step (575,235,648
-//! without shared first positions).
+//! pairs, but c = n and π = 3n in the last layer (the loss reads the last position only), and
+//! `3d²·m + d²·c` in place of `2d²·a + 2d²·c` in the first layer, whose queries, keys and values
+//! are computed once for each of its m distinct (position, token) inputs; plus `p·d·n` for the
+//! logits; the backward pass is twice
+//! that, so a step is 3× the forward. At the paper's sizes (n 883 with all 47 tokens at each of
+//! the first two positions, so first 47 and m 95, d 64, f 256, 2 layers, p 47) that is
+//! 122,587,840 for the forward pass and 367,763,520 (0.74 GFLOP) per training step (431,095,872
+//! with only the first positions shared, 575,235,648 with neither).
 //!
 //! # Memory bandwidth
 //!
@@ -735,7 +738,7 @@ mod tests {
             newton_schulz_multiply_adds(NsForm::Gram, 2000, 48),
             8_792_064
         );
-        assert_eq!(AttentionWorkload::new().multiply_adds(), 3 * 143_698_624);
+        assert_eq!(AttentionWorkload::new().multiply_adds(), 3 * 122_587_840);
     }
 
     #[test]

@@ -17,11 +17,11 @@
 //!
 //! `W_Q, W_K, W_V, W_O` are d × d, `W_up` f × d, `W_down` d × f, `W_U` p × d, gains d × 1.
 //!
-//! # Layout and the two shortcuts
+//! # Layout and the three shortcuts
 //!
 //! Activations are column-major matrices with one column per (position, sequence), position
-//! major, so each position's columns are one contiguous block. Two facts of causal attention
-//! save work without changing what is computed (a test compares against a per-sequence
+//! major, so each position's columns are one contiguous block. Three facts of the model save
+//! work without changing what is computed (a test compares against a per-sequence
 //! reference that computes everything):
 //!
 //! - *Shared first positions.* Position 0 attends only to itself, so in every layer its
@@ -35,6 +35,11 @@
 //!   earlier positions only through their keys and values. So the last layer computes keys and
 //!   values for every column but queries, attention output, `W_O` and the MLP only for the last
 //!   block.
+//! - *The first layer's inputs.* A column's input to the first layer is its token's embedding
+//!   plus its position's, so the first layer's norm, queries, keys and values depend on the
+//!   (position, token) pair alone. They are computed once per distinct pair (`Inputs`: 95 in
+//!   the paper's task, against 1,813 columns) and copied to the columns; the backward pass sums
+//!   the columns' gradients per pair first (rounding only, as above).
 //!
 //! # Products, threads and allocation
 //!
@@ -51,7 +56,9 @@
 //! [`forward_multiply_adds`]: with `a = first + 2n` columns per layer, per layer `2d²·a` (K, V)
 //! `+ 2d²·c` (Q, O) `+ 2df·c` (MLP) `+ 2d·π` (scores and weighted values over π causal pairs),
 //! with `c = a` query columns and `π = first + 5n` pairs (1 per shared first column, 2 and 3 for
-//! positions 1 and 2), but `c = n` and `π = 3n` in the last layer; then `p·d·n` for the logits.
+//! positions 1 and 2), but `c = n` and `π = 3n` in the last layer; in the first layer
+//! `3d²·m + d²·c` (Q, K and V over its m input pairs, then O) in place of `2d²·a + 2d²·c`; then
+//! `p·d·n` for the logits. Copies are not counted.
 //! The backward pass does two products of each forward product's size (weight gradient and input
 //! gradient) and twice the attention work, so a training step is 3× the forward
 //! ([`train_step_multiply_adds`]). Norms, softmax, SiLU and the update are not counted.
@@ -289,6 +296,16 @@ impl Arch {
     fn query_cols(&self, l: usize, n: usize) -> usize {
         if l + 1 == self.layers { n } else { SEQ_LEN * n }
     }
+
+    /// Most columns of layer `l`'s attention norm for `n` sequences (buffer sizes): the first
+    /// layer's input pairs ([`Inputs`]), else 3n.
+    fn normed_cols(&self, l: usize, n: usize) -> usize {
+        if l == 0 {
+            Inputs::capacity(self, n)
+        } else {
+            SEQ_LEN * n
+        }
+    }
 }
 
 /// The model's parameters (or their gradients): one matrix per [`Param`], in the order of
@@ -422,17 +439,117 @@ impl<'a> Columns<'a> {
     }
 }
 
+/// The first layer's input at a column is `E[:, token] + P[:, position]`, so its norm and its
+/// queries, keys and values depend on the column's (position, token) alone: they are computed
+/// once per distinct pair (at most 2p + 1, 95 in the paper's task against first + 2n = 1,813
+/// columns) and copied to every column with that pair. In the backward pass the columns'
+/// gradients are summed per pair before the products.
+#[derive(Clone, Debug)]
+struct Inputs {
+    /// Distinct pairs m of the last forward pass.
+    m: usize,
+    /// Position and token of each pair, in order of first appearance among the columns.
+    pairs: Vec<(usize, u32)>,
+    /// The pair of each column of the first layer (first + 2n entries used).
+    of: Vec<u32>,
+    /// Per (position, token), at `position · vocab + token`, its pair (`u32::MAX` for none;
+    /// reset by each forward pass).
+    slot: Vec<u32>,
+    /// The pairs' embedded inputs x, queries, keys and values (d × m each).
+    x: Vec<f64>,
+    q: Vec<f64>,
+    k: Vec<f64>,
+    v: Vec<f64>,
+}
+
+impl Inputs {
+    /// Room for the pairs of up to `capacity` sequences: at most `min(capacity, vocab)` per
+    /// position.
+    fn new(arch: &Arch, capacity: usize) -> Self {
+        let cap = Self::capacity(arch, capacity);
+        Self {
+            m: 0,
+            pairs: vec![(0, 0); cap],
+            of: vec![0; SEQ_LEN * capacity],
+            slot: vec![u32::MAX; SEQ_LEN * arch.vocab],
+            x: vec![0.0; arch.d_model * cap],
+            q: vec![0.0; arch.d_model * cap],
+            k: vec![0.0; arch.d_model * cap],
+            v: vec![0.0; arch.d_model * cap],
+        }
+    }
+
+    fn capacity(arch: &Arch, capacity: usize) -> usize {
+        SEQ_LEN * capacity.min(arch.vocab)
+    }
+
+    /// f64 values held by [`Inputs::new`] with the same arguments.
+    fn numbers(arch: &Arch, capacity: usize) -> usize {
+        4 * arch.d_model * Self::capacity(arch, capacity)
+    }
+
+    /// Finds the distinct (position, token) pairs among the first layer's `columns` and embeds
+    /// each once.
+    fn embed(
+        &mut self,
+        columns: impl Iterator<Item = (usize, u32)>,
+        e: &DMatrix<f64>,
+        p: &DMatrix<f64>,
+    ) {
+        let (d, vocab) = (e.nrows(), e.ncols());
+        self.slot.fill(u32::MAX);
+        self.m = 0;
+        for ((t, tok), of) in columns.zip(&mut self.of) {
+            let slot = &mut self.slot[t * vocab + tok as usize];
+            if *slot == u32::MAX {
+                *slot = self.m as u32;
+                self.pairs[self.m] = (t, tok);
+                let x = &mut self.x[self.m * d..(self.m + 1) * d];
+                for ((o, &ei), &pi) in x
+                    .iter_mut()
+                    .zip(e.column(tok as usize).iter())
+                    .zip(p.column(t).iter())
+                {
+                    *o = ei + pi;
+                }
+                self.m += 1;
+            }
+            *of = *slot;
+        }
+    }
+}
+
+/// `dst` column i (d rows) ← `src` column `of[i]`.
+fn gather(dst: &mut [f64], src: &[f64], of: &[u32], d: usize) {
+    for (out, &i) in dst.chunks_exact_mut(d).zip(of) {
+        let i = i as usize;
+        out.copy_from_slice(&src[i * d..(i + 1) * d]);
+    }
+}
+
+/// `dst` column j (d rows) ← the sum of the `src` columns i with `of[i] = j`, in column order.
+fn scatter_sum(dst: &mut [f64], src: &[f64], of: &[u32], d: usize) {
+    dst.fill(0.0);
+    for (col, &i) in src.chunks_exact(d).zip(of) {
+        let i = i as usize;
+        for (o, &g) in dst[i * d..(i + 1) * d].iter_mut().zip(col) {
+            *o += g;
+        }
+    }
+}
+
 /// The activations one layer keeps for its backward pass, for up to `cap` sequences (3·cap
-/// columns; a batch of n uses the first `a·d` or `c·d` entries of each buffer, with
-/// a = first + 2n columns as [`Columns`] lays them out).
+/// columns, the first layer's norm one per input pair; a batch of n uses the first `a·d`, `m·d`
+/// or `c·d` entries of each buffer, with a = first + 2n columns as [`Columns`] lays them out).
 #[derive(Clone, Debug)]
 struct LayerBuffers {
     /// Layer input x (d × a).
     x_in: Vec<f64>,
-    /// x / rms(x) (d × a) and 1 / rms(x) per column (a).
+    /// x / rms(x) (d × a) and 1 / rms(x) per column (a); in the first layer per input pair
+    /// (d × m and m, see [`Inputs`]).
     xhat1: Vec<f64>,
     rinv1: Vec<f64>,
-    /// Attention input y = xhat1 ⊙ g_attn (d × a).
+    /// Attention input y = xhat1 ⊙ g_attn (d × a; in the first layer d × m).
     y1: Vec<f64>,
     /// Queries (d × c), keys and values (d × a).
     q: Vec<f64>,
@@ -454,12 +571,12 @@ struct LayerBuffers {
 }
 
 impl LayerBuffers {
-    fn new(d: usize, f: usize, heads: usize, all: usize, c: usize) -> Self {
+    fn new(d: usize, f: usize, heads: usize, all: usize, normed: usize, c: usize) -> Self {
         Self {
             x_in: vec![0.0; d * all],
-            xhat1: vec![0.0; d * all],
-            rinv1: vec![0.0; all],
-            y1: vec![0.0; d * all],
+            xhat1: vec![0.0; d * normed],
+            rinv1: vec![0.0; normed],
+            y1: vec![0.0; d * normed],
             q: vec![0.0; d * c],
             k: vec![0.0; d * all],
             v: vec![0.0; d * all],
@@ -476,13 +593,13 @@ impl LayerBuffers {
     }
 
     /// Numbers held by [`LayerBuffers::new`] with the same arguments.
-    fn numbers(d: usize, f: usize, heads: usize, all: usize, c: usize) -> usize {
-        (5 * d + 1) * all + (5 * d + 1 + heads * SEQ_LEN + 3 * f) * c
+    fn numbers(d: usize, f: usize, heads: usize, all: usize, normed: usize, c: usize) -> usize {
+        3 * d * all + (2 * d + 1) * normed + (5 * d + 1 + heads * SEQ_LEN + 3 * f) * c
     }
 }
 
 /// Gradient buffers of the backward pass (sized for the widest layer: 3 columns per sequence of
-/// the capacity).
+/// the capacity; the first layer's per-pair gradients for its most input pairs).
 #[derive(Clone, Debug)]
 struct Backward {
     /// Gradient of the current layer's output, then of its input (swapped each layer).
@@ -497,10 +614,16 @@ struct Backward {
     d_u: Vec<f64>,
     d_logits: Vec<f64>,
     d_z: Vec<f64>,
+    /// The first layer's query, key, value and input gradients summed per input pair (d × m
+    /// each, see [`Inputs`]).
+    d_q0: Vec<f64>,
+    d_k0: Vec<f64>,
+    d_v0: Vec<f64>,
+    d_x0: Vec<f64>,
 }
 
 impl Backward {
-    fn new(d: usize, f: usize, classes: usize, n: usize) -> Self {
+    fn new(d: usize, f: usize, classes: usize, n: usize, pairs: usize) -> Self {
         let all = SEQ_LEN * n;
         Self {
             d_out: vec![0.0; d * all],
@@ -514,12 +637,16 @@ impl Backward {
             d_u: vec![0.0; f * all],
             d_logits: vec![0.0; classes * n],
             d_z: vec![0.0; d * n],
+            d_q0: vec![0.0; d * pairs],
+            d_k0: vec![0.0; d * pairs],
+            d_v0: vec![0.0; d * pairs],
+            d_x0: vec![0.0; d * pairs],
         }
     }
 
     /// Numbers held by [`Backward::new`] with the same arguments.
-    fn numbers(d: usize, f: usize, classes: usize, n: usize) -> usize {
-        (8 * d + f) * SEQ_LEN * n + (classes + d) * n
+    fn numbers(d: usize, f: usize, classes: usize, n: usize, pairs: usize) -> usize {
+        (8 * d + f) * SEQ_LEN * n + (classes + d) * n + 4 * d * pairs
     }
 }
 
@@ -537,6 +664,8 @@ pub struct Workspace {
     first_tokens: Vec<u32>,
     start: Vec<u32>,
     slot: Vec<u32>,
+    /// The first layer's distinct inputs.
+    inputs: Inputs,
     layers: Vec<LayerBuffers>,
     /// Output of the last layer at the last position (d × n), normalised, 1/rms, final input z.
     x_last: Vec<f64>,
@@ -557,7 +686,10 @@ impl Workspace {
     pub fn new(arch: Arch, capacity: usize, backward: bool) -> Self {
         let (d, f, n) = (arch.d_model, arch.d_mlp, capacity);
         let layers = (0..arch.layers)
-            .map(|l| LayerBuffers::new(d, f, arch.heads, SEQ_LEN * n, arch.query_cols(l, n)))
+            .map(|l| {
+                let (normed, c) = (arch.normed_cols(l, n), arch.query_cols(l, n));
+                LayerBuffers::new(d, f, arch.heads, SEQ_LEN * n, normed, c)
+            })
             .collect();
         Self {
             arch,
@@ -567,6 +699,7 @@ impl Workspace {
             first_tokens: vec![0; n],
             start: vec![0; n],
             slot: vec![u32::MAX; arch.vocab],
+            inputs: Inputs::new(&arch, n),
             layers,
             x_last: vec![0.0; d * n],
             xhat_f: vec![0.0; d * n],
@@ -574,7 +707,8 @@ impl Workspace {
             z: vec![0.0; d * n],
             logits: vec![0.0; arch.classes * n],
             probs_out: vec![0.0; arch.classes * n],
-            backward: backward.then(|| Backward::new(d, f, arch.classes, n)),
+            backward: backward
+                .then(|| Backward::new(d, f, arch.classes, n, Inputs::capacity(&arch, n))),
             gemm: GemmScratch::new(rayon::current_num_threads()),
         }
     }
@@ -583,14 +717,17 @@ impl Workspace {
     pub fn numbers(arch: &Arch, capacity: usize, backward: bool) -> usize {
         let (d, f, n) = (arch.d_model, arch.d_mlp, capacity);
         let layers: usize = (0..arch.layers)
-            .map(|l| LayerBuffers::numbers(d, f, arch.heads, SEQ_LEN * n, arch.query_cols(l, n)))
+            .map(|l| {
+                let (normed, c) = (arch.normed_cols(l, n), arch.query_cols(l, n));
+                LayerBuffers::numbers(d, f, arch.heads, SEQ_LEN * n, normed, c)
+            })
             .sum();
         let bw = if backward {
-            Backward::numbers(d, f, arch.classes, n)
+            Backward::numbers(d, f, arch.classes, n, Inputs::capacity(arch, n))
         } else {
             0
         };
-        layers + (3 * d + 1 + 2 * arch.classes) * n + bw
+        layers + Inputs::numbers(arch, n) + (3 * d + 1 + 2 * arch.classes) * n + bw
     }
 
     /// The logits of the last forward pass: classes × n, column-major (column i = sequence i).
@@ -628,29 +765,36 @@ impl Workspace {
             first_tokens: &self.first_tokens[..self.first],
             start: &self.start[..n],
         };
-        {
-            let x = &mut self.layers[0].x_in;
-            let (e, p) = (
-                params.get(Param::TokenEmbedding),
-                params.get(Param::PositionEmbedding),
-            );
-            for ((t, tok), out) in cols.tokens(batch).zip(x.chunks_exact_mut(d)) {
-                for ((o, &ei), &pi) in out
-                    .iter_mut()
-                    .zip(e.column(tok as usize).iter())
-                    .zip(p.column(t).iter())
-                {
-                    *o = ei + pi;
-                }
-            }
-        }
+        let inputs = &mut self.inputs;
+        inputs.embed(
+            cols.tokens(batch),
+            params.get(Param::TokenEmbedding),
+            params.get(Param::PositionEmbedding),
+        );
+        let all = cols.all();
+        gather(
+            &mut self.layers[0].x_in[..d * all],
+            &inputs.x,
+            &inputs.of[..all],
+            d,
+        );
         for l in 0..arch.layers {
             let (head, tail) = self.layers.split_at_mut(l + 1);
             let out = match tail.first_mut() {
-                Some(next) => &mut next.x_in[..d * cols.all()],
+                Some(next) => &mut next.x_in[..d * all],
                 None => &mut self.x_last[..d * n],
             };
-            layer_forward(&arch, l, &cols, params, &mut head[l], out, &mut self.gemm);
+            let first_layer = (l == 0).then_some(&mut *inputs);
+            layer_forward(
+                &arch,
+                l,
+                &cols,
+                params,
+                &mut head[l],
+                first_layer,
+                out,
+                &mut self.gemm,
+            );
         }
         let z = &mut self.z[..d * n];
         rms_forward(
@@ -757,20 +901,31 @@ impl Workspace {
             start: &self.start[..n],
         };
         for l in (0..arch.layers).rev() {
-            layer_backward(&arch, l, &cols, params, &self.layers[l], bw, grads, scratch);
+            let first_layer = (l == 0).then_some(&self.inputs);
+            let b = &self.layers[l];
+            layer_backward(&arch, l, &cols, params, b, first_layer, bw, grads, scratch);
             std::mem::swap(&mut bw.d_out, &mut bw.d_in);
         }
-        let d_x0 = &bw.d_out[..d * cols.all()];
+        // The input's gradient: along the residual path per column, through the first layer's
+        // norm per input pair.
+        let m = self.inputs.m;
+        let d_x0 = || {
+            let residual = cols
+                .tokens(batch)
+                .zip(bw.d_out[..d * cols.all()].chunks_exact(d));
+            let pairs = self.inputs.pairs[..m].iter().copied();
+            residual.chain(pairs.zip(bw.d_x0[..d * m].chunks_exact(d)))
+        };
         let tok = grads.get_mut(Param::TokenEmbedding);
         tok.fill(0.0);
-        for ((_, t), g) in cols.tokens(batch).zip(d_x0.chunks_exact(d)) {
+        for ((_, t), g) in d_x0() {
             for (o, &g) in tok.column_mut(t as usize).iter_mut().zip(g) {
                 *o += g;
             }
         }
         let pos = grads.get_mut(Param::PositionEmbedding);
         pos.fill(0.0);
-        for ((t, _), g) in cols.tokens(batch).zip(d_x0.chunks_exact(d)) {
+        for ((t, _), g) in d_x0() {
             for (o, &g) in pos.column_mut(t).iter_mut().zip(g) {
                 *o += g;
             }
@@ -779,13 +934,15 @@ impl Workspace {
 }
 
 /// One layer's forward pass over n sequences; `out` (d × c) receives the layer output at the
-/// query columns.
+/// query columns. The first layer is given its distinct `inputs`.
+#[allow(clippy::too_many_arguments)]
 fn layer_forward(
     arch: &Arch,
     l: usize,
     cols: &Columns,
     params: &Params,
     b: &mut LayerBuffers,
+    inputs: Option<&mut Inputs>,
     out: &mut [f64],
     scratch: &mut GemmScratch,
 ) {
@@ -811,37 +968,59 @@ fn layer_forward(
         s,
     } = b;
     let x_in = &x_in[..d * all];
-    let y1 = &mut y1[..d * all];
-    rms_forward(
-        x_in,
-        params.slice(Param::AttnGain(l)),
-        arch.norm_eps,
-        &mut xhat1[..d * all],
-        &mut rinv1[..all],
-        y1,
-    );
     let (q, k, v) = (&mut q[..d * c], &mut k[..d * all], &mut v[..d * all]);
-    gemm(
-        k,
-        params.operand(Param::Key(l)),
-        Operand::new(y1, d, all),
-        0.0,
-        scratch,
-    );
-    gemm(
-        v,
-        params.operand(Param::Value(l)),
-        Operand::new(y1, d, all),
-        0.0,
-        scratch,
-    );
-    gemm(
-        q,
-        params.operand(Param::Query(l)),
-        Operand::new(&y1[off * d..], d, c),
-        0.0,
-        scratch,
-    );
+    match inputs {
+        Some(inputs) => {
+            let m = inputs.m;
+            let y1 = &mut y1[..d * m];
+            rms_forward(
+                &inputs.x[..d * m],
+                params.slice(Param::AttnGain(l)),
+                arch.norm_eps,
+                &mut xhat1[..d * m],
+                &mut rinv1[..m],
+                y1,
+            );
+            for (w, dst) in [
+                (Param::Key(l), &mut inputs.k),
+                (Param::Value(l), &mut inputs.v),
+                (Param::Query(l), &mut inputs.q),
+            ] {
+                let y1 = Operand::new(y1, d, m);
+                gemm(&mut dst[..d * m], params.operand(w), y1, 0.0, scratch);
+            }
+            gather(k, &inputs.k, &inputs.of[..all], d);
+            gather(v, &inputs.v, &inputs.of[..all], d);
+            gather(q, &inputs.q, &inputs.of[off..all], d);
+        }
+        None => {
+            let y1 = &mut y1[..d * all];
+            rms_forward(
+                x_in,
+                params.slice(Param::AttnGain(l)),
+                arch.norm_eps,
+                &mut xhat1[..d * all],
+                &mut rinv1[..all],
+                y1,
+            );
+            for (w, dst) in [(Param::Key(l), &mut *k), (Param::Value(l), &mut *v)] {
+                gemm(
+                    dst,
+                    params.operand(w),
+                    Operand::new(y1, d, all),
+                    0.0,
+                    scratch,
+                );
+            }
+            gemm(
+                q,
+                params.operand(Param::Query(l)),
+                Operand::new(&y1[off * d..], d, c),
+                0.0,
+                scratch,
+            );
+        }
+    }
     let att = &mut att[..d * c];
     attention_forward(
         arch,
@@ -985,7 +1164,9 @@ fn attention_forward_impl<A: Ops>(
 
 /// One layer's backward pass over n sequences: reads the gradient of its output at the query
 /// columns from `bw.d_out` (d × c), writes the layer's weight and gain gradients into `grads`
-/// and the gradient of its input into `bw.d_in` (d × all columns).
+/// and the gradient of its input into `bw.d_in` (d × all columns). The first layer, given its
+/// distinct `inputs`, writes into `bw.d_in` only the residual path's part (zero before `off`);
+/// the part through its norm goes, per input pair, into `bw.d_x0` (d × m).
 #[allow(clippy::too_many_arguments)]
 fn layer_backward(
     arch: &Arch,
@@ -993,6 +1174,7 @@ fn layer_backward(
     cols: &Columns,
     params: &Params,
     b: &LayerBuffers,
+    inputs: Option<&Inputs>,
     bw: &mut Backward,
     grads: &mut Params,
     scratch: &mut GemmScratch,
@@ -1066,6 +1248,44 @@ fn layer_backward(
         &mut bw.d_v[..d * all],
     );
     attention_backward(arch, cols, off, b, d_att, d_q, d_k, d_v);
+    let d_in = &mut bw.d_in[..d * all];
+    if let Some(inputs) = inputs {
+        let (m, of) = (inputs.m, &inputs.of[..all]);
+        let (d_q0, d_k0, d_v0) = (
+            &mut bw.d_q0[..d * m],
+            &mut bw.d_k0[..d * m],
+            &mut bw.d_v0[..d * m],
+        );
+        scatter_sum(d_q0, d_q, &of[off..], d);
+        scatter_sum(d_k0, d_k, of, d);
+        scatter_sum(d_v0, d_v, of, d);
+        let y1 = Operand::new(&b.y1[..d * m], d, m).t();
+        let d_y1 = &mut bw.d_y[..d * m];
+        for (i, (w, g)) in [
+            (Param::Key(l), &*d_k0),
+            (Param::Value(l), &*d_v0),
+            (Param::Query(l), &*d_q0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let g = Operand::new(g, d, m);
+            gemm(grads.get_mut(w).as_mut_slice(), g, y1, 0.0, scratch);
+            let beta = if i == 0 { 0.0 } else { 1.0 };
+            gemm(d_y1, params.operand(w).t(), g, beta, scratch);
+        }
+        rms_backward(
+            d_y1,
+            params.slice(Param::AttnGain(l)),
+            &b.xhat1[..d * m],
+            &b.rinv1[..m],
+            grads.get_mut(Param::AttnGain(l)).as_mut_slice(),
+            &mut bw.d_x0[..d * m],
+        );
+        d_in[..off * d].fill(0.0);
+        d_in[off * d..].copy_from_slice(&bw.d_mid[..d * c]);
+        return;
+    }
     let (d_q, d_k, d_v) = (
         Operand::new(d_q, d, c),
         Operand::new(d_k, d, all),
@@ -1103,7 +1323,6 @@ fn layer_backward(
         1.0,
         scratch,
     );
-    let d_in = &mut bw.d_in[..d * all];
     rms_backward(
         d_y1,
         params.slice(Param::AttnGain(l)),
@@ -1409,12 +1628,20 @@ fn dot<A: Ops>(a: &[f64], b: &[f64]) -> f64 {
 /// Multiply-adds of one forward pass over `batch` (see the module docs): a count, the work
 /// [`Workspace::forward`] does on that batch. Panics if a token is outside `arch`'s vocabulary.
 pub fn forward_multiply_adds(arch: &Arch, batch: &Batch) -> u64 {
-    let mut seen = vec![false; arch.vocab];
-    let first = batch.tokens[..batch.n]
-        .iter()
-        .filter(|&&t| !std::mem::replace(&mut seen[t as usize], true))
-        .count() as u64;
-    let (d, f, n) = (arch.d_model as u64, arch.d_mlp as u64, batch.n as u64);
+    let n = batch.n;
+    // Distinct tokens at each position: the first is the shared position-0 columns, their sum
+    // the first layer's input pairs.
+    let distinct: Vec<u64> = (0..SEQ_LEN)
+        .map(|t| {
+            let mut seen = vec![false; arch.vocab];
+            batch.tokens[t * n..(t + 1) * n]
+                .iter()
+                .filter(|&&tok| !std::mem::replace(&mut seen[tok as usize], true))
+                .count() as u64
+        })
+        .collect();
+    let (first, inputs) = (distinct[0], distinct.iter().sum::<u64>());
+    let (d, f, n) = (arch.d_model as u64, arch.d_mlp as u64, n as u64);
     let all = first + (SEQ_LEN as u64 - 1) * n;
     let mut total = arch.classes as u64 * d * n;
     for l in 0..arch.layers {
@@ -1423,7 +1650,12 @@ pub fn forward_multiply_adds(arch: &Arch, batch: &Batch) -> u64 {
         } else {
             (all, first + 5 * n)
         };
-        total += 2 * d * d * all + 2 * d * d * c + 2 * d * f * c + 2 * d * pairs;
+        let qkv = if l == 0 {
+            3 * d * d * inputs
+        } else {
+            2 * d * d * all + d * d * c
+        };
+        total += qkv + d * d * c + 2 * d * f * c + 2 * d * pairs;
     }
     total
 }
@@ -1477,6 +1709,25 @@ mod tests {
         );
         let want = e.column(3) + p.column(0);
         assert_eq!(ws.layers[0].x_in[..4], *want.as_slice());
+        // The first layer's inputs: one per (position, token), in column order; sequences 0 and
+        // 4 share position 1's pair (token 0), every position 2 holds `=`.
+        let inputs = &ws.inputs;
+        let pairs = [
+            (0, 3),
+            (0, 1),
+            (0, 0),
+            (1, 0),
+            (1, 2),
+            (1, 4),
+            (1, 1),
+            (2, 5),
+        ];
+        assert_eq!(inputs.pairs[..inputs.m], pairs);
+        assert_eq!(inputs.of[..13], [0, 1, 2, 3, 4, 5, 6, 3, 7, 7, 7, 7, 7]);
+        let k = &ws.layers[0].k;
+        assert_eq!(k[3 * 4..4 * 4], k[7 * 4..8 * 4]);
+        assert_ne!(k[3 * 4..4 * 4], k[4 * 4..5 * 4]);
+        assert_eq!(ws.layers[0].x_in[7 * 4..8 * 4], inputs.x[3 * 4..4 * 4]);
     }
 
     #[test]
