@@ -479,6 +479,7 @@ impl Inputs {
         }
     }
 
+    /// Most pairs of `capacity` sequences (buffer sizes).
     fn capacity(arch: &Arch, capacity: usize) -> usize {
         SEQ_LEN * capacity.min(arch.vocab)
     }
