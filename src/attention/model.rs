@@ -943,7 +943,7 @@ fn layer_forward(
     cols: &Columns,
     params: &Params,
     b: &mut LayerBuffers,
-    inputs: Option<&mut Inputs>,
+    mut inputs: Option<&mut Inputs>,
     out: &mut [f64],
     scratch: &mut GemmScratch,
 ) {
@@ -970,57 +970,40 @@ fn layer_forward(
     } = b;
     let x_in = &x_in[..d * all];
     let (q, k, v) = (&mut q[..d * c], &mut k[..d * all], &mut v[..d * all]);
-    match inputs {
-        Some(inputs) => {
-            let m = inputs.m;
-            let y1 = &mut y1[..d * m];
-            rms_forward(
-                &inputs.x[..d * m],
-                params.slice(Param::AttnGain(l)),
-                arch.norm_eps,
-                &mut xhat1[..d * m],
-                &mut rinv1[..m],
-                y1,
-            );
-            for (w, dst) in [
-                (Param::Key(l), &mut inputs.k),
-                (Param::Value(l), &mut inputs.v),
-                (Param::Query(l), &mut inputs.q),
-            ] {
-                let y1 = Operand::new(y1, d, m);
-                gemm(&mut dst[..d * m], params.operand(w), y1, 0.0, scratch);
-            }
-            gather(k, &inputs.k, &inputs.of[..all], d);
-            gather(v, &inputs.v, &inputs.of[..all], d);
-            gather(q, &inputs.q, &inputs.of[off..all], d);
-        }
-        None => {
-            let y1 = &mut y1[..d * all];
-            rms_forward(
-                x_in,
-                params.slice(Param::AttnGain(l)),
-                arch.norm_eps,
-                &mut xhat1[..d * all],
-                &mut rinv1[..all],
-                y1,
-            );
-            for (w, dst) in [(Param::Key(l), &mut *k), (Param::Value(l), &mut *v)] {
-                gemm(
-                    dst,
-                    params.operand(w),
-                    Operand::new(y1, d, all),
-                    0.0,
-                    scratch,
-                );
-            }
-            gemm(
-                q,
-                params.operand(Param::Query(l)),
-                Operand::new(&y1[off * d..], d, c),
-                0.0,
-                scratch,
-            );
-        }
+    // The first layer normalises and projects its input pairs, then copies them to the columns.
+    let (x, normed, q_off) = match inputs.as_deref() {
+        Some(inputs) => (&inputs.x[..d * inputs.m], inputs.m, 0),
+        None => (x_in, all, off),
+    };
+    let y1 = &mut y1[..d * normed];
+    rms_forward(
+        x,
+        params.slice(Param::AttnGain(l)),
+        arch.norm_eps,
+        &mut xhat1[..d * normed],
+        &mut rinv1[..normed],
+        y1,
+    );
+    let (k_dst, v_dst, q_dst) = match inputs.as_deref_mut() {
+        Some(inputs) => (
+            &mut inputs.k[..d * normed],
+            &mut inputs.v[..d * normed],
+            &mut inputs.q[..d * normed],
+        ),
+        None => (&mut *k, &mut *v, &mut *q),
+    };
+    for (w, dst, from) in [
+        (Param::Key(l), k_dst, 0),
+        (Param::Value(l), v_dst, 0),
+        (Param::Query(l), q_dst, q_off),
+    ] {
+        let y1 = Operand::new(&y1[from * d..], d, normed - from);
+        gemm(dst, params.operand(w), y1, 0.0, scratch);
+    }
+    if let Some(inputs) = inputs {
+        gather(k, &inputs.k, &inputs.of[..all], d);
+        gather(v, &inputs.v, &inputs.of[..all], d);
+        gather(q, &inputs.q, &inputs.of[off..all], d);
     }
     let att = &mut att[..d * c];
     attention_forward(
@@ -1249,91 +1232,64 @@ fn layer_backward(
         &mut bw.d_v[..d * all],
     );
     attention_backward(arch, cols, off, b, d_att, d_q, d_k, d_v);
-    let d_in = &mut bw.d_in[..d * all];
-    if let Some(inputs) = inputs {
-        let (m, of) = (inputs.m, &inputs.of[..all]);
-        let (d_q0, d_k0, d_v0) = (
-            &mut bw.d_q0[..d * m],
-            &mut bw.d_k0[..d * m],
-            &mut bw.d_v0[..d * m],
-        );
-        scatter_sum(d_q0, d_q, &of[off..], d);
-        scatter_sum(d_k0, d_k, of, d);
-        scatter_sum(d_v0, d_v, of, d);
-        let y1 = Operand::new(&b.y1[..d * m], d, m).t();
-        let d_y1 = &mut bw.d_y[..d * m];
-        for (i, (w, g)) in [
-            (Param::Key(l), &*d_k0),
-            (Param::Value(l), &*d_v0),
-            (Param::Query(l), &*d_q0),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let g = Operand::new(g, d, m);
-            gemm(grads.get_mut(w).as_mut_slice(), g, y1, 0.0, scratch);
-            let beta = if i == 0 { 0.0 } else { 1.0 };
-            gemm(d_y1, params.operand(w).t(), g, beta, scratch);
+    // The first layer's gradients reach its products summed per input pair.
+    let (normed, q_off, d_q, d_k, d_v) = match inputs {
+        Some(inputs) => {
+            let (m, of) = (inputs.m, &inputs.of[..all]);
+            scatter_sum(&mut bw.d_q0[..d * m], d_q, &of[off..], d);
+            scatter_sum(&mut bw.d_k0[..d * m], d_k, of, d);
+            scatter_sum(&mut bw.d_v0[..d * m], d_v, of, d);
+            (
+                m,
+                0,
+                &bw.d_q0[..d * m],
+                &bw.d_k0[..d * m],
+                &bw.d_v0[..d * m],
+            )
         }
-        rms_backward(
-            d_y1,
-            params.slice(Param::AttnGain(l)),
-            &b.xhat1[..d * m],
-            &b.rinv1[..m],
-            grads.get_mut(Param::AttnGain(l)).as_mut_slice(),
-            &mut bw.d_x0[..d * m],
+        None => (all, off, &*d_q, &*d_k, &*d_v),
+    };
+    let d_y1 = &mut bw.d_y[..d * normed];
+    for (w, g, from) in [
+        (Param::Key(l), d_k, 0),
+        (Param::Value(l), d_v, 0),
+        (Param::Query(l), d_q, q_off),
+    ] {
+        let g = Operand::new(g, d, normed - from);
+        let y1 = Operand::new(&b.y1[from * d..d * normed], d, normed - from);
+        gemm(grads.get_mut(w).as_mut_slice(), g, y1.t(), 0.0, scratch);
+        // The first product (keys') overwrites, the others add.
+        let beta = if matches!(w, Param::Key(_)) { 0.0 } else { 1.0 };
+        gemm(
+            &mut d_y1[from * d..],
+            params.operand(w).t(),
+            g,
+            beta,
+            scratch,
         );
-        d_in[..off * d].fill(0.0);
-        d_in[off * d..].copy_from_slice(&bw.d_mid[..d * c]);
-        return;
     }
-    let (d_q, d_k, d_v) = (
-        Operand::new(d_q, d, c),
-        Operand::new(d_k, d, all),
-        Operand::new(d_v, d, all),
-    );
-    let y1 = Operand::new(&b.y1[..d * all], d, all);
-    gemm(
-        grads.get_mut(Param::Query(l)).as_mut_slice(),
-        d_q,
-        Operand::new(&b.y1[off * d..d * all], d, c).t(),
-        0.0,
-        scratch,
-    );
-    gemm(
-        grads.get_mut(Param::Key(l)).as_mut_slice(),
-        d_k,
-        y1.t(),
-        0.0,
-        scratch,
-    );
-    gemm(
-        grads.get_mut(Param::Value(l)).as_mut_slice(),
-        d_v,
-        y1.t(),
-        0.0,
-        scratch,
-    );
-    let d_y1 = &mut bw.d_y[..d * all];
-    gemm(d_y1, params.operand(Param::Key(l)).t(), d_k, 0.0, scratch);
-    gemm(d_y1, params.operand(Param::Value(l)).t(), d_v, 1.0, scratch);
-    gemm(
-        &mut d_y1[off * d..],
-        params.operand(Param::Query(l)).t(),
-        d_q,
-        1.0,
-        scratch,
-    );
+    let d_x = if inputs.is_some() {
+        &mut bw.d_x0[..d * normed]
+    } else {
+        &mut bw.d_in[..d * all]
+    };
     rms_backward(
         d_y1,
         params.slice(Param::AttnGain(l)),
-        &b.xhat1[..d * all],
-        &b.rinv1[..all],
+        &b.xhat1[..d * normed],
+        &b.rinv1[..normed],
         grads.get_mut(Param::AttnGain(l)).as_mut_slice(),
-        d_in,
+        d_x,
     );
-    for (g, &m) in d_in[off * d..].iter_mut().zip(&bw.d_mid[..d * c]) {
-        *g += m;
+    let (d_in, d_mid) = (&mut bw.d_in[..d * all], &bw.d_mid[..d * c]);
+    if inputs.is_some() {
+        // Only the residual path reaches the columns; the part through the norm stays per pair.
+        d_in[..off * d].fill(0.0);
+        d_in[off * d..].copy_from_slice(d_mid);
+    } else {
+        for (g, &m) in d_in[off * d..].iter_mut().zip(d_mid) {
+            *g += m;
+        }
     }
 }
 
@@ -1725,7 +1681,9 @@ mod tests {
         ];
         assert_eq!(inputs.pairs[..inputs.m], pairs);
         assert_eq!(inputs.of[..13], [0, 1, 2, 3, 4, 5, 6, 3, 7, 7, 7, 7, 7]);
+        // Column 7's keys are pair 3's, computed once among the pairs and copied.
         let k = &ws.layers[0].k;
+        assert_eq!(k[7 * 4..8 * 4], inputs.k[3 * 4..4 * 4]);
         assert_eq!(k[3 * 4..4 * 4], k[7 * 4..8 * 4]);
         assert_ne!(k[3 * 4..4 * 4], k[4 * 4..5 * 4]);
         assert_eq!(ws.layers[0].x_in[7 * 4..8 * 4], inputs.x[3 * 4..4 * 4]);
