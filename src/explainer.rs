@@ -155,7 +155,11 @@ pub fn axis_concentration_curve(keys: &DMatrix<f64>, samples: usize) -> Vec<[f64
 
 /// Angle between two plane vectors in degrees, in [0, 180]; NaN if either is zero.
 pub fn angle_between_deg(a: Vector2<f64>, b: Vector2<f64>) -> f64 {
-    let (na, nb) = (a.norm(), b.norm());
+    use crate::linalg::norm::checked_norm;
+    let (na, nb) = (
+        checked_norm(a.norm(), a.as_slice().iter().copied()),
+        checked_norm(b.norm(), b.as_slice().iter().copied()),
+    );
     if na == 0.0 || nb == 0.0 {
         return f64::NAN;
     }

@@ -20,53 +20,247 @@ fn live() -> MutexGuard<'static, Vec<PathBuf>> {
 /// The marker between a destination's name and the writing process's id in a temporary name.
 const TMP_MARK: &str = ".tmp-";
 
+/// `e` with `path` and what was being done to it in its message (`writing out/metrics.csv: No
+/// space left on device`), its kind kept: an I/O error always names its file.
+pub fn named(e: io::Error, doing: &str, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("{doing} {}: {e}", path.display()))
+}
+
+/// A buffered writer whose errors name the file they belong to (its destination).
+pub struct NamedWriter {
+    inner: BufWriter<File>,
+    dest: PathBuf,
+}
+
+impl Write for NamedWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner
+            .write(buf)
+            .map_err(|e| named(e, "writing", &self.dest))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.inner
+            .write_all(buf)
+            .map_err(|e| named(e, "writing", &self.dest))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner
+            .flush()
+            .map_err(|e| named(e, "writing", &self.dest))
+    }
+}
+
 /// A file being written; invisible under its final name until [`AtomicFile::commit`].
 /// Dropping it uncommitted deletes the temporary file and leaves any old file untouched.
+/// Every error names the destination.
 pub struct AtomicFile {
     tmp: PathBuf,
     dest: PathBuf,
-    writer: Option<BufWriter<File>>,
+    writer: Option<NamedWriter>,
 }
 
 impl AtomicFile {
     /// Starts writing `dest` (through `.<name>.tmp-<pid>` beside it).
-    /// Errors: the folder is missing or not writable.
+    /// Errors: the folder is missing or not writable; `dest` is a symbolic link to a missing
+    /// target, or a file its owner made read-only (replacing either would surprise: each is
+    /// refused, naming it).
     pub fn create(dest: &Path) -> io::Result<Self> {
         let name = dest
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
             .to_string_lossy();
+        check_replaceable(dest)?;
         let tmp = dest.with_file_name(format!(".{name}{TMP_MARK}{}", std::process::id()));
         let mut live = live();
-        let file = File::create(&tmp)?;
+        let file =
+            File::create(&tmp).map_err(|e| named(e, "creating a temporary file for", dest))?;
         live.push(tmp.clone());
         Ok(Self {
             tmp,
             dest: dest.to_path_buf(),
-            writer: Some(BufWriter::new(file)),
+            writer: Some(NamedWriter {
+                inner: BufWriter::new(file),
+                dest: dest.to_path_buf(),
+            }),
         })
     }
 
-    /// The buffered writer.
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
+    /// The buffered writer (its errors name the file).
+    pub fn writer(&mut self) -> &mut NamedWriter {
         self.writer.as_mut().expect("not yet committed")
+    }
+
+    /// The file's final name.
+    pub fn dest(&self) -> &Path {
+        &self.dest
     }
 
     /// Flushes, syncs to disk and renames over the destination.
     pub fn commit(mut self) -> io::Result<()> {
-        let writer = self.writer.take().expect("commit once");
+        self.finish()?;
+        self.rename()
+    }
+
+    /// Flushes and syncs the temporary file and closes it, leaving it under its temporary name
+    /// (the first half of [`AtomicFile::commit`]; [`OutputSet`] finishes every file before it
+    /// renames any). Errors name the file: a full disk shows here at the latest.
+    fn finish(&mut self) -> io::Result<()> {
+        let Some(writer) = self.writer.take() else {
+            return Ok(());
+        };
         // The file is closed at the end of this block, before the rename (which Windows
         // refuses for an open file).
-        {
-            let file = writer.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-        }
+        let file = writer
+            .inner
+            .into_inner()
+            .map_err(|e| named(e.into_error(), "writing", &self.dest))?;
+        file.sync_all().map_err(|e| named(e, "writing", &self.dest))
+    }
+
+    /// Renames the finished temporary file over the destination.
+    fn rename(self) -> io::Result<()> {
         let mut live = live();
         let renamed = std::fs::rename(&self.tmp, &self.dest);
         if renamed.is_ok() {
             live.retain(|p| *p != self.tmp);
         }
-        renamed
+        renamed.map_err(|e| named(e, "replacing", &self.dest))
+    }
+}
+
+/// Refuses to write over `dest` when it is a symbolic link whose target is missing (the error
+/// says where it points) or an existing file without write permission (the user protected
+/// it). Anything else, including a missing `dest`, is fine.
+pub fn check_replaceable(dest: &Path) -> io::Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(dest) else {
+        return Ok(());
+    };
+    if meta.file_type().is_symlink() {
+        if std::fs::metadata(dest).is_err() {
+            let target = std::fs::read_link(dest).unwrap_or_default();
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{} is a symbolic link to {}, which does not exist",
+                    dest.display(),
+                    target.display()
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    if meta.is_file() && meta.permissions().readonly() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is read-only; it is not replaced (make it writable or choose another --out)",
+                dest.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The files one result is made of, written into one folder together: each is staged as a
+/// temporary file, and only when every one is complete are they renamed into place; then the
+/// files of the same kind an earlier run left there and this one did not write (a trace, the
+/// figures) are removed. So a folder never holds files from two runs: a failure (a full disk)
+/// leaves the earlier set untouched, and a success leaves exactly the new one.
+pub struct OutputSet {
+    dir: PathBuf,
+    staged: Vec<AtomicFile>,
+    kinds: Vec<String>,
+}
+
+/// What [`OutputSet::commit`] did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Committed {
+    /// Every file written, in staging order.
+    pub written: Vec<PathBuf>,
+    /// Files of the set's kinds from an earlier run, removed because this run wrote no such
+    /// file.
+    pub removed: Vec<PathBuf>,
+}
+
+impl Committed {
+    /// One line per removed stale file (`removed out/trace.json (from an earlier run)`), or
+    /// nothing.
+    pub fn removed_text(&self) -> String {
+        self.removed
+            .iter()
+            .map(|p| format!("removed {} (left by an earlier run)\n", p.display()))
+            .collect()
+    }
+}
+
+impl OutputSet {
+    /// A set written into `dir` (which must exist). `kinds` lists the optional file names a
+    /// result of this kind may hold; when this set replaces an earlier result (one of its files
+    /// is already there), those it does not write are removed from `dir` at commit.
+    pub fn new(dir: &Path, kinds: impl IntoIterator<Item = String>) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            staged: Vec::new(),
+            kinds: kinds.into_iter().collect(),
+        }
+    }
+
+    /// Adds file names a result of this kind may hold (see [`OutputSet::new`]).
+    pub fn may_hold(&mut self, names: impl IntoIterator<Item = String>) {
+        self.kinds.extend(names);
+    }
+
+    /// Starts writing `name` in the set's folder ([`AtomicFile::create`]); hand it back with
+    /// [`OutputSet::stage`] when written.
+    pub fn create(&self, name: &str) -> io::Result<AtomicFile> {
+        AtomicFile::create(&self.dir.join(name))
+    }
+
+    /// Adds a written file to the set: finished now (so a full disk is found before anything
+    /// is replaced), renamed at [`OutputSet::commit`].
+    pub fn stage(&mut self, mut file: AtomicFile) -> io::Result<()> {
+        file.finish()?;
+        self.staged.push(file);
+        Ok(())
+    }
+
+    /// Writes `bytes` as `name` into the set.
+    pub fn write(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let mut f = self.create(name)?;
+        f.writer().write_all(bytes)?;
+        self.stage(f)
+    }
+
+    /// Renames every staged file into place, then removes the stale files of the set's kinds.
+    /// Errors name the file: a stale file that is read-only (refused before anything is
+    /// renamed), or a rename that fails (only when the folder changed under us).
+    pub fn commit(self) -> io::Result<Committed> {
+        let written: Vec<PathBuf> = self.staged.iter().map(|f| f.dest().to_path_buf()).collect();
+        // Only an earlier result of this kind (one of this set's files already there) has
+        // stale files; a folder holding another command's files keeps them.
+        let replacing = written.iter().any(|p| p.exists());
+        let stale: Vec<PathBuf> = self
+            .kinds
+            .iter()
+            .map(|k| self.dir.join(k))
+            .filter(|p| replacing && !written.contains(p))
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+            .collect();
+        for path in &stale {
+            check_replaceable(path)?;
+        }
+        for f in self.staged {
+            f.rename()?;
+        }
+        for path in &stale {
+            std::fs::remove_file(path).map_err(|e| named(e, "removing stale", path))?;
+        }
+        Ok(Committed {
+            written,
+            removed: stale,
+        })
     }
 }
 
@@ -149,7 +343,7 @@ fn alive(pid: u32) -> bool {
     r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
-/// Writes `bytes` to `dest` atomically.
+/// Writes `bytes` to `dest` atomically. Errors name the file.
 pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = AtomicFile::create(dest)?;
     f.writer().write_all(bytes)?;
@@ -159,8 +353,10 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Creates `dir` if needed, removes the temporary files dead processes left in it
 /// ([`remove_stale_temporaries`]) and checks that a file can be written in it (a temporary
 /// file, removed again), so a long computation never ends at a folder it cannot write.
-/// Errors: the folder cannot be created, or is read-only or full.
+/// Errors: the folder cannot be created (a symbolic link to a missing target is named with
+/// where it points), or is read-only or full.
 pub fn ensure_writable_dir(dir: &Path) -> io::Result<()> {
+    check_replaceable(dir)?;
     std::fs::create_dir_all(dir)?;
     remove_stale_temporaries(dir);
     let mut probe = AtomicFile::create(&dir.join(".basis-lab-write-check"))?;

@@ -184,6 +184,11 @@ pub fn source(
     ))
 }
 
+/// The `init_std` values the model can run: the loss ignores a column's length, but the
+/// gradient scales as 1/‖w‖ and overflows below about 1e-300 (where W0's entries also turn
+/// subnormal), and W0's entries overflow near 1e308.
+pub const INIT_STD_RANGE: Range = Range::closed(1e-300, 1e300);
+
 impl Preset {
     /// Parses and validates RON `text` (a leading byte-order mark is ignored); `file` names the
     /// source in errors.
@@ -261,7 +266,16 @@ impl Preset {
         check_int("batch", self.batch, 1, 4096)?;
         check_int("steps", self.steps, 0, 100_000_000)?;
         if let Some(s) = self.init_std {
-            check_real("init_std", s, Range::above(0.0, 100.0))?;
+            check_real("init_std", s, INIT_STD_RANGE).map_err(|e| {
+                FieldError::new(
+                    "init_std",
+                    format!(
+                        "{}: the keys are scale-free, but outside this range the gradient \
+                         (which grows as 1/‖w‖) or W0's entries leave f64's range",
+                        e.message
+                    ),
+                )
+            })?;
         }
         check_int("eval_every", self.eval_every, 1, 100_000_000)?;
         check_int("n_heldout", self.n_heldout, 1, 100_000)?;

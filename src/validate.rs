@@ -91,11 +91,21 @@ impl Range {
 }
 
 impl std::fmt::Display for Range {
-    /// `[0, 1)` style.
+    /// `[0, 1)` style; ends far from 1 in scientific notation (`[1e-300, 1e300]`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let open = if self.lo_closed { "[" } else { "(" };
         let close = if self.hi_closed { "]" } else { ")" };
-        write!(f, "{open}{}, {}{close}", self.lo, self.hi)
+        write!(f, "{open}{}, {}{close}", real(self.lo), real(self.hi))
+    }
+}
+
+/// `x` as a reader types it: plain decimals in [1e-4, 1e15), scientific notation outside
+/// (`1e-300` rather than 300 zeros).
+pub fn real(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
     }
 }
 
@@ -106,7 +116,7 @@ pub fn check_real(field: &str, x: f64, range: Range) -> Result<(), FieldError> {
     } else {
         Err(FieldError::new(
             field,
-            format!("{x} is out of range; allowed {range}"),
+            format!("{} is out of range; allowed {range}", real(x)),
         ))
     }
 }

@@ -629,7 +629,7 @@ fn the_output_files_hold_what_the_docs_describe() {
     ]);
     let result = run_attention(&p, &|| {}).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let md = report::write_outputs(&result, dir.path()).unwrap();
+    let (md, _) = report::write_outputs(&result, dir.path()).unwrap();
     assert_eq!(
         md,
         std::fs::read_to_string(dir.path().join("attention.md")).unwrap()

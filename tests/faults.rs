@@ -50,6 +50,9 @@ fn killing_the_process_during_a_big_save_leaves_the_old_files_intact() {
             "--steps",
             "100000000",
             "--no-trace",
+            // Its output would pass the default 2 GB limit: the run is killed long before.
+            "--max-output-gb",
+            "1000",
             "--quiet",
             "--out",
             out,

@@ -186,7 +186,9 @@ fn empty_and_degenerate_figures_draw_and_bad_sizes_are_errors() {
 #[test]
 fn write_pair_writes_both_files() {
     let dir = tempfile::tempdir().unwrap();
-    let paths = figure::write_pair(&plot(), dir.path(), "orientation").unwrap();
+    let mut set = basis_lab::output::OutputSet::new(dir.path(), []);
+    figure::write_pair(&plot(), &mut set, "orientation").unwrap();
+    let paths = set.commit().unwrap().written;
     assert!(paths[0].ends_with("orientation.svg") && paths[1].ends_with("orientation.png"));
     let png_bytes = std::fs::read(&paths[1]).unwrap();
     let (w, h, _) = png_size(&png_bytes);

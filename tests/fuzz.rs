@@ -606,7 +606,7 @@ fn valid_preset() -> BoxedStrategy<Preset> {
             1usize..=4096,
             0usize..=100_000_000,
             any::<u64>(),
-            prop::option::of(real(0.0, 100.0, false)),
+            prop::option::of(real(1e-300, 100.0, true)),
         ),
         (
             1usize..=100_000_000,

@@ -145,6 +145,7 @@ fn trace_has_the_documented_schema_and_replays_bit_exactly() {
         RunOptions {
             trace: true,
             figures: false,
+            max_output_bytes: basis_lab::experiment::MAX_OUTPUT_BYTES,
         },
         &|_| {},
     )

@@ -172,7 +172,7 @@ fn bad_cases() -> Vec<(String, &'static str, Option<&'static str>, Option<usize>
         ),
         (
             "Preset(init_std: Some(0.0))".into(),
-            "(0, 100]",
+            "[1e-300, 1e300]",
             Some("init_std"),
             None,
         ),

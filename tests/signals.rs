@@ -32,6 +32,9 @@ fn interrupted(signal: &str) -> (Option<i32>, Vec<String>) {
             "--steps",
             "10000000",
             "--no-trace",
+            // Killed long before its output passes the default 2 GB limit.
+            "--max-output-gb",
+            "1000",
             "--out",
         ])
         .arg(&out)

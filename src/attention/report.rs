@@ -14,7 +14,7 @@ use super::data::SEQ_LEN;
 use super::model::{Params, Stats};
 use super::preset::{AttentionPreset, TwinKind};
 use super::twins::{AttentionResult, Record, SeedResult};
-use crate::output::{AtomicFile, csv_num, write_atomic};
+use crate::output::{Committed, OutputSet, csv_num};
 
 /// The paper's Table 3 (float32 CPU): rule (registry name), its rate, twin kind, and the relative
 /// logit distance at steps 0, 1, 100 and 1500 ([`PAPER_STEPS`]).
@@ -458,16 +458,21 @@ pub fn write_trace(result: &AttentionResult, seed: &SeedResult, w: impl Write) -
     serde_json::to_writer(w, &trace).map_err(io::Error::other)
 }
 
-/// Writes `attention.csv`, `attention.md` and `trace.json` (the first seed) into `dir`, each
-/// atomically; returns the Markdown text. Errors: the folder is not writable.
-pub fn write_outputs(result: &AttentionResult, dir: &Path) -> io::Result<String> {
-    write_atomic(&dir.join("attention.csv"), &csv(result))?;
+/// The files [`write_outputs`] writes (`trace.json` when there is a first seed).
+pub const FILES: [&str; 3] = ["attention.csv", "attention.md", "trace.json"];
+
+/// Writes `attention.csv`, `attention.md` and `trace.json` (the first seed) into `dir` as one
+/// set ([`OutputSet`]: all complete before any replaces an older file); returns the Markdown
+/// text and what was written and removed. Errors: a file (named) cannot be written.
+pub fn write_outputs(result: &AttentionResult, dir: &Path) -> io::Result<(String, Committed)> {
+    let mut set = OutputSet::new(dir, FILES.map(String::from));
+    set.write(FILES[0], &csv(result))?;
     let md = markdown(result);
-    write_atomic(&dir.join("attention.md"), md.as_bytes())?;
+    set.write(FILES[1], md.as_bytes())?;
     if let Some(first) = result.seeds.first() {
-        let mut f = AtomicFile::create(&dir.join("trace.json"))?;
+        let mut f = set.create(FILES[2])?;
         write_trace(result, first, f.writer())?;
-        f.commit()?;
+        set.stage(f)?;
     }
-    Ok(md)
+    Ok((md, set.commit()?))
 }

@@ -145,7 +145,12 @@ pub fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
     if diff == 0.0 {
         return 0.0;
     }
-    diff.sqrt() / (0.5 * (na.sqrt() + nb.sqrt()))
+    use crate::linalg::norm::checked_norm;
+    let (na, nb) = (
+        checked_norm(na.sqrt(), a.iter().copied()),
+        checked_norm(nb.sqrt(), b.iter().copied()),
+    );
+    checked_norm(diff.sqrt(), a.iter().zip(b).map(|(x, y)| x - y)) / (0.5 * (na + nb))
 }
 
 /// The metrics of one model (a base model or a twin) at one step.

@@ -33,7 +33,7 @@ impl AttentionArgs {
         p.seeds = self.seeds.unwrap_or(p.seeds);
         p.steps = self.steps.unwrap_or(p.steps);
         p.validate()?;
-        self.output.prepare()?;
+        self.output.prepare(&report::FILES)?;
         let bar = self
             .output
             .progress_bar((p.seeds * (p.steps + 1)) as u64, "steps");
@@ -42,7 +42,9 @@ impl AttentionArgs {
             .pool()?
             .install(|| run_attention(&p, &|| bar.inc(1)))?;
         bar.finish_and_clear();
-        console::out(&report::write_outputs(&result, &self.output.out)?)?;
+        let (md, done) = report::write_outputs(&result, &self.output.out)?;
+        console::out(&md)?;
+        console::out(&done.removed_text())?;
         wrote(&self.output.out)?;
         Ok(())
     }

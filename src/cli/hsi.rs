@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
-use super::shared::{Output, Parallel, wrote};
-use basis_lab::console;
-use basis_lab::output::write_atomic;
+use super::shared::{Output, Parallel, commit};
+use basis_lab::output::OutputSet;
 use basis_lab::sensing::hsi::grid::{GridPlan, GridProgress, Grids, run_grid, select};
 use basis_lab::sensing::hsi::report::{self, csv_bytes, markdown};
 use basis_lab::sensing::hsi::{HsiConfig, Scene, rule_by_name, run_all};
@@ -140,7 +139,7 @@ impl HsiArgs {
             };
             plan.validate()?;
             let scene = Scene::read(&self.scene, self.var.as_deref())?;
-            out.prepare()?;
+            out.prepare(&report::GRID_FILES)?;
             let report = pool.install(|| {
                 run_grid(
                     &scene,
@@ -154,12 +153,12 @@ impl HsiArgs {
                 )
             })?;
             bar.finish_and_clear();
-            console::out(&report::write_grid(&out.out, &report)?)?;
-            super::shared::write_figures(self.figures, &out.out, || {
+            let mut set = OutputSet::new(&out.out, []);
+            let md = report::write_grid(&mut set, &report)?;
+            super::shared::write_figures(self.figures, &mut set, || {
                 basis_lab::sensing::hsi::figures::figures(&report)
             })?;
-            wrote(&out.out)?;
-            return Ok(());
+            return commit(set, &out.out, &md);
         }
         let rate = |r: &basis_lab::sensing::hsi::HsiRule| match self.rates {
             Rates::Paper => r.default_lr,
@@ -186,21 +185,18 @@ impl HsiArgs {
             slot.1 = rate;
         }
         let (setup, problem) = Scene::read(&self.scene, self.var.as_deref())?.problem(&cfg)?;
-        out.prepare()?;
+        out.prepare(&report::GRID_FILES[..3])?;
         bar.set_length((runs.len() * cfg.steps) as u64);
         let started = std::time::Instant::now();
         let results = pool.install(|| run_all(&problem, &runs, &|n| bar.inc(n)));
         bar.finish_and_clear();
         let seconds = started.elapsed().as_secs_f64();
         let selected = select(&results);
-        write_atomic(
-            &out.out.join("hsi.csv"),
-            &csv_bytes(&setup, &results, &selected)?,
-        )?;
+        // The grid's other files, if an earlier grid run left them here, go with its hsi.csv.
+        let mut set = OutputSet::new(&out.out, report::GRID_FILES.map(String::from));
+        set.write("hsi.csv", &csv_bytes(&setup, &results, &selected)?)?;
         let md = markdown(&setup, &results, &selected, seconds);
-        write_atomic(&out.out.join("hsi.md"), md.as_bytes())?;
-        console::out(&md)?;
-        wrote(&out.out)?;
-        Ok(())
+        set.write("hsi.md", md.as_bytes())?;
+        commit(set, &out.out, &md)
     }
 }

@@ -3,10 +3,10 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{load_preset, prepare_dir, wrote};
-use basis_lab::console;
+use super::shared::{commit, load_preset, prepare_dir};
 use basis_lab::experiment::matched::matched_report;
 use basis_lab::experiment::report;
+use basis_lab::output::OutputSet;
 
 /// Matched budget vs matched loss: every arm measured at the step the first arm reaches each
 /// of a ladder of held-out loss levels, and at the step it reaches each level itself;
@@ -30,11 +30,10 @@ impl MatchedArgs {
     /// Runs the comparison and prints its table and verdicts.
     pub fn run(self) -> Result<()> {
         let p = load_preset(&self.preset, self.steps)?;
-        prepare_dir(&self.out)?;
+        prepare_dir(&self.out, &["matched.csv", "matched.json"])?;
         let r = matched_report(&p, self.levels).map_err(anyhow::Error::msg)?;
-        report::write_matched(&self.out, &r)?;
-        console::out(&report::matched_text(&r))?;
-        wrote(&self.out)?;
-        Ok(())
+        let mut set = OutputSet::new(&self.out, []);
+        report::write_matched(&mut set, &r)?;
+        commit(set, &self.out, &report::matched_text(&r))
     }
 }

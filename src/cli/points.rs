@@ -7,10 +7,10 @@ use std::path::Path;
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, load_preset, write_figures, wrote};
-use basis_lab::console;
+use super::shared::{Shared, commit, load_preset, write_figures};
 use basis_lab::experiment::report::PointsReport;
 use basis_lab::experiment::{AdamEps, KeyDim, points_sweep};
+use basis_lab::output::OutputSet;
 use basis_lab::shard::ShardAxis;
 
 /// The ε sweep: the seed sweep of PRESET at each ε of every Adam arm; writes eps_sweep.csv
@@ -81,7 +81,10 @@ fn run<A: ShardAxis>(
     shared: &Shared,
 ) -> Result<()> {
     let preset = load_preset(preset, steps)?;
-    shared.output.prepare()?;
+    let stem = A::stem();
+    shared
+        .output
+        .prepare(&[&format!("{stem}.csv"), &format!("{stem}.json")])?;
     let seeds = seeds as usize;
     let job = A::job(preset.clone(), values.clone(), seeds);
     let work = |progress: &(dyn Fn() + Sync), cancel: &_| {
@@ -96,9 +99,8 @@ fn run<A: ShardAxis>(
 /// Writes a points sweep's `<ID>_sweep.csv` and `<ID>_sweep.json` (with `figures` also its
 /// plots) into `dir` and prints its table; also for `merge`.
 pub fn finish(dir: &Path, points: &dyn PointsReport, figures: bool) -> Result<()> {
-    points.write(dir)?;
-    write_figures(figures, dir, || points.figures())?;
-    console::out(&points.text())?;
-    wrote(dir)?;
-    Ok(())
+    let mut set = OutputSet::new(dir, []);
+    points.write(&mut set)?;
+    write_figures(figures, &mut set, || points.figures())?;
+    commit(set, dir, &points.text())
 }

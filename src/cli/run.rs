@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::shared::{Output, load_preset, wrote};
 use basis_lab::console;
-use basis_lab::experiment::{RunOptions, report, run_to_dir};
+use basis_lab::experiment::{MAX_OUTPUT_BYTES, RunOptions, report, run_to_dir};
 
 /// Train every arm of PRESET from W0 and from Q·W0; write metrics.csv, summary.json and
 /// trace.json into --out (with --figures also the plots as SVG and PNG).
@@ -27,6 +27,18 @@ pub struct RunArgs {
     /// Also write the live run's plots (a)–(d) as SVG and PNG (3×) next to the tables.
     #[arg(long)]
     figures: bool,
+    /// Largest output file the run may write, in GB (metrics.csv grows with steps × arms; the
+    /// size of each file is estimated before the run starts).
+    #[arg(long, default_value_t = MAX_OUTPUT_BYTES as f64 / 1e9, value_parser = positive_gb)]
+    max_output_gb: f64,
+}
+
+/// A positive, finite number of gigabytes.
+fn positive_gb(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{text}` is not a positive number of GB")),
+    }
 }
 
 impl RunArgs {
@@ -38,10 +50,13 @@ impl RunArgs {
         let opts = RunOptions {
             trace: !self.no_trace,
             figures: self.figures,
+            max_output_bytes: (self.max_output_gb * 1e9) as u64,
         };
-        let summary = run_to_dir(&p, &self.output.out, opts, &|s| bar.set_position(s as u64))?;
+        let (summary, done) =
+            run_to_dir(&p, &self.output.out, opts, &|s| bar.set_position(s as u64))?;
         bar.finish_and_clear();
         console::out(&report::summary_text(&summary))?;
+        console::out(&done.removed_text())?;
         wrote(&self.output.out)?;
         Ok(())
     }

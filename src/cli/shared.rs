@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use basis_lab::console;
 use basis_lab::experiment::SweepError;
+use basis_lab::output::OutputSet;
 use basis_lab::preset::Preset;
 use basis_lab::shard::{Job, Shard};
 
@@ -25,9 +26,10 @@ pub struct Output {
 }
 
 impl Output {
-    /// Creates the folder and checks it is writable before any work starts.
-    pub fn prepare(&self) -> Result<()> {
-        prepare_dir(&self.out)
+    /// Creates the folder and checks it is writable, and that none of `files` (the tables the
+    /// command will write there) is a read-only file, before any work starts.
+    pub fn prepare(&self, files: &[&str]) -> Result<()> {
+        prepare_dir(&self.out, files)
     }
 
     /// A progress bar over `len` items called `unit`, hidden with `--quiet`.
@@ -137,14 +139,21 @@ impl Shared {
     }
 }
 
-/// Creates `dir` and checks it is writable before any work starts.
-pub fn prepare_dir(dir: &Path) -> Result<()> {
-    basis_lab::output::ensure_writable_dir(dir).with_context(|| {
+/// Creates `dir` and checks it is writable, and that none of `files` in it is read-only (or a
+/// dangling link), before any work starts.
+pub fn prepare_dir(dir: &Path, files: &[&str]) -> Result<()> {
+    let hint = || {
         format!(
             "cannot write to {} (nothing was run; choose another --out)",
             dir.display()
         )
-    })
+    };
+    basis_lab::output::ensure_writable_dir(dir).with_context(hint)?;
+    for file in files {
+        basis_lab::output::check_replaceable(&dir.join(file))
+            .map_err(|e| anyhow::anyhow!("{e} (nothing was run)"))?;
+    }
+    Ok(())
 }
 
 /// Loads a preset (a file or a bundled name), applies `--steps` and validates it.
@@ -155,16 +164,33 @@ pub fn load_preset(name: &std::ffi::OsStr, steps: Option<usize>) -> Result<Prese
     Ok(p)
 }
 
-/// With `on`, writes every `(stem, figure)` of `figures()` as SVG and PNG into `dir`.
+/// Adds the figures' file names to `set`'s kinds (so an earlier run's figures are removed when
+/// this one draws none) and, with `on`, stages every `(stem, figure)` as SVG and PNG.
 pub fn write_figures(
     on: bool,
-    dir: &Path,
+    set: &mut OutputSet,
     figures: impl FnOnce() -> Vec<(String, basis_lab::figure::Figure)>,
 ) -> Result<()> {
+    let figures = figures();
+    set.may_hold(
+        figures
+            .iter()
+            .flat_map(|(stem, _)| basis_lab::figure::file_names(stem)),
+    );
     if on {
-        basis_lab::figure::write_all(dir, &figures())?;
+        basis_lab::figure::write_all(set, &figures)?;
     }
     Ok(())
+}
+
+/// Renames `set`'s files into place, then prints `text` (the result's table), which stale files
+/// of an earlier run were removed, and "wrote DIR". Errors: a file (named) or standard output
+/// cannot be written.
+pub fn commit(set: OutputSet, dir: &Path, text: &str) -> Result<()> {
+    let done = set.commit()?;
+    console::out(text)?;
+    console::out(&done.removed_text())?;
+    wrote(dir)
 }
 
 /// Prints "wrote DIR". Errors: standard output cannot be written.

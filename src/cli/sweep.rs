@@ -3,9 +3,9 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, load_preset, write_figures, wrote};
-use basis_lab::console;
+use super::shared::{Shared, commit, load_preset, write_figures};
 use basis_lab::experiment::{SweepResult, report, sweep_until};
+use basis_lab::output::OutputSet;
 use basis_lab::shard::Job;
 
 /// Run PRESET over seeds seed … seed+N−1 in parallel; write sweep.csv and sweep.json.
@@ -27,7 +27,7 @@ impl SweepArgs {
     /// Runs the sweep (or one shard of it) and prints its table.
     pub fn run(self) -> Result<()> {
         let p = load_preset(&self.preset, self.steps)?;
-        self.shared.output.prepare()?;
+        self.shared.output.prepare(&report::SWEEP_FILES)?;
         let seeds = self.seeds as usize;
         let job = Job::Sweep {
             preset: p.clone(),
@@ -44,14 +44,13 @@ impl SweepArgs {
 
 /// Writes the sweep's files and prints its table (also for `merge`).
 pub fn finish(dir: &std::path::Path, result: &SweepResult, figures: bool) -> Result<()> {
-    report::write_sweep(dir, result)?;
-    write_figures(figures, dir, || {
+    let mut set = OutputSet::new(dir, []);
+    report::write_sweep(&mut set, result)?;
+    write_figures(figures, &mut set, || {
         vec![(
             "sweep".into(),
             basis_lab::experiment::figures::sweep_figure(result),
         )]
     })?;
-    console::out(&report::sweep_text(result))?;
-    wrote(dir)?;
-    Ok(())
+    commit(set, dir, &report::sweep_text(result))
 }

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::shared::Shared;
 use basis_lab::console;
+use basis_lab::output::OutputSet;
 use basis_lab::sensing::zoo::{
     RunResult, ZooPreset, check_traceable, run_zoo, trace_zoo, write_report,
 };
@@ -56,47 +57,57 @@ impl ZooArgs {
                 anyhow::bail!("--trace writes the whole zoo's trace: run it without --shard");
             }
         }
-        self.shared.output.prepare()?;
+        self.shared
+            .output
+            .prepare(&["zoo.csv", "zoo.json", "zoo.md", "trace.json"])?;
         let started = std::time::Instant::now();
         let job = Job::Zoo { preset: p.clone() };
         let work = |progress: &(dyn Fn() + Sync), cancel: &_| Ok(run_zoo(&p, progress, cancel));
         match self.shared.run(&job, "runs", work)? {
             Some(results) => {
                 let seconds = started.elapsed().as_secs_f64();
+                let trace = if self.trace {
+                    let trace = trace_zoo(&p).map_err(anyhow::Error::msg)?;
+                    Some(serde_json::to_vec(&trace)?)
+                } else {
+                    None
+                };
                 finish(
                     &self.shared.output.out,
                     &p,
                     &results,
                     seconds,
                     self.shared.figures,
-                )?;
-                if self.trace {
-                    let trace = trace_zoo(&p).map_err(anyhow::Error::msg)?;
-                    let path = self.shared.output.out.join("trace.json");
-                    basis_lab::output::write_atomic(&path, &serde_json::to_vec(&trace)?)?;
-                    console::outln(&format!("wrote {}", path.display()))?;
-                }
-                Ok(())
+                    trace,
+                )
             }
             None => Ok(()),
         }
     }
 }
 
-/// Writes `zoo.csv`, `zoo.json` and `zoo.md` for `results` (in cell order) and prints the
-/// Markdown (also for `merge`).
+/// Writes `zoo.csv`, `zoo.json`, `zoo.md` for `results` (in cell order) and `trace.json` if
+/// given, as one set (an earlier run's trace or figures that this one does not write are
+/// removed), and prints the Markdown (also for `merge`).
 pub fn finish(
     dir: &std::path::Path,
     p: &ZooPreset,
     results: &[RunResult],
     seconds: f64,
     figures: bool,
+    trace: Option<Vec<u8>>,
 ) -> Result<()> {
-    let md = write_report(dir, p, results, seconds)?;
-    super::shared::write_figures(figures, dir, || {
+    let mut set = OutputSet::new(dir, ["trace.json".to_string()]);
+    let md = write_report(&mut set, p, results, seconds)?;
+    super::shared::write_figures(figures, &mut set, || {
         vec![basis_lab::sensing::zoo::figures::figure(p, results)]
     })?;
+    if let Some(trace) = trace {
+        set.write("trace.json", &trace)?;
+    }
+    let done = set.commit()?;
     console::out(&md)?;
+    console::out(&done.removed_text())?;
     console::outln(&format!(
         "\n{} runs in {seconds:.1} s; wrote {}",
         results.len(),

@@ -16,7 +16,7 @@ pub use points::{
     AdamEps, DkPoint, EpsPoint, KeyDim, Point, PointAxis, check_points, points_sweep, scaled_to_dk,
     with_adam_eps,
 };
-pub use run::{RunOptions, Summary, run_to_dir};
+pub use run::{MAX_OUTPUT_BYTES, RunOptions, Summary, run_to_dir};
 pub use sweep::{
     ArmAggregate, SeedArm, SweepError, SweepResult, assemble_sweep, check_seed, run_seed_until,
     sweep, sweep_seeds, sweep_until,

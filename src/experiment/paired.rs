@@ -78,13 +78,24 @@ pub struct HeldOut {
 pub enum ArmStatus {
     /// Training normally.
     Running,
-    /// Stopped at `step` because a loss, gradient or weight became non-finite.
+    /// Stopped at `step` because a loss, gradient or weight became non-finite, or because the
+    /// rule's own arithmetic cannot represent the run ([`crate::optim::Optimizer::representable`]).
     Diverged {
         /// The step at which it was detected.
         step: usize,
         /// What was non-finite.
         reason: String,
     },
+}
+
+impl std::fmt::Display for ArmStatus {
+    /// `running`, or `stopped at step N: <reason>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArmStatus::Running => write!(f, "running"),
+            ArmStatus::Diverged { step, reason } => write!(f, "stopped at step {step}: {reason}"),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -279,7 +290,11 @@ impl PairedRun {
             for (t, twin) in arm.twins.iter_mut().enumerate() {
                 match twin.ws.loss_and_grad(&twin.w, &self.batch, &mut twin.grad) {
                     Ok(l) if l.is_finite() && twin.grad.iter().all(|g| g.is_finite()) => {
-                        loss[t] = l
+                        loss[t] = l;
+                        // A rule that cannot carry this gradient is stopped and says so.
+                        if let Err(why) = twin.opt.representable(std::slice::from_ref(&twin.grad)) {
+                            failure = Some(why);
+                        }
                     }
                     Ok(l) => failure = Some(format!("loss {l} or its gradient is not finite")),
                     Err(e) => failure = Some(e.to_string()),
@@ -483,8 +498,8 @@ fn pair_metrics(
 
 /// `‖x − y‖F / ‖y‖F`.
 fn relative_distance(x: &DMatrix<f64>, y: &DMatrix<f64>) -> f64 {
-    let num: f64 = x.iter().zip(y.iter()).map(|(a, b)| (a - b) * (a - b)).sum();
-    num.sqrt() / y.norm()
+    use crate::linalg::norm::{distance, frobenius};
+    distance(x.as_slice(), y.as_slice()) / frobenius(y)
 }
 
 /// Size of the noise twin's perturbation of W0 (per entry standard deviation).
@@ -494,7 +509,7 @@ pub const NOISE_TWIN_SCALE: f64 = 1e-12;
 /// or non-finite column is left as it is, for the next step's check to report.
 pub fn renormalize_columns(w: &mut DMatrix<f64>) {
     for mut col in w.column_iter_mut() {
-        let norm = col.norm();
+        let norm = crate::linalg::norm::checked_norm(col.norm(), col.as_slice().iter().copied());
         if norm.is_finite() && norm > 0.0 {
             col /= norm;
         }

@@ -2,9 +2,7 @@
 //! `matched`, and the text tables the command line prints. One function per table, so a file
 //! written by the app and one written by the command line are the same bytes.
 
-use std::path::Path;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::matched::MatchedReport;
 use super::points::{Point, PointAxis};
@@ -13,7 +11,7 @@ use super::sweep::SweepResult;
 use crate::figure::Figure;
 use crate::metrics::StatBaseline;
 use crate::optim::class_name;
-use crate::output::{csv_num as num, write_atomic};
+use crate::output::{OutputSet, csv_num as num};
 
 /// `x` as `1.23e-4`, or a dash for NaN.
 pub fn sci(x: f64) -> String {
@@ -83,10 +81,7 @@ pub fn summary_text(s: &Summary) -> String {
                 h.accuracy[0],
                 h.loss[0]
             )),
-            _ => line(format!(
-                "{:<w$} {:<15} diverged: {:?}",
-                a.arm, class, a.status
-            )),
+            _ => line(format!("{:<w$} {:<15} {}", a.arm, class, a.status)),
         }
     }
     let noise: Vec<String> = s
@@ -228,15 +223,14 @@ pub fn sweep_text(r: &SweepResult) -> String {
     out
 }
 
-/// Writes `sweep.csv` ([`sweep_csv`]) and `sweep.json` (the whole result) into `dir`, each
-/// atomically. Errors name the file that could not be written.
-pub fn write_sweep(dir: &Path, r: &SweepResult) -> Result<()> {
-    let csv = dir.join("sweep.csv");
-    write_atomic(&csv, &sweep_csv(r)?)
-        .with_context(|| format!("cannot write {}", csv.display()))?;
-    let json = dir.join("sweep.json");
-    write_atomic(&json, &serde_json::to_vec_pretty(r)?)
-        .with_context(|| format!("cannot write {}", json.display()))?;
+/// The tables [`write_sweep`] writes.
+pub const SWEEP_FILES: [&str; 2] = ["sweep.csv", "sweep.json"];
+
+/// Stages `sweep.csv` ([`sweep_csv`]) and `sweep.json` (the whole result) in `set`. Errors name
+/// the file that could not be written.
+pub fn write_sweep(set: &mut OutputSet, r: &SweepResult) -> Result<()> {
+    set.write(SWEEP_FILES[0], &sweep_csv(r)?)?;
+    set.write(SWEEP_FILES[1], &serde_json::to_vec_pretty(r)?)?;
     Ok(())
 }
 
@@ -347,27 +341,24 @@ pub fn points_text(rows: &[PointRow]) -> String {
     out
 }
 
-/// Writes `<stem>.csv` ([`points_csv`] of `rows`) and `<stem>.json` (`all`) into `dir`.
+/// Stages `<stem>.csv` ([`points_csv`] of `rows`) and `<stem>.json` (`all`) in `set`.
 fn write_points<T: serde::Serialize + ?Sized>(
-    dir: &Path,
+    set: &mut OutputSet,
     stem: &str,
     all: &T,
     rows: &[PointRow],
 ) -> Result<()> {
-    write_atomic(&dir.join(format!("{stem}.csv")), &points_csv(rows)?)?;
-    write_atomic(
-        &dir.join(format!("{stem}.json")),
-        &serde_json::to_vec_pretty(all)?,
-    )?;
+    set.write(&format!("{stem}.csv"), &points_csv(rows)?)?;
+    set.write(&format!("{stem}.json"), &serde_json::to_vec_pretty(all)?)?;
     Ok(())
 }
 
 /// A finished points sweep whatever its axis: what the command line writes and prints for it,
 /// run here or merged from shards.
 pub trait PointsReport {
-    /// Writes `<ID>_sweep.csv` ([`points_csv`]) and `<ID>_sweep.json` (every point) into `dir`.
-    /// Errors: a file cannot be written.
-    fn write(&self, dir: &Path) -> Result<()>;
+    /// Stages `<ID>_sweep.csv` ([`points_csv`]) and `<ID>_sweep.json` (every point) in `set`.
+    /// Errors: a file (named) cannot be written.
+    fn write(&self, set: &mut OutputSet) -> Result<()>;
     /// The figures, named for files ([`super::figures::points_figures`]).
     fn figures(&self) -> Vec<(String, Figure)>;
     /// The text table ([`points_text`]).
@@ -375,8 +366,8 @@ pub trait PointsReport {
 }
 
 impl<A: PointAxis> PointsReport for Vec<Point<A>> {
-    fn write(&self, dir: &Path) -> Result<()> {
-        write_points(dir, &A::stem(), self, &point_rows(self))
+    fn write(&self, set: &mut OutputSet) -> Result<()> {
+        write_points(set, &A::stem(), self, &point_rows(self))
     }
 
     fn figures(&self) -> Vec<(String, Figure)> {
@@ -466,13 +457,10 @@ pub fn matched_text(report: &MatchedReport) -> String {
     out
 }
 
-/// Writes `matched.csv` ([`matched_csv`]) and `matched.json` (the whole report) into `dir`.
-pub fn write_matched(dir: &Path, report: &MatchedReport) -> Result<()> {
-    write_atomic(&dir.join("matched.csv"), &matched_csv(report)?)?;
-    write_atomic(
-        &dir.join("matched.json"),
-        &serde_json::to_vec_pretty(report)?,
-    )?;
+/// Stages `matched.csv` ([`matched_csv`]) and `matched.json` (the whole report) in `set`.
+pub fn write_matched(set: &mut OutputSet, report: &MatchedReport) -> Result<()> {
+    set.write("matched.csv", &matched_csv(report)?)?;
+    set.write("matched.json", &serde_json::to_vec_pretty(report)?)?;
     Ok(())
 }
 
@@ -592,8 +580,9 @@ mod tests {
         let opts = crate::experiment::RunOptions {
             trace: false,
             figures: false,
+            max_output_bytes: crate::experiment::MAX_OUTPUT_BYTES,
         };
-        let mut s = crate::experiment::run_to_dir(&tiny(), dir.path(), opts, &|_| {}).unwrap();
+        let (mut s, _) = crate::experiment::run_to_dir(&tiny(), dir.path(), opts, &|_| {}).unwrap();
         let text = summary_text(&s);
         assert!(text.starts_with("15 steps, d_k 8, 16 keys; isotropic A = 3/(d_k+2) = 0.3000"));
         assert!(text.contains("gd           equivariant"));

@@ -16,7 +16,7 @@ use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 use crate::metrics::{RotationBaseline, isotropic_axis_concentration};
 use crate::model::Episode;
 use crate::optim::Hyper;
-use crate::output::{AtomicFile, csv_num};
+use crate::output::{Committed, OutputSet, csv_num};
 use crate::preset::Preset;
 
 /// Largest trace kept in memory, in episode pairs (steps × batch × k).
@@ -110,19 +110,105 @@ pub struct RunOptions {
     pub trace: bool,
     /// Also draw plots (a)–(d) of the live run as SVG and PNG ([`super::figures`]).
     pub figures: bool,
+    /// Largest estimated output file, in bytes, a run may start ([`output_estimates`]).
+    pub max_output_bytes: u64,
 }
 
-/// Runs `preset` for its `steps` and writes the output files into `out` (created if missing).
-/// `progress(s)` is called after each step. Returns the summary.
+/// The default [`RunOptions::max_output_bytes`]: 2 GB, far above any preset the lab ships
+/// (the full argument writes about 60 MB) and below what a laptop's disk notices.
+pub const MAX_OUTPUT_BYTES: u64 = 2_000_000_000;
+
+/// The figures `run --figures` draws, by file stem.
+pub const RUN_FIGURES: [&str; 5] = [
+    "orientation_divergence",
+    "axis_concentration",
+    "loss",
+    "column_norms",
+    "keys",
+];
+
+/// Bytes a column of `metrics.csv` and `activations.csv` takes in a row, on average: a number
+/// is the shortest decimal that reads back (typically 16–22 characters), but the held-out
+/// and noise-twin columns are empty on most rows (`run classroom` writes 212 bytes a row).
+const CSV_NUMBER_BYTES: u64 = 14;
+
+/// Estimated sizes, in bytes, of the files a run of `preset` with `opts` writes that grow with
+/// its length: `metrics.csv` (a row per step and arm, plus the final rows), `activations.csv`
+/// (a row per held-out evaluation and arm) and, with a trace, `trace.json` (about 13 bytes per
+/// episode pair, plus the metrics again as JSON, 1.7 times their CSV). Typically within 20% of
+/// what is written (`run default`: 1.69 MB and 5.17 MB written, 1.75 MB and 6.3 MB estimated).
+pub fn output_estimates(preset: &Preset, opts: RunOptions) -> Vec<(&'static str, u64)> {
+    let arms = preset.arms.len() as u64;
+    let name = preset
+        .arms
+        .iter()
+        .map(|a| a.arm_name().len() as u64)
+        .max()
+        .unwrap_or(0);
+    let steps = preset.steps as u64;
+    let digits = steps.max(1).ilog10() as u64 + 2;
+    let row = |numbers: usize| name + digits + numbers as u64 * CSV_NUMBER_BYTES;
+    let metrics = (steps + 1) * arms * row(METRICS_HEADER.len() - 2);
+    let evaluations = steps / preset.eval_every.max(1) as u64 + 1;
+    let activations = evaluations * arms * row(ACTIVATIONS_HEADER.len() - 2);
+    let mut out = vec![("metrics.csv", metrics), ("activations.csv", activations)];
+    if opts.trace {
+        let pairs = steps * preset.batch as u64 * preset.pairs_per_episode as u64;
+        out.push(("trace.json", pairs * 13 + metrics * 17 / 10));
+    }
+    out
+}
+
+/// Refuses a run whose estimated output ([`output_estimates`]) passes `opts.max_output_bytes`,
+/// naming the file, its estimate and the limit.
+pub fn check_output_size(preset: &Preset, opts: RunOptions) -> Result<()> {
+    for (file, bytes) in output_estimates(preset, opts) {
+        if bytes > opts.max_output_bytes {
+            bail!(
+                "{file} would be about {} for {} steps × {} arms, above the {} limit \
+                 (nothing was run; raise it with --max-output-gb, or use fewer steps{})",
+                human_bytes(bytes),
+                preset.steps,
+                preset.arms.len(),
+                human_bytes(opts.max_output_bytes),
+                if file == "trace.json" {
+                    " or --no-trace"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `bytes` as `1.2 GB`, `340 MB` or `12 kB` (powers of 1000, as disks are sold).
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else {
+        format!("{:.0} kB", (b / 1e3).max(1.0))
+    }
+}
+
+/// Runs `preset` for its `steps` and writes the output files into `out` (created if missing)
+/// as one set ([`OutputSet`]): nothing replaces an earlier run's files until every file is
+/// complete, and an earlier run's trace or figures that this run does not write are removed.
+/// `progress(s)` is called after each step. Returns the summary and what was written and
+/// removed.
 ///
-/// Errors: an invalid preset; a trace larger than [`MAX_TRACE_PAIRS`]; an unwritable folder
-/// (files already written stay; none is ever half-written).
+/// Errors: an invalid preset; a trace larger than [`MAX_TRACE_PAIRS`]; an output estimated
+/// above `opts.max_output_bytes`; an unwritable folder or file, named (the earlier files stay
+/// as they were; none is ever half-written).
 pub fn run_to_dir(
     preset: &Preset,
     out: &Path,
     opts: RunOptions,
     progress: &dyn Fn(usize),
-) -> Result<Summary> {
+) -> Result<(Summary, Committed)> {
     preset.validate()?;
     let pairs = preset
         .steps
@@ -137,14 +223,30 @@ pub fn run_to_dir(
             preset.pairs_per_episode
         );
     }
-    crate::output::ensure_writable_dir(out)
-        .with_context(|| format!("cannot write to {}", out.display()))?;
-    let csv_path = out.join("metrics.csv");
-    let mut csv_file = AtomicFile::create(&csv_path)
-        .with_context(|| format!("cannot write {}", csv_path.display()))?;
-    let act_path = out.join("activations.csv");
-    let mut act_file = AtomicFile::create(&act_path)
-        .with_context(|| format!("cannot write {}", act_path.display()))?;
+    crate::output::ensure_writable_dir(out).with_context(|| {
+        format!(
+            "cannot write to {} (nothing was run; choose another --out)",
+            out.display()
+        )
+    })?;
+    check_output_size(preset, opts)?;
+    for name in [
+        "metrics.csv",
+        "activations.csv",
+        "summary.json",
+        "trace.json",
+    ] {
+        crate::output::check_replaceable(&out.join(name))
+            .map_err(|e| anyhow::anyhow!("{e} (nothing was run)"))?;
+    }
+    let optional = std::iter::once("trace.json".to_string()).chain(
+        RUN_FIGURES
+            .iter()
+            .flat_map(|s| crate::figure::file_names(s)),
+    );
+    let mut set = OutputSet::new(out, optional);
+    let mut csv_file = set.create("metrics.csv")?;
+    let mut act_file = set.create("activations.csv")?;
     let Ran {
         run,
         finals,
@@ -153,29 +255,17 @@ pub fn run_to_dir(
         trace,
         curves,
     } = run_core(preset, opts, csv_file.writer(), act_file.writer(), progress)?;
-    // Every file is staged first and renamed only when all are complete, so a failure never
-    // leaves a new metrics.csv beside an old summary.
-    let summary_path = out.join("summary.json");
-    let mut summary_file = AtomicFile::create(&summary_path)
-        .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    set.stage(csv_file)?;
+    set.stage(act_file)?;
+    let mut summary_file = set.create("summary.json")?;
     serde_json::to_writer_pretty(summary_file.writer(), &summary)?;
-    let mut staged = vec![
-        (csv_path, csv_file),
-        (act_path, act_file),
-        (summary_path, summary_file),
-    ];
+    set.stage(summary_file)?;
     if let Some(mut t) = trace {
         t.finish(&run, &finals, &names);
-        let trace_path = out.join("trace.json");
-        let mut f = AtomicFile::create(&trace_path)
-            .with_context(|| format!("cannot write {}", trace_path.display()))?;
+        let mut f = set.create("trace.json")?;
         serde_json::to_writer(f.writer(), &t.as_json(preset, &run, &names))?;
         f.writer().write_all(b"\n")?;
-        staged.push((trace_path, f));
-    }
-    for (path, file) in staged {
-        file.commit()
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        set.stage(f)?;
     }
     if let Some(mut curves) = curves {
         let mut keys = Vec::new();
@@ -187,21 +277,19 @@ pub fn run_to_dir(
             }
         }
         let all = vec![
+            (RUN_FIGURES[0].into(), figures::orientation_figure(&curves)),
             (
-                "orientation_divergence".into(),
-                figures::orientation_figure(&curves),
-            ),
-            (
-                "axis_concentration".into(),
+                RUN_FIGURES[1].into(),
                 figures::axis_figure(&curves, preset.d_k, None),
             ),
-            ("loss".into(), figures::loss_figure(&curves)),
-            ("column_norms".into(), figures::norms_figure(&curves)),
-            ("keys".into(), figures::keys_figure(&keys)),
+            (RUN_FIGURES[2].into(), figures::loss_figure(&curves)),
+            (RUN_FIGURES[3].into(), figures::norms_figure(&curves)),
+            (RUN_FIGURES[4].into(), figures::keys_figure(&keys)),
         ];
-        crate::figure::write_all(out, &all)?;
+        crate::figure::write_all(&mut set, &all)?;
     }
-    Ok(summary)
+    let done = set.commit()?;
+    Ok((summary, done))
 }
 
 /// A finished run and what [`run_core`] collected on the way.
@@ -332,6 +420,7 @@ pub fn run_tables(preset: &Preset) -> Result<[String; 3]> {
     let opts = RunOptions {
         trace: false,
         figures: false,
+        max_output_bytes: MAX_OUTPUT_BYTES,
     };
     let ran = run_core(preset, opts, &mut metrics, &mut activations, &|_| {})?;
     let summary = serde_json::to_string_pretty(&ran.summary)?;

@@ -17,7 +17,7 @@ pub(crate) use axis::assert_readable;
 pub use axis::{dot_radius, pieces, plot_ranges};
 pub use render::{FigureError, png, svg};
 
-use std::path::{Path, PathBuf};
+use crate::output::OutputSet;
 
 use nalgebra::DMatrix;
 
@@ -327,36 +327,35 @@ pub const CLI_SIZE: (u32, u32) = (720, 450);
 /// Scale of the command line's PNGs: 3 pixels per point (288 dpi), print resolution.
 pub const CLI_SCALE: f64 = 3.0;
 
-/// Writes `figure` as `<dir>/<stem>.svg` and `<dir>/<stem>.png` ([`CLI_SIZE`] at
-/// [`CLI_SCALE`]), each atomically. Returns the two paths.
+/// The two files [`write_pair`] writes for `stem`: `<stem>.svg` and `<stem>.png`.
+pub fn file_names(stem: &str) -> [String; 2] {
+    [format!("{stem}.svg"), format!("{stem}.png")]
+}
+
+/// Stages `figure` as `<stem>.svg` and `<stem>.png` ([`CLI_SIZE`] at [`CLI_SCALE`]) in `set`,
+/// to be renamed into place with the rest of its result.
 ///
 /// # Errors
 /// A rendering error or the I/O error of either file, naming the file.
-pub fn write_pair(figure: &Figure, dir: &Path, stem: &str) -> anyhow::Result<[PathBuf; 2]> {
+pub fn write_pair(figure: &Figure, set: &mut OutputSet, stem: &str) -> anyhow::Result<()> {
     use anyhow::Context;
-    let svg_path = dir.join(format!("{stem}.svg"));
-    let png_path = dir.join(format!("{stem}.png"));
-    let text = svg(figure, CLI_SIZE).with_context(|| format!("drawing {}", svg_path.display()))?;
-    crate::output::write_atomic(&svg_path, text.as_bytes())
-        .with_context(|| format!("writing {}", svg_path.display()))?;
-    let bytes = png(figure, CLI_SIZE, CLI_SCALE)
-        .with_context(|| format!("drawing {}", png_path.display()))?;
-    crate::output::write_atomic(&png_path, &bytes)
-        .with_context(|| format!("writing {}", png_path.display()))?;
-    Ok([svg_path, png_path])
+    let [svg_name, png_name] = file_names(stem);
+    let text = svg(figure, CLI_SIZE).with_context(|| format!("drawing {svg_name}"))?;
+    set.write(&svg_name, text.as_bytes())?;
+    let bytes = png(figure, CLI_SIZE, CLI_SCALE).with_context(|| format!("drawing {png_name}"))?;
+    set.write(&png_name, &bytes)?;
+    Ok(())
 }
 
-/// Writes every `(stem, figure)` of `figures` into `dir` with [`write_pair`] and returns the
-/// paths written.
+/// Stages every `(stem, figure)` of `figures` in `set` with [`write_pair`].
 ///
 /// # Errors
 /// The first failure of [`write_pair`].
-pub fn write_all(dir: &Path, figures: &[(String, Figure)]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
+pub fn write_all(set: &mut OutputSet, figures: &[(String, Figure)]) -> anyhow::Result<()> {
     for (stem, fig) in figures {
-        out.extend(write_pair(fig, dir, stem)?);
+        write_pair(fig, set, stem)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Every series name of a figure (marks' and heatmaps' titles), in order: what its legend

@@ -7,6 +7,7 @@ use nalgebra::DMatrix;
 use crate::arith::Ops;
 
 pub mod gemm;
+pub mod norm;
 
 /// Defines `$name`, which runs `$imp` (a function generic over [`crate::arith::Ops`]) in one of
 /// three copies, chosen per call: with [`crate::arith::Fused`] compiled for AVX2 and FMA when

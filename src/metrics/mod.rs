@@ -50,8 +50,9 @@ pub fn gram_divergence_with(
     let [ga, gb] = grams;
     crate::linalg::tr_mul_into(ga, keys_a, keys_a);
     crate::linalg::tr_mul_into(gb, keys_b, keys_b);
+    let v = keys_a.ncols();
     let mut sum = 0.0;
-    for i in 0..keys_a.ncols() {
+    for i in 0..v {
         for j in 0..=i {
             let diff = ga[(i, j)] - gb[(i, j)];
             sum += if i == j {
@@ -61,7 +62,9 @@ pub fn gram_divergence_with(
             };
         }
     }
-    sum.sqrt()
+    // The whole difference matrix, for the range-safe norm when the sum left f64's range.
+    let diffs = (0..v * v).map(|k| ga[(k % v, k / v)] - gb[(k % v, k / v)]);
+    crate::linalg::norm::checked_norm(sum.sqrt(), diffs)
 }
 
 /// Orientation divergence `‖W′ − QW‖F / ‖W‖F` (numerics §3) of a twin `w_rot` against `w`, both
@@ -74,12 +77,8 @@ pub fn orientation_divergence(
     scratch: &mut DMatrix<f64>,
 ) -> f64 {
     crate::linalg::mul_into(scratch, q, w);
-    let num: f64 = w_rot
-        .iter()
-        .zip(scratch.iter())
-        .map(|(a, b)| (a - b) * (a - b))
-        .sum();
-    num.sqrt() / w.norm()
+    use crate::linalg::norm::{distance, frobenius};
+    distance(w_rot.as_slice(), scratch.as_slice()) / frobenius(w)
 }
 
 /// Mean and sample standard deviation (n − 1 denominator; 0 for n = 1; NaN for n = 0).

@@ -63,7 +63,8 @@ pub fn normalize_columns(
     let (src, dst) = (w.as_slice(), keys.as_mut_slice());
     for (a, norm_out) in norms.iter_mut().enumerate() {
         let col = &src[a * d..(a + 1) * d];
-        let norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+        // Range-safe: a column of tiny or huge entries keeps its true norm (numerics §9).
+        let norm = crate::linalg::norm::norm(col);
         if !(norm.is_finite() && norm > 0.0) {
             return Err(ModelError::DegenerateColumn { column: a, norm });
         }

@@ -70,6 +70,10 @@ impl Optimizer for Adafactor {
     fn clone_box(&self) -> Box<dyn Optimizer> {
         Box::new(self.clone())
     }
+
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        super::squares_representable(INFO.title, grads, self.eps, true)
+    }
 }
 
 /// The registry entry.

@@ -42,6 +42,10 @@ impl Optimizer for Adagrad {
     fn clone_box(&self) -> Box<dyn Optimizer> {
         Box::new(self.clone())
     }
+
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        super::squares_representable(INFO.title, grads, self.eps, false)
+    }
 }
 
 /// The registry entry. Not in the paper's zoo: the rates are ours (docs/gauge-lab.md).

@@ -68,6 +68,10 @@ impl Optimizer for Dial {
     fn clone_box(&self) -> Box<dyn Optimizer> {
         Box::new(self.clone())
     }
+
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        super::squares_representable(INFO.title, grads, self.eps, false)
+    }
 }
 
 /// The registry entry.

@@ -71,6 +71,63 @@ pub trait Optimizer: Send {
 
     /// A boxed copy including the current state.
     fn clone_box(&self) -> Box<dyn Optimizer>;
+
+    /// Whether this rule's own arithmetic can carry an update from `grads` (shapes as in
+    /// [`Optimizer::step`]): `Err` says why not, so that a run the rule cannot represent is
+    /// reported rather than left standing still (numerics §9). The default, for rules whose
+    /// arithmetic is the gradient's own (GD, momentum, sign, Lion, Muon), is always `Ok`.
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        let _ = grads;
+        Ok(())
+    }
+}
+
+/// `√f64::MAX`: a gradient entry above this squares to ∞.
+pub const SQUARE_MAX: f64 = 1.3407807929942596e154;
+
+/// `√f64::MIN_POSITIVE`: a gradient entry below this squares out of f64's normal range (to a
+/// subnormal number with fewer digits, or to 0).
+pub const SQUARE_MIN: f64 = 1.4916681462400413e-154;
+
+/// [`Optimizer::representable`] for a rule that accumulates `g ⊙ g` and divides by its root plus
+/// `floor` (ε, or √λ for Shampoo's damping). `Err` when an entry's square overflows (its second
+/// moment becomes ∞ and its update 0), or when it underflows while `floor` is too small to
+/// swamp it (`|g| > floor·2⁻⁵³`: the exact rule would still move that coordinate). A `pooled`
+/// rule (one statistic over many entries: scalar-Adam, Adafactor, Shampoo) loses only when its
+/// largest entry underflows. `title` names the rule in the message.
+pub fn squares_representable(
+    title: &str,
+    grads: &[DMatrix<f64>],
+    floor: f64,
+    pooled: bool,
+) -> Result<(), String> {
+    // 2⁻⁵³: below this fraction of the floor a square root is lost in the sum's rounding.
+    const HALF_ULP: f64 = 1.1102230246251565e-16;
+    let largest = grads
+        .iter()
+        .flat_map(|g| g.iter())
+        .fold(0.0_f64, |m, x| m.max(x.abs()));
+    for g in grads {
+        for &x in g.iter() {
+            let a = if pooled { largest } else { x.abs() };
+            if a > SQUARE_MAX && a.is_finite() {
+                return Err(format!(
+                    "{title} cannot represent this run: a gradient entry of {x:.2e} squares past \
+                     f64's largest number (|g| > {SQUARE_MAX:.1e}), so its second moment is \
+                     infinite and its update 0; the gradient's scale is out of this rule's reach"
+                ));
+            }
+            if a > 0.0 && a < SQUARE_MIN && a > floor * HALF_ULP {
+                return Err(format!(
+                    "{title} cannot represent this run: a gradient entry of {x:.2e} squares below \
+                     f64's normal range (|g| < {SQUARE_MIN:.1e}) and the rule's floor \
+                     ({floor:e}: its ε, or √λ for Shampoo) is too small to cover it, so its second moment loses the gradient and the coordinate \
+                     stops; the gradient's scale is out of this rule's reach"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Clone for Box<dyn Optimizer> {

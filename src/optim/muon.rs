@@ -135,7 +135,7 @@ fn scaled_tall(b: &DMatrix<f64>, y: &mut DMatrix<f64>) -> bool {
     } else {
         b.transpose_to(y);
     }
-    *y /= b.norm() + 1e-7;
+    *y /= crate::linalg::norm::frobenius(b) + 1e-7;
     tall
 }
 

@@ -44,6 +44,10 @@ impl Optimizer for RmsProp {
     fn clone_box(&self) -> Box<dyn Optimizer> {
         Box::new(self.clone())
     }
+
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        super::squares_representable(INFO.title, grads, self.eps, false)
+    }
 }
 
 /// The registry entry.

@@ -60,6 +60,10 @@ impl Optimizer for ScalarAdam {
     fn clone_box(&self) -> Box<dyn Optimizer> {
         Box::new(self.clone())
     }
+
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        super::squares_representable(INFO.title, grads, self.eps, true)
+    }
 }
 
 /// The registry entry.

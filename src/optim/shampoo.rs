@@ -81,6 +81,10 @@ impl Optimizer for Shampoo {
     fn clone_box(&self) -> Box<dyn Optimizer> {
         Box::new(self.clone())
     }
+
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        super::squares_representable(INFO.title, grads, self.lambda.sqrt(), true)
+    }
 }
 
 /// The registry entry.

@@ -364,7 +364,13 @@ impl HsiProblem {
                 n += 1;
             }
         }
-        (sum / n as f64).sqrt()
+        if sum.is_finite() && sum.sqrt() >= crate::linalg::norm::PLAIN_MIN {
+            return (sum / n as f64).sqrt();
+        }
+        // Out of the plain sum's range: the range-safe norm over √n (numerics §9).
+        let diffs = w.iter().zip(self.x.iter()).zip(self.mask.iter());
+        let errors = diffs.filter(|(_, o)| !**o).map(|((wi, xi), _)| wi - xi);
+        crate::linalg::norm::checked_norm(f64::NAN, errors) / (n as f64).sqrt()
     }
 }
 

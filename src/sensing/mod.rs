@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::arith::{Ops, Plain};
+use crate::linalg::norm::frobenius;
 use crate::linalg::{mul_into, tr_mul_into};
 use crate::rng::{gaussian_matrix, haar_orthogonal};
 use crate::validate::{FieldError, Range, check_int, check_real};
@@ -137,7 +138,7 @@ impl SensingProblem {
             let (pu, pv) = (projector(&us), projector(&vs));
             let eye = DMatrix::<f64>::identity(n, n);
             let mut perp = (&eye - pu) * e * (&eye - pv);
-            perp *= low_rank.norm() / perp.norm();
+            perp *= frobenius(&low_rank) / frobenius(&perp);
             &low_rank * (1.0 - cfg.tau * cfg.tau).sqrt() + perp * cfg.tau
         } else {
             low_rank.clone()
@@ -396,7 +397,7 @@ impl SensingWorkspace {
 
 /// Recovery error `‖UVᵀ − X*‖F / ‖X*‖F` (numerics §7).
 pub fn recovery(u: &DMatrix<f64>, v: &DMatrix<f64>, target: &DMatrix<f64>) -> f64 {
-    (u * v.transpose() - target).norm() / target.norm()
+    frobenius(&(u * v.transpose() - target)) / frobenius(target)
 }
 
 /// Effective rank (Roy & Vetterli 2007) of `w`: with p_i = σ_i/Σσ, `exp(−Σ p_i ln p_i)`,
@@ -419,5 +420,5 @@ pub fn effective_rank(w: &DMatrix<f64>) -> f64 {
 
 /// Balancedness `‖UᵀU − VᵀV‖F` (numerics §7); gradient flow conserves UᵀU − VᵀV.
 pub fn balancedness(u: &DMatrix<f64>, v: &DMatrix<f64>) -> f64 {
-    (u.transpose() * u - v.transpose() * v).norm()
+    frobenius(&(u.transpose() * u - v.transpose() * v))
 }

@@ -32,6 +32,7 @@ pub fn run_csv(preset: &Preset) -> Vec<u8> {
         RunOptions {
             trace: false,
             figures: false,
+            max_output_bytes: basis_lab::experiment::MAX_OUTPUT_BYTES,
         },
         &|_| {},
     )

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::grid::{GridReport, LevelStats, Role, Selection, Stat, TrainTrace};
 use super::{HsiError, HsiRun, HsiSetup, LEVELS, PAPER_TABLE5, PaperRow};
-use crate::output::{csv_num as num, write_atomic};
+use crate::output::{OutputSet, csv_num as num};
 use crate::sensing::zoo::Outcome;
 
 /// The paper's Table 5 rows for this setup's density and scene: Indian Pines or Pavia
@@ -564,15 +564,18 @@ pub fn grid_markdown(report: &GridReport) -> String {
     s
 }
 
-/// Writes `hsi.csv`, `hsi_summary.csv`, `hsi.md` and `hsi.json` of `report` into `dir` (each
-/// atomically) and returns the Markdown. Errors: a file cannot be written.
-pub fn write_grid(dir: &Path, report: &GridReport) -> std::io::Result<String> {
+/// The files [`write_grid`] writes.
+pub const GRID_FILES: [&str; 4] = ["hsi.csv", "hsi_summary.csv", "hsi.md", "hsi.json"];
+
+/// Stages `hsi.csv`, `hsi_summary.csv`, `hsi.md` and `hsi.json` of `report` in `set` and
+/// returns the Markdown. Errors: a file (named) cannot be written.
+pub fn write_grid(set: &mut OutputSet, report: &GridReport) -> std::io::Result<String> {
     let md = grid_markdown(report);
-    write_atomic(&dir.join("hsi.csv"), &grid_csv_bytes(report)?)?;
-    write_atomic(&dir.join("hsi_summary.csv"), &summary_csv_bytes(report)?)?;
-    write_atomic(&dir.join("hsi.md"), md.as_bytes())?;
+    set.write(GRID_FILES[0], &grid_csv_bytes(report)?)?;
+    set.write(GRID_FILES[1], &summary_csv_bytes(report)?)?;
+    set.write(GRID_FILES[2], md.as_bytes())?;
     let json = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
-    write_atomic(&dir.join("hsi.json"), &json)?;
+    set.write(GRID_FILES[3], &json)?;
     Ok(md)
 }
 
@@ -846,7 +849,9 @@ mod tests {
             .map(|s| report.summary_of(&s.rule, s.lr))
             .collect();
         report.summaries = summaries;
-        write_grid(dir.path(), &report).unwrap();
+        let mut set = OutputSet::new(dir.path(), []);
+        write_grid(&mut set, &report).unwrap();
+        set.commit().unwrap();
         let file = dir.path().join("hsi.json");
         let back = read_grid(&file).unwrap();
         assert_eq!(back.summaries, report.summaries);

@@ -28,6 +28,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery};
+use crate::linalg::norm::frobenius;
 use crate::optim::{Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule, lookup};
 
 /// A rule of the zoo: a registry entry at its default hyperparameters (the paper's: β1 0.9,
@@ -472,7 +473,7 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
         let tw = &self.twin.as_ref()?.params;
         let w = &self.params[0] * self.params[1].transpose();
         let w2 = &tw[0] * tw[1].transpose();
-        Some((w2 - &w).norm() / w.norm())
+        Some(frobenius(&(w2 - &w)) / frobenius(&w))
     }
 
     /// Factor drift of the twin, `‖U′ − UQ‖F / ‖UQ‖F`: whether the twin's factors stay the
@@ -480,7 +481,7 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
     pub fn factor_drift(&self) -> Option<f64> {
         let twin = self.twin.as_ref()?;
         let uq = &self.params[0] * &twin.q;
-        Some((&twin.params[0] - &uq).norm() / uq.norm())
+        Some(frobenius(&(&twin.params[0] - &uq)) / frobenius(&uq))
     }
 
     /// Runs to a stopping rule (checking `cancel` every 200 steps) and summarises.

@@ -217,20 +217,20 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
 }
 
 /// Writes `zoo.csv` ([`csv_bytes`]), `zoo.json` (the preset, every run, the summaries and the
-/// wall time) and `zoo.md` ([`markdown`]) into `dir`, each atomically; returns the Markdown.
+/// wall time) and `zoo.md` ([`markdown`]) in `set`, to be renamed into place together; returns
+/// the Markdown. Errors name the file.
 pub fn write_report(
-    dir: &std::path::Path,
+    set: &mut crate::output::OutputSet,
     preset: &ZooPreset,
     results: &[RunResult],
     seconds: f64,
 ) -> anyhow::Result<String> {
-    use crate::output::write_atomic;
     let summaries = summarise(results);
-    write_atomic(&dir.join("zoo.csv"), &csv_bytes(results, &summaries)?)?;
+    set.write("zoo.csv", &csv_bytes(results, &summaries)?)?;
     let json = serde_json::json!({"preset": preset, "runs": results, "summary": summaries, "seconds": seconds});
-    write_atomic(&dir.join("zoo.json"), &serde_json::to_vec_pretty(&json)?)?;
+    set.write("zoo.json", &serde_json::to_vec_pretty(&json)?)?;
     let md = markdown(preset, &summaries, results);
-    write_atomic(&dir.join("zoo.md"), md.as_bytes())?;
+    set.write("zoo.md", md.as_bytes())?;
     Ok(md)
 }
 

@@ -420,7 +420,11 @@ fn table(lab: &Lab, ui: &mut egui::Ui) {
         |ui| {
             for (i, a) in lab.history.arms.iter().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
-                ui.label(RichText::new(arm_name(a)).color(c).strong());
+                let name = ui.label(RichText::new(arm_name(a)).color(c).strong());
+                if let ArmStatus::Diverged { .. } = &a.status {
+                    // Why it stopped: a non-finite value, or a rule that cannot carry the run.
+                    name.on_hover_text(a.status.to_string());
+                }
                 ui.label(class_name(a.label.equivariant));
                 match a.latest {
                     Some(r) => {

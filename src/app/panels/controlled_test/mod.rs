@@ -338,11 +338,11 @@ fn band_area(s: &BandSeries, name: String, fill: Color32) -> Option<FilledArea> 
     Some(FilledArea::new(name, &xs, &lo, &hi).fill_color(fill))
 }
 
-/// The arm's name, with the step it diverged at.
+/// The arm's name, with the step it stopped at.
 fn arm_name(a: &ArmHistory) -> String {
     match &a.status {
         ArmStatus::Running => a.label.name.clone(),
-        ArmStatus::Diverged { step, .. } => format!("{} (diverged at {step})", a.label.name),
+        ArmStatus::Diverged { step, .. } => format!("{} (stopped at {step})", a.label.name),
     }
 }
 
