@@ -64,7 +64,8 @@ pub fn parse_page_link(search: &str, hash: &str) -> PageLink {
             _ => link.settings.push((unescape(key), unescape(value))),
         }
     }
-    let hash = hash.trim_start_matches('#');
+    // One `#` starts the fragment; a second is the share string's reader's to report.
+    let hash = hash.strip_prefix('#').unwrap_or(hash);
     if !hash.is_empty() {
         link.share = Some(hash.to_string());
     }
@@ -160,6 +161,9 @@ mod tests {
         assert_eq!(l.view.as_deref(), Some("test"));
         assert!(l.play && l.csv);
         assert_eq!(l.share.as_deref(), Some("bl1:"));
+        // One `#` starts the fragment; a second is the share string's reader's to judge.
+        let l = parse_page_link("", "##bl1:");
+        assert_eq!(l.share.as_deref(), Some("#bl1:"));
     }
 
     #[test]

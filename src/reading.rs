@@ -57,9 +57,16 @@ impl PresetError {
             .replace("`OptimizerSpec`", "an arm")
             .replace("`DemoSettings`", "`demos`")
             .replace("struct `Preset`", "the preset");
-        let structural = ["field named", "comma", "closing", "opening", "end of"]
-            .iter()
-            .any(|w| message.contains(w));
+        let structural = [
+            "field named",
+            "comma",
+            "colon",
+            "closing",
+            "opening",
+            "end of",
+        ]
+        .iter()
+        .any(|w| message.contains(w));
         let offset = byte_offset(text, e.span.start.line, e.span.start.col);
         Self {
             file: file.into(),
@@ -122,11 +129,185 @@ pub fn parse_ron<T: serde::de::DeserializeOwned>(
             format!("preset is {} bytes; at most {max} are accepted", text.len()),
         ));
     }
-    let value: T = options
-        .from_str(text)
-        .map_err(|e| PresetError::parse(&e, text, file))?;
-    validate(&value).map_err(|e| PresetError::invalid(e, text, file))?;
+    let (text, foreign) = plain_ascii(text);
+    let value: T = options.from_str(&text).map_err(|e| {
+        let err = PresetError::parse(&e, &text, file);
+        // A character RON does not read, at or before where it stopped, is the likely cause.
+        let Some((i, c)) = foreign else { return err };
+        let (line, column) = line_col(&text, i);
+        if (line, column) > (e.span.end.line, e.span.end.col) {
+            return err;
+        }
+        PresetError {
+            line: Some(line),
+            column: Some(column),
+            // A value's error: the value the character stands in.
+            field: err.field.and_then(|_| field_before(&text, i)),
+            message: format!(
+                "{} (the reader: {})",
+                foreign_char(c, "a preset"),
+                err.message
+            ),
+            ..err
+        }
+    })?;
+    validate(&value).map_err(|e| PresetError::invalid(e, &text, file))?;
     Ok(value)
+}
+
+/// Characters that chat apps, word processors and PDFs put in place of RON's ASCII, with the
+/// ASCII they stand for outside strings and comments: curly quotes for `"` (a preset has no
+/// character fields, so `‘tiny’` can only mean the string "tiny"), the minus sign for `-` and a
+/// no-break space for a space.
+const LOOK_ALIKES: &[(char, char)] = &[
+    ('\u{2018}', '"'),
+    ('\u{2019}', '"'),
+    ('\u{201C}', '"'),
+    ('\u{201D}', '"'),
+    ('\u{2212}', '-'),
+    ('\u{00A0}', ' '),
+];
+
+/// Where [`plain_ascii`] is in RON text.
+enum Scan {
+    /// Outside strings and comments.
+    Code,
+    /// In a string that `open` opened: `"`, or a look-alike quote ([`closes`]).
+    Str { open: char, escaped: bool },
+    /// In a raw string `r#"…"#` with this many `#`.
+    Raw(usize),
+    /// In a character literal `'…'`.
+    Char { escaped: bool },
+    /// In a `//` comment.
+    LineComment,
+    /// In this many nested block comments.
+    Block(usize),
+}
+
+/// RON `text` with its [`LOOK_ALIKES`] outside strings and comments replaced character for
+/// character, so that every line:column (RON counts characters) stays; no string's contents
+/// change, and a string a look-alike quote opens ends as [`closes`] says. Also
+/// the byte offset (in the returned text) and the character of the first character outside
+/// strings and comments that RON does not read there (not ASCII nor RON's whitespace), if any.
+pub fn plain_ascii(text: &str) -> (String, Option<(usize, char)>) {
+    let mut out = String::with_capacity(text.len());
+    let mut foreign = None;
+    let mut state = Scan::Code;
+    let mut prev = ' ';
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        let rest = &text[i..];
+        let mut put = c;
+        let mut len = c.len_utf8();
+        state = match state {
+            Scan::Code if rest.starts_with("//") => Scan::LineComment,
+            Scan::Code if rest.starts_with("/*") => {
+                len = 2;
+                Scan::Block(1)
+            }
+            Scan::Code => {
+                let after_r = rest
+                    .strip_prefix('r')
+                    .filter(|_| !(prev.is_alphanumeric() || prev == '_'));
+                let hashes = after_r.map_or(0, |a| a.len() - a.trim_start_matches('#').len());
+                let raw = after_r.is_some_and(|a| a[hashes..].starts_with('"'));
+                let alike = LOOK_ALIKES.iter().find(|(l, _)| *l == c).map(|&(_, a)| a);
+                put = alike.unwrap_or(c);
+                if raw {
+                    len = 2 + hashes;
+                    Scan::Raw(hashes)
+                } else if put == '"' {
+                    Scan::Str {
+                        open: c,
+                        escaped: false,
+                    }
+                } else if put == '\'' {
+                    Scan::Char { escaped: false }
+                } else {
+                    // RON's whitespace beyond ASCII.
+                    let space = matches!(
+                        put,
+                        '\u{85}' | '\u{200E}' | '\u{200F}' | '\u{2028}' | '\u{2029}'
+                    );
+                    if !put.is_ascii() && !space {
+                        foreign = foreign.or(Some((out.len(), c)));
+                    }
+                    Scan::Code
+                }
+            }
+            Scan::Str {
+                escaped: true,
+                open,
+            } => Scan::Str {
+                open,
+                escaped: false,
+            },
+            Scan::Str { open, .. } if closes(open, c) => {
+                put = '"';
+                Scan::Code
+            }
+            Scan::Str { open, .. } => Scan::Str {
+                open,
+                escaped: c == '\\',
+            },
+            Scan::Raw(n) if c == '"' && rest[1..].starts_with(&"#".repeat(n)) => {
+                len = 1 + n;
+                Scan::Code
+            }
+            Scan::Char { escaped: false } if c == '\'' => Scan::Code,
+            Scan::Char { escaped } => Scan::Char {
+                escaped: !escaped && c == '\\',
+            },
+            Scan::LineComment if c == '\n' => Scan::Code,
+            Scan::Block(n) if rest.starts_with("*/") => {
+                len = 2;
+                if n == 1 {
+                    Scan::Code
+                } else {
+                    Scan::Block(n - 1)
+                }
+            }
+            Scan::Block(n) if rest.starts_with("/*") => {
+                len = 2;
+                Scan::Block(n + 1)
+            }
+            other => other,
+        };
+        if len == c.len_utf8() {
+            out.push(put);
+        } else {
+            out.push_str(&rest[..len]);
+        }
+        prev = c;
+        i += len;
+    }
+    (out, foreign)
+}
+
+/// Whether `c` closes a string that `open` opened: `"`, or the right-hand quote (`’`, `”`) of
+/// a look-alike quote's kind, so a left quote or an apostrophe may stand inside (`“it’s”`).
+fn closes(open: char, c: char) -> bool {
+    match open {
+        '\u{2018}' | '\u{2019}' => matches!(c, '"' | '\u{2019}'),
+        '\u{201C}' | '\u{201D}' => matches!(c, '"' | '\u{201D}'),
+        _ => c == '"',
+    }
+}
+
+/// What an error says of `c`, a character outside a string that `what` (a preset, a share
+/// string) does not read: the character, its code point and, for a dash or a fullwidth form,
+/// the ASCII to type instead.
+pub fn foreign_char(c: char, what: &str) -> String {
+    let ascii = match c {
+        '\u{2010}'..='\u{2015}' => Some('-'),
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0),
+        _ => None,
+    };
+    let hint = ascii.map(|a| format!(" (type `{a}`)")).unwrap_or_default();
+    format!(
+        "`{c}` (U+{:04X}) outside a string: {what} is written in ASCII there{hint}",
+        c as u32
+    )
 }
 
 /// `text` without a leading UTF-8 byte-order mark (U+FEFF), which some editors write at the
@@ -263,11 +444,14 @@ fn field_before(text: &str, pos: usize) -> Option<String> {
     (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
 }
 
-/// 1-based (line, column) of byte offset `pos`.
+/// 1-based (line, column) of byte offset `pos`, the column in characters as RON counts them.
 fn line_col(text: &str, pos: usize) -> (usize, usize) {
-    let line = text[..pos].matches('\n').count() + 1;
-    let col = pos - text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
-    (line, col)
+    let head = &text[..pos];
+    let start = head.rfind('\n').map_or(0, |p| p + 1);
+    (
+        head.matches('\n').count() + 1,
+        head[start..].chars().count() + 1,
+    )
 }
 
 /// Byte offsets of `key` written as a field name (`key` then optional spaces then `:`).
@@ -290,7 +474,29 @@ fn count_arms(text: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{locate_path, nth_element};
+    use super::{locate_path, nth_element, plain_ascii};
+
+    #[test]
+    fn look_alikes_are_replaced_outside_strings_and_comments_only() {
+        let text = "(a: ‘x’, b: −1,\u{a0}c: “it’s − ‘q’”, d: \"‘−’\", // ‘−’\n\
+                    e: r#\"“\"−\"#, /* “ /* − */ ” */ f: '’', g: ：)";
+        let (plain, foreign) = plain_ascii(text);
+        assert_eq!(
+            plain,
+            "(a: \"x\", b: -1, c: \"it’s − ‘q’\", d: \"‘−’\", // ‘−’\n\
+             e: r#\"“\"−\"#, /* “ /* − */ ” */ f: '’', g: ：)"
+        );
+        assert_eq!(plain.chars().count(), text.chars().count(), "char for char");
+        let (i, c) = foreign.unwrap();
+        assert_eq!((c, &plain[i..]), ('：', "：)"));
+        assert_eq!(plain_ascii("(a: 1 –)").1, Some((6, '–')));
+        assert_eq!(plain_ascii("(a: ”x”)").0, "(a: \"x\")");
+        assert_eq!(
+            plain_ascii("(a: \"x\u{2028}\")\u{2028}").1,
+            None,
+            "RON's whitespace"
+        );
+    }
 
     #[test]
     fn list_elements_are_counted_past_nested_brackets_and_strings() {

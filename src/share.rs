@@ -17,10 +17,16 @@
 //! every other byte outside `A-Z a-z 0-9 - . _ ~ ! ( ) * , : ; = @ /` (so `[` is `%5B`). Decoding
 //! undoes this, merges the fields into the base's and reads the result as a pasted preset:
 //! validation errors name the field.
+//!
+//! As mail and chat deliver them: whitespace is never part of a share string (the encoder writes
+//! none), so a string wrapped over lines reads as sent; the look-alikes chat apps type
+//! (curly quotes, the minus sign) read as the ASCII they stand for outside quotes
+//! ([`crate::reading::plain_ascii`]); any other character outside quotes that is not ASCII is
+//! named with its line:column.
 
 use serde::Serialize;
 
-use crate::reading::{MAX_PRESET_BYTES, PresetError};
+use crate::reading::{MAX_PRESET_BYTES, PresetError, foreign_char, plain_ascii};
 
 /// What errors call a share string in place of a file name.
 const SOURCE: &str = "share string";
@@ -46,19 +52,54 @@ const KINDS: &[(&str, &str)] = &[
     ("bz", "a zoo preset"),
 ];
 
-/// Whether `text` looks like a share string (of any kind or version) rather than RON: one line
-/// that starts with letters, digits and a colon (`bl1:`), or a link whose fragment does.
+/// Whether `text` is to be read as a share string rather than as RON or a file name: it starts
+/// with letters, digits and a colon (`bl1:`, any kind or version, so that its error says what is
+/// wrong with it), or it is a link: an address with a scheme (`https://…`), or one without whose
+/// part after `#` (or `%23`) holds such a start and whose part before is one word without `(`
+/// or `"` (not RON that mentions a link in a comment or a string). Whitespace is ignored
+/// otherwise, as [`decode`] ignores it.
 pub fn is_share_string(text: &str) -> bool {
-    let text = text.trim();
-    !text.contains('\n') && prefix_of(fragment(text)).is_some()
+    let s: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if prefix_of(&s).is_some() || has_scheme(&s) {
+        return true;
+    }
+    let t = text.trim_start();
+    let Some(cut) = t.find('#').or_else(|| t.find("%23")) else {
+        return false;
+    };
+    let after: String = t[cut..].chars().filter(|c| !c.is_whitespace()).collect();
+    !t[..cut].contains(|c: char| c.is_whitespace() || c == '(' || c == '"')
+        && kind_in(&after).is_some()
 }
 
-/// The share string inside `text`: the text itself, or the part after `#` of a link.
-fn fragment(text: &str) -> &str {
-    match text.rfind('#') {
-        Some(i) if prefix_of(&text[i + 1..]).is_some() => &text[i + 1..],
-        _ => text,
-    }
+/// Whether `text` holds a share string of `T`'s kind, of any version (alone, or in a link, even
+/// a broken one), so that [`decode`] for `T` is the reader to report on it.
+pub fn is_kind<T: Shareable>(text: &str) -> bool {
+    let s: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    kind_in(&s).is_some_and(|kind| T::PREFIX.trim_end_matches(|c: char| c.is_ascii_digit()) == kind)
+}
+
+/// The kind of the first share string in `s` (no whitespace): at its start, or after a `#` or a
+/// `%23`.
+fn kind_in(s: &str) -> Option<&str> {
+    let starts = std::iter::once(0)
+        .chain(s.match_indices('#').map(|(i, _)| i + 1))
+        .chain(s.match_indices("%23").map(|(i, _)| i + 3));
+    starts
+        .filter_map(|i| prefix_of(&s[i..]))
+        .map(|(kind, _)| kind)
+        .next()
+}
+
+/// Whether `s` starts with a URL scheme and `://` (`https://`).
+fn has_scheme(s: &str) -> bool {
+    s.find("://").is_some_and(|i| {
+        let scheme = &s[..i];
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+    })
 }
 
 /// The `kind` and `version` of a share string (`("bl", "1")` for `bl1:…`).
@@ -70,6 +111,101 @@ fn prefix_of(text: &str) -> Option<(&str, &str)> {
         && kind.chars().all(|c| c.is_ascii_lowercase())
         && version.chars().all(|c| c.is_ascii_digit());
     ok.then_some((kind, version))
+}
+
+/// Text with, for each of its bytes, the 1-based line and column (in characters) where the
+/// user wrote it, so that errors point into what they gave, not into what it became.
+#[derive(Clone)]
+struct Placed {
+    text: String,
+    at: Vec<(usize, usize)>,
+}
+
+impl Placed {
+    /// `text` without its whitespace (see the module's doc): the encoder writes a space in a
+    /// value as `+` and any other whitespace as a percent escape, so no whitespace of a share
+    /// string is its own, not even between quotes (type a space there as `+`).
+    fn without_whitespace(text: &str) -> Self {
+        let mut kept = Self {
+            text: String::with_capacity(text.len()),
+            at: Vec::with_capacity(text.len()),
+        };
+        let (mut line, mut column) = (1, 1);
+        for c in text.chars() {
+            if !c.is_whitespace() {
+                kept.text.push(c);
+                kept.at
+                    .extend(std::iter::repeat_n((line, column), c.len_utf8()));
+            }
+            (line, column) = if c == '\n' {
+                (line + 1, 1)
+            } else {
+                (line, column + 1)
+            };
+        }
+        kept
+    }
+
+    /// The part from byte `from` on.
+    fn from(&self, from: usize) -> Self {
+        Self {
+            text: self.text[from..].to_string(),
+            at: self.at[from..].to_vec(),
+        }
+    }
+
+    /// An error at byte `i` ([`error_at`]).
+    fn error(&self, i: usize, message: impl Into<String>) -> PresetError {
+        error_at(&self.at, i, message)
+    }
+}
+
+/// An error at the place of byte `i` of a [`Placed`] text (just after its end when `i` is its
+/// length).
+fn error_at(at: &[(usize, usize)], i: usize, message: impl Into<String>) -> PresetError {
+    let (line, column) = match (at.get(i), at.last()) {
+        (Some(&p), _) => p,
+        (None, Some(&(line, column))) => (line, column + 1),
+        (None, None) => (1, 1),
+    };
+    PresetError {
+        line: Some(line),
+        column: Some(column),
+        ..PresetError::whole(SOURCE, message)
+    }
+}
+
+/// The share string in `given`: all of it when it starts as one, else the part of a link after
+/// its first `#`. Errors name what the link lacks: a `#` (one written `%23`), or anything after
+/// it.
+fn share_part(given: &Placed) -> Result<Placed, PresetError> {
+    let s = &given.text;
+    if prefix_of(s).is_some() {
+        return Ok(given.clone());
+    }
+    if let Some(i) = s.find('#') {
+        if i + 1 == s.len() {
+            return Err(given.error(
+                i,
+                "the link ends at its `#`: the share string that follows it is missing (was \
+                 the link cut short?)",
+            ));
+        }
+        return Ok(given.from(i + 1));
+    }
+    if let Some(i) = s.find("%23").filter(|&i| prefix_of(&s[i + 3..]).is_some()) {
+        return Err(given.error(
+            i,
+            "the link's `#` is written `%23`: write `#` before the share string",
+        ));
+    }
+    if has_scheme(s) {
+        return Err(given.error(
+            s.len(),
+            "the link has no `#`, so no share string (it follows the `#`)",
+        ));
+    }
+    Ok(given.clone())
 }
 
 /// The share string of `value`: its changed fields against whichever of the type's defaults
@@ -103,26 +239,43 @@ pub fn encode<T: Shareable>(value: &T) -> String {
         .expect("at least the defaults are a base")
 }
 
-/// Reads a share string (or a link whose part after `#` is one; surrounding spaces are
-/// ignored) and validates the preset as a pasted one.
+/// Reads a share string (or a link whose part after `#` is one; whitespace anywhere is ignored,
+/// see the module's doc) and validates the preset as a pasted one.
 ///
-/// Errors (never a panic): another kind or version, a broken percent escape, text that is not
-/// UTF-8, an unknown base name, unbalanced brackets, and every error of the preset's RON reader
-/// (unknown fields, wrong types, out-of-range values) naming the field.
+/// Errors (never a panic), at the line:column of what the user gave where one character is to
+/// blame: a link without a share string (no `#`, one written `%23`, nothing after it), a second
+/// `#`, another kind or version, a broken percent escape, text that is not UTF-8, a character
+/// outside quotes that is not ASCII (named with its code point), an unknown base name,
+/// unbalanced brackets, and every error of the preset's RON reader (unknown fields, wrong types,
+/// out-of-range values) naming the field.
 pub fn decode<T: Shareable>(text: &str) -> Result<T, PresetError> {
     let err = |m: String| PresetError::whole(SOURCE, m);
-    let text = fragment(text.trim());
     if text.len() as u64 > MAX_PRESET_BYTES {
         return Err(err(format!(
             "{} bytes; at most {MAX_PRESET_BYTES} are accepted",
             text.len()
         )));
     }
+    let share = share_part(&Placed::without_whitespace(text))?;
+    if let Some(i) = share.text.find('#') {
+        return Err(share.error(
+            i,
+            "a second `#`: a share string holds none (a `#` in a value is written `%23`); was \
+             a link or a string pasted twice?",
+        ));
+    }
     let expected = T::PREFIX;
-    let (kind, version) = prefix_of(text).ok_or_else(|| {
-        err(format!(
-            "a share string starts with `{expected}:`; this one starts otherwise"
-        ))
+    let (kind, version) = prefix_of(&share.text).ok_or_else(|| {
+        let start: String = share.text.chars().take(12).collect();
+        let found = if start.is_empty() {
+            "this one is empty".to_string()
+        } else {
+            format!("this one starts `{start}`")
+        };
+        share.error(
+            0,
+            format!("a share string starts with `{expected}:`; {found}"),
+        )
     })?;
     if format!("{kind}{version}") != expected {
         let what = KINDS.iter().find(|(k, _)| *k == kind).map(|(_, w)| *w);
@@ -136,8 +289,14 @@ pub fn decode<T: Shareable>(text: &str) -> Result<T, PresetError> {
             ),
         }));
     }
-    let head = kind.len() + version.len() + 1;
-    let body = unescape(&text[head..], head)?;
+    let body = unescape(&share.from(kind.len() + version.len() + 1))?;
+    let (body_text, foreign) = plain_ascii(&body.text);
+    if let Some((i, c)) = foreign {
+        let nth = body_text[..i].chars().count();
+        let at = body.text.char_indices().nth(nth).map_or(0, |(j, _)| j);
+        return Err(body.error(at, foreign_char(c, "a share string")));
+    }
+    let body = body_text;
     let name_end = body
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .unwrap_or(body.len());
@@ -512,16 +671,17 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// The RON text of a URL-safe share string's part after its first `skipped` characters (for
-/// error positions). Other characters than `'`, `+` and `%XX` are taken as they are, so a
-/// hand-typed `[` or `"` works too. Errors: a `%` without two hex digits, bytes that are not
-/// UTF-8.
-fn unescape(text: &str, skipped: usize) -> Result<String, PresetError> {
-    let err = |m: String| PresetError::whole(SOURCE, m);
-    let s = text.as_bytes();
+/// The RON text of (part of) a URL-safe share string, each byte placed where the user wrote
+/// the character it comes from. Other characters than `'`, `+` and `%XX` are taken as they
+/// are, so a hand-typed `[` or `"` works too. Errors: a `%` without two hex digits, bytes that
+/// are not UTF-8.
+fn unescape(given: &Placed) -> Result<Placed, PresetError> {
+    let s = given.text.as_bytes();
     let mut out = Vec::with_capacity(s.len());
+    let mut at = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
+        at.push(given.at[i]);
         match s[i] {
             b'\'' => out.push(b'"'),
             b'+' => out.push(b' '),
@@ -535,12 +695,8 @@ fn unescape(text: &str, skipped: usize) -> Result<String, PresetError> {
                             .ok()
                             .and_then(|h| u8::from_str_radix(h, 16).ok())
                     });
-                let byte = hex.ok_or_else(|| {
-                    err(format!(
-                        "`%` at character {} is not followed by two hex digits",
-                        skipped + text[..i].chars().count() + 1
-                    ))
-                })?;
+                let byte =
+                    hex.ok_or_else(|| given.error(i, "`%` is not followed by two hex digits"))?;
                 out.push(byte);
                 i += 2;
             }
@@ -548,7 +704,14 @@ fn unescape(text: &str, skipped: usize) -> Result<String, PresetError> {
         }
         i += 1;
     }
-    String::from_utf8(out).map_err(|_| err("its percent escapes do not spell UTF-8 text".into()))
+    match String::from_utf8(out) {
+        Ok(text) => Ok(Placed { text, at }),
+        Err(e) => Err(error_at(
+            &at,
+            e.utf8_error().valid_up_to(),
+            "its percent escapes do not spell UTF-8 text",
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -563,7 +726,10 @@ mod tests {
             e.bytes()
                 .all(|b| is_kept(b) || b == b'%' || b == b'\'' || b == b'+')
         );
-        assert_eq!(unescape(&e, 0).unwrap(), text);
+        assert_eq!(
+            unescape(&Placed::without_whitespace(&e)).unwrap().text,
+            text
+        );
     }
 
     #[test]
@@ -616,5 +782,27 @@ mod tests {
         assert_eq!(prefix_of("(d_k:8)"), None);
         assert!(is_share_string("  https://x.org/lab/#bl1:default(d_k:8)\n"));
         assert!(!is_share_string("Preset(\n d_k: 8,\n)"));
+        // Wrapped, or a link whatever is wrong with it: read (and reported) as a share string.
+        assert!(is_share_string("bl1:classroom(steps:3,\n  seed:2)"));
+        for link in [
+            "https://x.org/lab/",
+            "https://x.org/#",
+            "x.org/%23bl1:c",
+            "x.org/#a#bz1:",
+        ] {
+            assert!(is_share_string(link), "{link}");
+        }
+        // Not RON that mentions a link, nor a file name with a `#`.
+        assert!(!is_share_string("Preset(name: \"see x.org/#bl1:default\")"));
+        for ron in [
+            "// from x.org/#bl1:c\nPreset()",
+            "// https://x.org/#bl1:c\n(d_k: 8)",
+        ] {
+            assert!(!is_share_string(ron), "{ron}");
+        }
+        assert!(!is_share_string("notes#1.ron"));
+        use crate::preset::Preset;
+        assert!(is_kind::<Preset>("x.org/%23bl1:c") && is_kind::<Preset>("bl2:"));
+        assert!(!is_kind::<Preset>("https://x.org/#ba1:x") && !is_kind::<Preset>("bl"));
     }
 }

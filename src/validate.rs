@@ -152,9 +152,142 @@ pub fn check_count(
     }
 }
 
+/// A number type of the comma-separated lists the user types ([`number_list`]).
+pub trait ListNumber: std::str::FromStr {
+    /// Whether the list holds real numbers, so that `1,5` may be 1.5 with a decimal comma.
+    const REAL: bool;
+    /// What one element must be, for errors.
+    const WHAT: &'static str;
+}
+
+impl ListNumber for f64 {
+    const REAL: bool = true;
+    const WHAT: &'static str = "a number";
+}
+
+impl ListNumber for usize {
+    const REAL: bool = false;
+    const WHAT: &'static str = "a whole number";
+}
+
+impl ListNumber for u64 {
+    const REAL: bool = false;
+    const WHAT: &'static str = "a whole number";
+}
+
+/// Reads `text`, numbers separated by commas, the one way every list the user types is read
+/// (the command line's list flags, a link's list settings, the app's list fields). Spaces
+/// around an element and empty elements are ignored; a Unicode minus (U+2212, as PDFs write
+/// `1e−8`) reads as `-`. The list may be empty (callers that need a value say so).
+///
+/// Errors: a decimal comma ([`decimal_comma`]), and an element that is not a `T`, by name.
+pub fn number_list<T: ListNumber>(text: &str) -> Result<Vec<T>, String> {
+    if let Some(hint) = decimal_comma(text, T::REAL) {
+        // Say how to write two values when a space after the comma makes them two (`1, 5`).
+        let two = text.trim().split_once(',').map(|(a, b)| (a, b.trim()));
+        let two = two.filter(|(a, b)| decimal_comma(&format!("{a}, {b}"), T::REAL).is_none());
+        let two = two.map(|(a, b)| format!(" (for the two values write `{a}, {b}`)"));
+        return Err(hint + &two.unwrap_or_default());
+    }
+    text.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            item.replace('\u{2212}', "-")
+                .parse()
+                .map_err(|_| format!("“{item}” is not {}", T::WHAT))
+        })
+        .collect()
+}
+
+/// `s` without a leading sign.
+fn unsigned(s: &str) -> &str {
+    s.strip_prefix(['-', '+', '\u{2212}']).unwrap_or(s)
+}
+
+/// A hint about the decimal point when a comma of `text`, a comma-separated list of numbers
+/// (of reals if `real`), is a decimal comma, which would otherwise read as two values: an
+/// element starting with 0 and another digit (`0,01` is not 0 and 1), or, in a list of reals,
+/// exactly two elements of bare digits with no space between them (`1,5`; the two values 1 and
+/// 5 are `1, 5` or `1.0,5`). None for any other list.
+pub fn decimal_comma(text: &str, real: bool) -> Option<String> {
+    let text = text.trim();
+    let items: Vec<&str> = text.split(',').collect();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let hint = |whole: &str, number: &str| {
+        format!("`{whole}`: use a decimal point ({number}); separate values with commas")
+    };
+    let zero = items.iter().enumerate().find_map(|(i, item)| {
+        let item = item.trim();
+        let bare = unsigned(item);
+        let zero = bare.starts_with('0') && bare[1..].starts_with(|c: char| c.is_ascii_digit());
+        zero.then(|| match i.checked_sub(1).map(|j| items[j].trim()) {
+            Some(b) if digits(unsigned(b)) => hint(&format!("{b},{item}"), &format!("{b}.{item}")),
+            _ => format!(
+                "`{item}` starts with 0 and another digit: write decimals with a point (0.01), \
+                 and commas only between values"
+            ),
+        })
+    });
+    if zero.is_some() {
+        return zero;
+    }
+    match items[..] {
+        [a, b] if real && digits(unsigned(a)) && digits(b) => Some(hint(text, &format!("{a}.{b}"))),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decimal_comma_is_refused_with_a_hint_and_lists_read_otherwise() {
+        assert_eq!(
+            number_list::<f64>("0,01").unwrap_err(),
+            "`0,01`: use a decimal point (0.01); separate values with commas"
+        );
+        assert_eq!(
+            number_list::<f64>(" 1,5 ").unwrap_err(),
+            "`1,5`: use a decimal point (1.5); separate values with commas (for the two values \
+             write `1, 5`)"
+        );
+        assert_eq!(
+            number_list::<f64>("-2,5").unwrap_err(),
+            "`-2,5`: use a decimal point (-2.5); separate values with commas (for the two \
+             values write `-2, 5`)"
+        );
+        assert!(
+            number_list::<f64>("1e-8,007")
+                .unwrap_err()
+                .starts_with("`007` starts with 0")
+        );
+        assert_eq!(
+            number_list::<usize>("4,08").unwrap_err(),
+            "`4,08`: use a decimal point (4.08); separate values with commas"
+        );
+        assert_eq!(
+            number_list::<u64>("01").unwrap_err(),
+            "`01` starts with 0 and another digit: write decimals with a point (0.01), and \
+             commas only between values"
+        );
+        // Two bare digits are two values in an integer list, or with a space, or with a point.
+        assert_eq!(number_list::<usize>("4,8").unwrap(), [4, 8]);
+        assert_eq!(number_list::<f64>("1, 5").unwrap(), [1.0, 5.0]);
+        assert_eq!(number_list::<f64>("1.0,5").unwrap(), [1.0, 5.0]);
+        assert_eq!(number_list::<f64>("0.01,0.1").unwrap(), [0.01, 0.1]);
+        assert_eq!(number_list::<f64>("1,5,2").unwrap(), [1.0, 5.0, 2.0]);
+        assert_eq!(number_list::<f64>("0,1e-3").unwrap(), [0.0, 1e-3]);
+        assert_eq!(number_list::<f64>("1e\u{2212}8, 1,").unwrap(), [1e-8, 1.0]);
+        assert_eq!(number_list::<u64>(" ").unwrap(), Vec::<u64>::new());
+        assert_eq!(
+            number_list::<u64>("1,x").unwrap_err(),
+            "“x” is not a whole number"
+        );
+        // The rates of `--lr gd=1,5`: one number split at its comma.
+        assert!(decimal_comma("1,5", true).is_some() && decimal_comma("1,5", false).is_none());
+    }
 
     #[test]
     fn ranges_say_which_ends_are_allowed() {

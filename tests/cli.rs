@@ -407,3 +407,72 @@ fn figures_are_written_next_to_the_tables() {
         "{err}"
     );
 }
+
+/// The reported fault: `--eps 0,01` silently ran ε = 0 and ε = 1. Every list flag refuses what
+/// reads as a decimal comma (`01`, or two bare digits in a list of reals), with a hint about the
+/// decimal point, before any work; a decimal point or a space after the comma runs.
+#[test]
+fn a_decimal_comma_in_a_list_flag_is_refused_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let hsi = ["hsi", "scene.mat", "--density", "0.2"];
+    let cases: [(Vec<&str>, &str); 7] = [
+        (
+            vec!["eps-sweep", "classroom", "--eps", "0,01"],
+            "`0,01`: use a decimal point (0.01); separate values with commas",
+        ),
+        (
+            vec!["eps-sweep", "classroom", "--eps", "1,5"],
+            "`1,5`: use a decimal point (1.5); separate values with commas (for the two values \
+             write `1, 5`)",
+        ),
+        (
+            vec!["dk-sweep", "classroom", "--dks", "4,08"],
+            "`4,08`: use a decimal point (4.08)",
+        ),
+        (
+            vec!["zoo", "dial", "--sizes", "8,012"],
+            "`8,012`: use a decimal point",
+        ),
+        (
+            [&hsi[..], &["--grid", "--selection-seeds", "1,02"]].concat(),
+            "`1,02`: use a decimal point",
+        ),
+        (
+            [&hsi[..], &["--grid", "--report-seeds", "007"]].concat(),
+            "`007` starts with 0 and another digit",
+        ),
+        (
+            [&hsi[..], &["--lr", "gd=0,01"]].concat(),
+            "--lr: `0,01`: use a decimal point (0.01)",
+        ),
+    ];
+    for (args, says) in cases {
+        let e = fails(&[&args[..], &["--out", s(&out)]].concat());
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    assert!(!out.exists(), "nothing ran");
+    for (eps, rows) in [("0.01,0.1", ["0.01", "0.1"]), ("1, 5", ["1", "5"])] {
+        ok(&[
+            "eps-sweep",
+            "classroom",
+            "--eps",
+            eps,
+            "--seeds",
+            "1",
+            "--steps",
+            "2",
+            "--quiet",
+            "--out",
+            s(&out),
+        ]);
+        let csv = std::fs::read_to_string(out.join("eps_sweep.csv")).unwrap();
+        let mut values: Vec<&str> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap())
+            .collect();
+        values.dedup();
+        assert_eq!(values, rows, "{eps}");
+    }
+}

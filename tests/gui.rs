@@ -1220,6 +1220,30 @@ fn link_settings_round_trip_and_bad_values_are_refused_by_name() {
             .unwrap_err()
             .contains("“x” is not a number")
     );
+    // The reported fault: a decimal comma read as two values (ε = 0 and ε = 1).
+    assert_eq!(
+        a.set_from_link("values", "0,01").unwrap_err(),
+        "`values`: `0,01`: use a decimal point (0.01); separate values with commas"
+    );
+    assert!(
+        a.set_from_link("values", "1,5")
+            .unwrap_err()
+            .contains("(1.5)")
+    );
+    assert_eq!(a.panel::<EpsSweep>("test/eps").unwrap().text, "1e-8, 1e-3");
+    // Two whole values keep the space that makes them two, in the tab's own link.
+    assert_eq!(a.set_from_link("values", "1, 5"), Ok(true));
+    let values = a.view().link_settings()[0].1.clone();
+    assert_eq!(values, "1, 5");
+    assert_eq!(a.set_from_link("values", &values), Ok(true));
+    a.open_tab("test", "dk");
+    assert_eq!(a.set_from_link("values", "4,8"), Ok(true));
+    assert_eq!(a.view().link_settings()[0].1, "4,8");
+    assert!(
+        a.set_from_link("values", "4,08")
+            .unwrap_err()
+            .contains("`4,08`")
+    );
 
     a.open_tab("gauge", "hsi");
     for (name, value, says) in [
@@ -1231,7 +1255,12 @@ fn link_settings_round_trip_and_bad_values_are_refused_by_name() {
         ),
         ("rules", "gd,nope", "`rules`: no rule `nope`"),
         ("grids", "mine", "`grids`: unknown grids `mine`"),
-        ("selection", "1,x", "`selection`: `x` is not a seed"),
+        ("selection", "1,x", "`selection`: “x” is not a whole number"),
+        (
+            "selection",
+            "1,02",
+            "`selection`: `1,02`: use a decimal point (1.02); separate values with commas",
+        ),
         ("scene", " ", "`scene` is empty"),
     ] {
         let e = a.set_from_link(name, value).unwrap_err();
@@ -1314,6 +1343,16 @@ fn a_link_is_followed_with_every_problem_told_and_a_bad_link_starts_nothing() {
     assert!(!n.error, "{}", n.text);
     assert!(n.text.contains("Opened the preset") && n.text.contains("`utm_source`"));
     assert_eq!(a.panel::<SeedSweep>("test/sweep").unwrap().seeds, 3);
+
+    // Curly quotes, percent-encoded by the browser, in a view's own preset.
+    let mut a = AppState::new(&ctx, settings("classroom"));
+    let link = parse_page_link(
+        "?view=attention",
+        "#ba1:attention-quick(name:%E2%80%9Cq%E2%80%9D)",
+    );
+    assert!(!follow(&mut a, &link, None), "no play asked");
+    let n = notice(&a);
+    assert!(!n.error && n.text.contains("`q`"), "{}", n.text);
 
     let mut a = AppState::new(&ctx, settings("classroom"));
     let link = parse_page_link("?view=attention&play", "#ba1:attention-quick");

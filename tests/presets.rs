@@ -300,3 +300,60 @@ fn the_readme_example_preset_is_valid() {
     assert_eq!(p.arms.len(), 4);
     assert_eq!(p.arms[2].arm_name(), "adam-eps1e-3");
 }
+
+/// The reported fault: `name:‘tiny’` (curly quotes from a chat app) or `rotation_deg: −30` (a
+/// minus sign) gave "Expected string" / "Expected float" with no pointer at the character.
+/// Outside strings and comments the common look-alikes read as the ASCII they stand for, in
+/// every preset kind; strings and comments are kept as written.
+#[test]
+fn look_alike_characters_read_as_ascii_in_every_preset_kind() {
+    let typed = "// a ‘comment’ − kept\nPreset(\n    name: ‘tiny’,\n    description: “it’s − \
+                 ‘q’”,\n    d_k:\u{a0}4,\n    demos: (rotation_deg: −30.0),\n)";
+    let p = Preset::from_ron(typed, "typed.ron").unwrap();
+    assert_eq!(
+        (p.name.as_str(), p.description.as_str()),
+        ("tiny", "it’s − ‘q’")
+    );
+    assert_eq!((p.d_k, p.demos.rotation_deg), (4, -30.0));
+    let p = Preset::from_ron("Preset(name: \"‘−’\")", "straight.ron").unwrap();
+    assert_eq!(p.name, "‘−’");
+    let zoo = "ZooPreset(name: ”z”, problem: (n: 5, rank: 1), budget: 10, seeds: 1, rules: [Gd])";
+    let z = basis_lab::sensing::zoo::ZooPreset::from_ron(zoo, "z.ron").unwrap();
+    assert_eq!(z.name, "z");
+    let quick = basis_lab::attention::BUNDLED_ATTENTION
+        .iter()
+        .find(|(n, _)| *n == "attention-quick")
+        .unwrap()
+        .1;
+    let typed = quick.replace("name: \"attention-quick\"", "name: ‘q’");
+    let a = basis_lab::attention::AttentionPreset::from_ron(&typed, "a.ron").unwrap();
+    assert_eq!(a.name, "q");
+}
+
+/// A character RON does not read outside a string (not one of the accepted look-alikes) is
+/// named with its code point at its line:column; every other error keeps its line:column,
+/// counted in characters as RON counts them, also after look-alikes were read as ASCII.
+#[test]
+fn other_characters_are_named_at_their_line_and_column() {
+    let at = |text: &str| {
+        let e = Preset::from_ron(text, "t.ron").unwrap_err();
+        (e.to_string(), e.line, e.column)
+    };
+    let (e, line, column) = at("Preset(\n    name: “tiny”,\n    beta: –1.0,\n)");
+    assert_eq!((line, column), (Some(3), Some(11)), "{e}");
+    assert!(
+        e.starts_with(
+            "t.ron:3:11: field `beta`: `–` (U+2013) outside a string: a preset is written in \
+             ASCII there (type `-`) (the reader: Expected float)"
+        ),
+        "{e}"
+    );
+    let (e, line, column) = at("Preset(\n  seed：0)");
+    assert_eq!((line, column), (Some(2), Some(7)), "{e}");
+    assert!(e.starts_with("t.ron:2:7: `：` (U+FF1A)"), "{e}");
+    // After the look-alikes and a non-ASCII letter: the column of the value, in characters.
+    let (e, line, column) = at("Preset(name: ‘é’, d_k: 0)");
+    assert_eq!((line, column), (Some(1), Some(19)), "{e}");
+    assert_eq!(at("Preset(name: \"é\", d_k: 0)").2, Some(19));
+    assert_eq!(at("Preset(name: ‘é’, d_k: x)").2, Some(23));
+}

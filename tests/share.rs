@@ -4,9 +4,11 @@
 
 mod common;
 
+use basis_lab::app::follow;
 use basis_lab::app::{AppState, Settings};
 use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
 use basis_lab::explainer::DemoSettings;
+use basis_lab::link::parse_page_link;
 use basis_lab::optim::{Hyper, OptimizerSpec, Polar, REGISTRY};
 use basis_lab::preset::{BUNDLED, ColumnNorms, Preset};
 use basis_lab::share::{self, Shareable, decode, encode};
@@ -117,7 +119,10 @@ fn tampered_strings_give_errors_naming_the_field() {
         ("bl1:nope(d_k:8)", "no bundled preset `nope`"),
         ("bl1:default(d_k:8", "missing `)`"),
         ("bl1:default(d_k:8,d_k:9)", "field `d_k` is given twice"),
-        ("bl1:default(d_k:%2", "`%` at character 17"),
+        (
+            "bl1:default(d_k:%2",
+            ":1:17: `%` is not followed by two hex digits",
+        ),
         ("bl1:default(name:%FF)", "UTF-8"),
         ("bl2:default", "`bl2` are not known"),
         ("ba1:attention", "an attention preset"),
@@ -125,7 +130,7 @@ fn tampered_strings_give_errors_naming_the_field() {
     ];
     for (text, wanted) in cases {
         let e = decode::<Preset>(text).unwrap_err().to_string();
-        assert!(e.starts_with("share string: "), "{text}: {e}");
+        assert!(e.starts_with("share string"), "{text}: {e}");
         assert!(e.contains(wanted), "{text}: {e} (wanted {wanted})");
     }
     let e = decode::<AttentionPreset>("ba1:attention(steps:-3)")
@@ -182,16 +187,8 @@ fn the_command_line_prints_and_reads_share_strings() {
     assert!(zoo.join("zoo.csv").is_file());
 }
 
-#[test]
-fn pasting_a_share_string_into_the_paste_window_loads_that_preset() {
-    let mut wanted = Preset::load("classroom").unwrap();
-    wanted.seed = 11;
-    wanted.arms[1].lr = 0.3 + 0.6;
-    wanted.demos = DemoSettings {
-        phi_deg: -0.0,
-        ..DemoSettings::default()
-    };
-    let line = encode(&wanted);
+/// The app after `text` is typed into its paste window and loaded.
+fn paste(text: &str) -> Harness<'static, Option<AppState>> {
     let mut h = Harness::builder()
         .with_size(egui::vec2(1920.0, 1200.0))
         .build_ui_state(
@@ -213,10 +210,23 @@ fn pasting_a_share_string_into_the_paste_window_loads_that_preset() {
     h.run_steps(2);
     h.get_by_label("Preset text").focus();
     h.step();
-    h.get_by_label("Preset text").type_text(&line);
+    h.get_by_label("Preset text").type_text(text);
     h.step();
     h.get_by_label("Load preset").click();
     h.run_steps(2);
+    h
+}
+
+#[test]
+fn pasting_a_share_string_into_the_paste_window_loads_that_preset() {
+    let mut wanted = Preset::load("classroom").unwrap();
+    wanted.seed = 11;
+    wanted.arms[1].lr = 0.3 + 0.6;
+    wanted.demos = DemoSettings {
+        phi_deg: -0.0,
+        ..DemoSettings::default()
+    };
+    let h = paste(&encode(&wanted));
     let app = h.state().as_ref().unwrap();
     assert_eq!(bytes(&app.lab.preset), bytes(&wanted));
     assert!(app.paste_text.is_none(), "the window closes");
@@ -226,6 +236,160 @@ fn pasting_a_share_string_into_the_paste_window_loads_that_preset() {
         "{}",
         notice.text
     );
+}
+
+/// The reported faults in the paste window: a share string wrapped by mail, with curly quotes
+/// and a minus sign from a chat app, loads as sent.
+#[test]
+fn pasting_a_wrapped_share_string_with_look_alikes_loads_it() {
+    let h = paste("bl1:classroom(name:‘tiny’,seed:11,\n  demos:(rotation_deg:−30))\n");
+    let app = h.state().as_ref().unwrap();
+    let p = &app.lab.preset;
+    assert_eq!((p.name.as_str(), p.seed), ("tiny", 11));
+    assert_eq!(p.demos.rotation_deg, -30.0);
+    assert!(app.paste_text.is_none(), "the window closes");
+    let notice = app.lab.notice.clone().unwrap();
+    assert!(
+        !notice.error && notice.text.contains("share string"),
+        "{}",
+        notice.text
+    );
+}
+
+/// The reported fault: a share string wrapped over two lines by mail or chat was read as a
+/// file name ("no such file, and no bundled preset of that name"). Whitespace is never part of
+/// a share string, so it reads as sent: by the library, on every command that takes a preset
+/// (key lab, zoo, attention) and in the paste window (see the next test).
+#[test]
+fn a_wrapped_share_string_reads_as_it_was_sent() {
+    let p: Preset = decode("bl1:classroom(steps:3,\n  seed:2)").unwrap();
+    assert_eq!((p.name.as_str(), p.steps, p.seed), ("classroom", 3, 2));
+    let wrapped_link =
+        "https://example.org/lab/?view=test#bl1:classroom(arms:%5B(),\r\n\t(lr:0.0\n3)%5D)";
+    let p: Preset = decode(wrapped_link).unwrap();
+    assert_eq!(p.arms[1].lr, 0.03);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |preset: &str, name: &str| {
+        let out = dir.path().join(name);
+        common::ok(&[
+            "run",
+            preset,
+            "--no-trace",
+            "--quiet",
+            "--out",
+            common::s(&out),
+        ]);
+        std::fs::read(out.join("metrics.csv")).unwrap()
+    };
+    assert_eq!(
+        run("bl1:classroom(steps:3,\n  seed:2)", "wrapped"),
+        run("bl1:classroom(steps:3,seed:2)", "one-line")
+    );
+    let zoo = dir.path().join("zoo");
+    let preset = "bz1:dial(seeds:1,\n budget:300)";
+    common::ok(&["zoo", preset, "--quiet", "--out", common::s(&zoo)]);
+    assert!(zoo.join("zoo.csv").is_file());
+    let out = common::ok(&["share", "ba1:attention-quick(steps:\n  9)"]);
+    assert_eq!(out.trim(), "ba1:attention-quick(steps:9)");
+}
+
+/// The reported fault: a link with a second `#`, with nothing after its `#` or with its `#`
+/// written `%23` was read as a file name too. A link is always read as one that holds a share
+/// string, so its error says what is wrong with it and where (line:column of what was given),
+/// on the command line and in the page (whose fragment the key lab's reader is given).
+#[test]
+fn a_broken_link_says_what_is_wrong_with_its_share_string() {
+    let cases: &[(&str, &str, (usize, usize))] = &[
+        ("https://x.org/lab/#", "the link ends at its `#`", (1, 19)),
+        (
+            "https://x.org/lab/%23bl1:classroom",
+            "the link's `#` is written `%23`",
+            (1, 19),
+        ),
+        (
+            "https://x.org/lab/#bl1:classroom#bl1:dk32",
+            "a second `#`",
+            (1, 33),
+        ),
+        ("x.org/lab/#view#bl1:classroom", "a second `#`", (1, 16)),
+        (
+            "https://x.org/lab/?view=test",
+            "the link has no `#`",
+            (1, 29),
+        ),
+        (
+            "https://x.org/lab/\n#hello",
+            "starts with `bl1:`; this one starts `hello`",
+            (2, 2),
+        ),
+    ];
+    for &(link, says, at) in cases {
+        let e = decode::<Preset>(link).unwrap_err();
+        assert!(e.message.contains(says), "{link}: {e}");
+        assert_eq!((e.line, e.column), (Some(at.0), Some(at.1)), "{link}: {e}");
+        let e = common::fails(&["run", link, "--out", "unused"]);
+        let place = format!("share string:{}:{}: ", at.0, at.1);
+        assert!(e.contains(&place) && e.contains(says), "{link}: {e}");
+        assert!(!e.contains("no such file"), "{link}: {e}");
+    }
+    for (hash, says) in [
+        ("#bl1:classroom#", "a second `#`"),
+        ("#%23bl1:classroom", "`%23`"),
+    ] {
+        let link = parse_page_link("?view=test", hash);
+        let (key, view) = follow::shares(&link);
+        assert!(view.is_none(), "{hash}");
+        let e = decode::<Preset>(key.unwrap()).unwrap_err().to_string();
+        assert!(e.contains(says), "{hash}: {e}");
+    }
+}
+
+/// The reported fault: `name:‘tiny’` (curly quotes from a chat app) or `rotation_deg: −30` (a
+/// minus sign) gave "Expected string" / "Expected float" with no pointer at the character. The
+/// common look-alikes read as the ASCII they stand for outside quotes, in a share string and
+/// in a link (which a browser percent-encodes); any other character outside quotes that is not
+/// ASCII is named with its code point and line:column.
+#[test]
+fn look_alike_characters_read_as_ascii_or_are_named_where_they_stand() {
+    let p: Preset = decode("bl1:classroom(name:‘tiny’,demos:(rotation_deg:−30))").unwrap();
+    assert_eq!((p.name.as_str(), p.demos.rotation_deg), ("tiny", -30.0));
+    let p: Preset = decode("bl1:classroom(name:“it’s+mine”)").unwrap();
+    assert_eq!(p.name, "it’s mine", "an apostrophe inside quotes stays");
+    let p: Preset = decode("bl1:classroom(name:'a+−+‘b’')").unwrap();
+    assert_eq!(p.name, "a − ‘b’", "nothing between straight quotes changes");
+    let hash = "#bl1:classroom(name:%E2%80%9Ctiny%E2%80%9D,demos:(rotation_deg:%E2%88%9230))";
+    let link = parse_page_link("?view=test", hash);
+    let p: Preset = decode(follow::shares(&link).0.unwrap()).unwrap();
+    assert_eq!((p.name.as_str(), p.demos.rotation_deg), ("tiny", -30.0));
+    let a: AttentionPreset = decode("ba1:attention-quick(name:‘q’)").unwrap();
+    assert_eq!(a.name, "q");
+    let out = common::ok(&["share", "bl1:classroom(name:‘tiny’,seed:−0)"]);
+    assert_eq!(out.trim(), "bl1:classroom(name:'tiny')");
+
+    let cases: &[(&str, &str, (usize, usize))] = &[
+        (
+            "bl1:classroom(steps:3,\n  seed：2)",
+            "`：` (U+FF1A) outside a string: a share string \
+          is written in ASCII there (type `:`)",
+            (2, 7),
+        ),
+        (
+            "bl1:classroom(demos:(rotation_deg:–30))",
+            "`–` (U+2013)",
+            (1, 35),
+        ),
+        (
+            "https://x.org/#bl1:classroom(demos:(phi_deg:%E2%80%9330))",
+            "`–` (U+2013)",
+            (1, 45),
+        ),
+        ("bl1:classroom(name:„x“)", "`„` (U+201E)", (1, 20)),
+    ];
+    for &(text, says, at) in cases {
+        let e = decode::<Preset>(text).unwrap_err();
+        assert!(e.message.starts_with(says), "{text}: {e}");
+        assert_eq!((e.line, e.column), (Some(at.0), Some(at.1)), "{text}: {e}");
+    }
 }
 
 /// A real number in `lo..=hi`: uniform, either end, or one of the awkward values (subnormal,

@@ -5,18 +5,17 @@
 use super::AppState;
 use crate::link::PageLink;
 use crate::preset::Preset;
-use crate::share::Shareable;
 use crate::worker::Command;
 
-/// The link's share string by kind: the key lab's preset (`bl1:…`, or any text that is no share
-/// string at all, which the key lab's reader then refuses with its reason), or a preset of a
-/// view's own kind (`ba1:…`, `bz1:…`), which the linked view reads.
+/// The link's share string by kind: the key lab's preset (`bl1:…` of any version, a broken one
+/// such as `%23bl1:…`, or any text that is no share string at all, which the key lab's reader
+/// then refuses with its reason), or a preset of a view's own kind (`ba1:…`, `bz1:…`), which the
+/// linked view reads.
 pub fn shares(link: &PageLink) -> (Option<&str>, Option<&str>) {
     let Some(text) = link.share.as_deref() else {
         return (None, None);
     };
-    let key = text.starts_with(&format!("{}:", Preset::PREFIX));
-    if !key && crate::share::is_share_string(text) {
+    if crate::share::is_share_string(text) && !crate::share::is_kind::<Preset>(text) {
         (None, Some(text))
     } else {
         (Some(text), None)
@@ -117,5 +116,8 @@ mod tests {
         assert_eq!(by("#bz1:tail"), (None, Some("bz1:tail".into())));
         // Not a share string at all: the key lab's reader refuses it with its reason.
         assert_eq!(by("#hello"), (Some("hello".into()), None));
+        // A broken key-lab share string is the key lab's reader's to report, too.
+        assert_eq!(by("#%23bl1:x"), (Some("%23bl1:x".into()), None));
+        assert_eq!(by("#bl1:x#y"), (Some("bl1:x#y".into()), None));
     }
 }

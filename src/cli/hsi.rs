@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
-use super::shared::{Output, Parallel, commit};
+use super::shared::{List, Output, Parallel, commit, values};
 use basis_lab::output::OutputSet;
 use basis_lab::sensing::hsi::grid::{GridPlan, GridProgress, Grids, run_grid, select};
 use basis_lab::sensing::hsi::report::{self, csv_bytes, markdown};
 use basis_lab::sensing::hsi::{HsiConfig, Scene, rule_by_name, run_all};
+use basis_lab::validate::decimal_comma;
 
 /// Hyperspectral completion (the paper's Table 5): fit W = UVᵀ to a random fraction of a
 /// scene's pixels × bands matrix with GD, Adam, scalar-Adam and Muon in parallel; report
@@ -65,19 +66,19 @@ pub struct HsiArgs {
     /// With --grid: seeds that run every rate.
     #[arg(
         long,
-        value_delimiter = ',',
+        value_parser = List::<u64>::parse,
         default_value = "42,123",
         requires = "grid"
     )]
-    selection_seeds: Vec<u64>,
+    selection_seeds: Vec<List<u64>>,
     /// With --grid: seeds that run only the picked rates.
     #[arg(
         long,
-        value_delimiter = ',',
+        value_parser = List::<u64>::parse,
         default_value = "456,789",
         requires = "grid"
     )]
-    report_seeds: Vec<u64>,
+    report_seeds: Vec<List<u64>>,
     #[command(flatten)]
     output: Output,
     #[command(flatten)]
@@ -134,8 +135,8 @@ impl HsiArgs {
             let plan = GridPlan {
                 rules: names,
                 grids: self.grids,
-                selection_seeds: self.selection_seeds,
-                report_seeds: self.report_seeds,
+                selection_seeds: values(self.selection_seeds),
+                report_seeds: values(self.report_seeds),
             };
             plan.validate()?;
             let scene = Scene::read(&self.scene, self.var.as_deref())?;
@@ -165,6 +166,15 @@ impl HsiArgs {
             Rates::Fastest => r.fastest_lr,
         };
         let mut runs: Vec<_> = rules.iter().map(|r| (r.rule(), rate(r))).collect();
+        // `gd=0,01`: a decimal comma split a rate in two (the list is split at its commas).
+        for pair in self.lr.windows(2) {
+            let rate = pair[0].split_once('=').map(|(_, r)| r.trim());
+            let joined = rate.filter(|_| !pair[1].contains('='));
+            let joined = joined.map(|r| format!("{r},{}", pair[1].trim()));
+            if let Some(hint) = joined.and_then(|t| decimal_comma(&t, true)) {
+                anyhow::bail!("--lr: {hint}");
+            }
+        }
         for item in &self.lr {
             let (name, value) = item
                 .split_once('=')
@@ -185,7 +195,7 @@ impl HsiArgs {
             slot.1 = rate;
         }
         let (setup, problem) = Scene::read(&self.scene, self.var.as_deref())?.problem(&cfg)?;
-        out.prepare(&report::GRID_FILES[..3])?;
+        out.prepare(&report::GRID_FILES)?;
         bar.set_length((runs.len() * cfg.steps) as u64);
         let started = std::time::Instant::now();
         let results = pool.install(|| run_all(&problem, &runs, &|n| bar.inc(n)));

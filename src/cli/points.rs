@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Shared, commit, load_preset, write_figures};
+use super::shared::{List, Shared, commit, load_preset, values, write_figures};
 use basis_lab::experiment::report::PointsReport;
 use basis_lab::experiment::{AdamEps, KeyDim, points_sweep};
 use basis_lab::output::OutputSet;
@@ -23,10 +23,10 @@ pub struct EpsSweepArgs {
     /// Comma-separated values of Adam's ε.
     #[arg(
         long,
-        value_delimiter = ',',
+        value_parser = List::<f64>::parse,
         default_value = "1e-12,1e-8,1e-6,1e-4,1e-2,1"
     )]
-    eps: Vec<f64>,
+    eps: Vec<List<f64>>,
     /// Seeds per ε.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     seeds: u64,
@@ -40,7 +40,13 @@ pub struct EpsSweepArgs {
 impl EpsSweepArgs {
     /// Runs the ε sweep ([`run`]).
     pub fn run(self) -> Result<()> {
-        run::<AdamEps>(&self.preset, self.eps, self.seeds, self.steps, &self.shared)
+        run::<AdamEps>(
+            &self.preset,
+            values(self.eps),
+            self.seeds,
+            self.steps,
+            &self.shared,
+        )
     }
 }
 
@@ -51,8 +57,8 @@ pub struct DkSweepArgs {
     /// A preset file, or a bundled preset name.
     preset: OsString,
     /// Comma-separated key dimensions.
-    #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64")]
-    dks: Vec<usize>,
+    #[arg(long, value_parser = List::<usize>::parse, default_value = "4,8,16,32,64")]
+    dks: Vec<List<usize>>,
     /// Seeds per d_k.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     seeds: u64,
@@ -66,7 +72,13 @@ pub struct DkSweepArgs {
 impl DkSweepArgs {
     /// Runs the d_k sweep ([`run`]).
     pub fn run(self) -> Result<()> {
-        run::<KeyDim>(&self.preset, self.dks, self.seeds, self.steps, &self.shared)
+        run::<KeyDim>(
+            &self.preset,
+            values(self.dks),
+            self.seeds,
+            self.steps,
+            &self.shared,
+        )
     }
 }
 

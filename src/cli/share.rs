@@ -7,7 +7,7 @@ use basis_lab::attention::{AttentionPreset, BUNDLED_ATTENTION};
 use basis_lab::console;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::zoo::{BUNDLED_ZOO, ZooPreset};
-use basis_lab::share::{self, Shareable};
+use basis_lab::share;
 
 /// Print a preset's share string: one URL-safe line holding only what differs from a bundled
 /// preset (`bl1:…` for the key lab, `ba1:…` for attention twins, `bz1:…` for the gauge lab's
@@ -27,22 +27,18 @@ pub struct ShareArgs {
     zoo: bool,
 }
 
-/// Whether `text` is a share string of kind `K`, alone or at the end of a link.
-fn is_kind<K: Shareable>(text: &str) -> bool {
-    let tag = format!("{}:", K::PREFIX);
-    share::is_share_string(text) && (text.starts_with(&tag) || text.contains(&format!("#{tag}")))
-}
-
 impl ShareArgs {
     /// Prints the share string.
     pub fn run(self) -> Result<()> {
         let lossy = self.preset.to_string_lossy();
         let text = lossy.trim();
         let named = |list: &[(&str, &str)]| list.iter().any(|(n, _)| *n == text);
-        let line = if self.attention || named(BUNDLED_ATTENTION) || is_kind::<AttentionPreset>(text)
+        let line = if self.attention
+            || named(BUNDLED_ATTENTION)
+            || share::is_kind::<AttentionPreset>(text)
         {
             share::encode(&AttentionPreset::load(&self.preset)?)
-        } else if self.zoo || named(BUNDLED_ZOO) || is_kind::<ZooPreset>(text) {
+        } else if self.zoo || named(BUNDLED_ZOO) || share::is_kind::<ZooPreset>(text) {
             share::encode(&ZooPreset::load(&self.preset)?)
         } else {
             share::encode(&Preset::load(&self.preset)?)

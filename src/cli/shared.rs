@@ -13,6 +13,29 @@ use basis_lab::experiment::SweepError;
 use basis_lab::output::OutputSet;
 use basis_lab::preset::Preset;
 use basis_lab::shard::{Job, Shard};
+use basis_lab::validate::{ListNumber, number_list};
+
+/// A comma-separated number list as a flag takes it, read whole by [`number_list`] so that a
+/// decimal comma (`--eps 0,01`) is refused instead of read as two values (clap's
+/// `value_delimiter` would split it first). A flag given twice adds its values ([`values`]).
+#[derive(Clone, Debug)]
+pub struct List<T>(Vec<T>);
+
+impl<T: ListNumber> List<T> {
+    /// The flag's value parser. Errors: [`number_list`]'s, and an empty list.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let values = number_list(text)?;
+        if values.is_empty() {
+            return Err("give at least one value".into());
+        }
+        Ok(Self(values))
+    }
+}
+
+/// The values of a list flag given once or more, in order.
+pub fn values<T>(lists: Vec<List<T>>) -> Vec<T> {
+    lists.into_iter().flat_map(|l| l.0).collect()
+}
 
 /// Where a command writes and whether it shows a progress bar.
 #[derive(Args, Debug)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::Shared;
+use super::shared::{List, Shared, values};
 use basis_lab::console;
 use basis_lab::output::OutputSet;
 use basis_lab::sensing::zoo::{
@@ -29,8 +29,8 @@ pub struct ZooArgs {
     budget: Option<usize>,
     /// Override the problem sizes n, comma-separated (one rung of `ladder`: `--sizes 64`). Each
     /// size gets m = ratio · dof measurements; sizes are checked as the preset's `sizes` are.
-    #[arg(long, value_delimiter = ',')]
-    sizes: Option<Vec<usize>>,
+    #[arg(long, value_parser = List::<usize>::parse)]
+    sizes: Option<Vec<List<usize>>>,
     /// Also write trace.json: per run the measurement operator, measurements, target, initial
     /// factors, the rule's settings and schedule, and the factors after each of the first 10
     /// steps and at the end, enough to replay it elsewhere (docs/numerics.md, "Zoo traces").
@@ -48,7 +48,7 @@ impl ZooArgs {
         p.seeds = self.seeds.unwrap_or(p.seeds);
         p.budget = self.budget.unwrap_or(p.budget);
         if let Some(sizes) = self.sizes {
-            p.sizes = sizes;
+            p.sizes = values(sizes);
         }
         p.validate()?;
         if self.trace {

@@ -14,7 +14,6 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
 
 use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
@@ -26,17 +25,17 @@ use super::sweep::{ArmAggregate, SweepError, SweepResult, in_range, sweep_until}
 use crate::metrics::isotropic_axis_concentration;
 use crate::output::csv_num;
 use crate::preset::Preset;
-use crate::validate::FieldError;
+use crate::validate::{FieldError, ListNumber};
 
 /// One swept setting: its values, how a preset is moved to one, how its points are checked,
 /// named, tabulated and drawn.
 pub trait PointAxis: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
-    /// A value of the setting (ε: `f64`, d_k: `usize`).
+    /// A value of the setting (ε: `f64`, d_k: `usize`), typed as a list ([`crate::validate::number_list`]).
     type Value: Copy
         + PartialEq
         + fmt::Debug
         + fmt::Display
-        + FromStr
+        + ListNumber
         + Serialize
         + DeserializeOwned
         + Send

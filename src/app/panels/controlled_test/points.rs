@@ -28,7 +28,7 @@ use crate::figure::Figure;
 use crate::live::Task;
 use crate::preset::Preset;
 use crate::shard::ShardAxis;
-use crate::validate::check_count;
+use crate::validate::{ListNumber, check_count, number_list};
 
 /// The ε-sweep tab.
 pub type EpsSweep = PointsTab<AdamEps>;
@@ -281,12 +281,12 @@ impl<A: TabAxis> Panel for PointsTab<A> {
     }
 
     fn link_settings(&self) -> Vec<(&'static str, String)> {
-        let values = self
-            .text
-            .split(',')
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join(",");
+        let items: Vec<&str> = self.text.split(',').map(str::trim).collect();
+        let mut values = items.join(",");
+        // Two bare digits (`1,5`) read back as one number with a decimal comma: keep the space.
+        if parse_list::<A::Value>(&values).is_err() {
+            values = items.join(", ");
+        }
         vec![("values", values), ("seeds", self.seeds.to_string())]
     }
 
@@ -426,14 +426,9 @@ fn seeds_row(ui: &mut egui::Ui, seeds: &mut usize) {
     .labelled_by(l.id);
 }
 
-/// Parses a comma-separated list; errors name the offending entry.
-fn parse_list<T: std::str::FromStr>(text: &str) -> Result<Vec<T>, String> {
-    let out: Vec<T> = text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().map_err(|_| format!("“{s}” is not a number")))
-        .collect::<Result<_, _>>()?;
+/// Parses the values field ([`number_list`]); errors name the offending entry or an empty list.
+fn parse_list<T: ListNumber>(text: &str) -> Result<Vec<T>, String> {
+    let out = number_list(text)?;
     if out.is_empty() {
         return Err("the list is empty".into());
     }

@@ -20,7 +20,7 @@ use crate::sensing::hsi::figures;
 use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
 use crate::sensing::hsi::report::{paper_entry, paper_rows, read_grid, summary_csv_bytes};
 use crate::sensing::hsi::{HsiConfig, HsiError, RULES, Scene};
-use crate::validate::check_count;
+use crate::validate::{check_count, number_list};
 
 /// The range of the step budget per run.
 const STEPS: std::ops::RangeInclusive<usize> = 100..=100_000;
@@ -179,15 +179,6 @@ fn sort_rules(rules: &mut [String]) {
     rules.sort_by_key(|n| RULES.iter().position(|r| r.name == n));
 }
 
-/// Comma-separated seeds, or why not.
-fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|t| t.parse().map_err(|_| format!("`{t}` is not a seed")))
-        .collect()
-}
-
 /// Seeds as the fields show them.
 fn seeds_text(seeds: &[u64]) -> String {
     seeds
@@ -327,10 +318,10 @@ impl Panel for HsiTab {
             }
             "grids" => i.plan.grids = v.parse().map_err(|e| format!("`grids`: {e}"))?,
             "selection" => {
-                i.plan.selection_seeds = parse_seeds(v).map_err(|e| format!("`selection`: {e}"))?
+                i.plan.selection_seeds = number_list(v).map_err(|e| format!("`selection`: {e}"))?
             }
             "report" => {
-                i.plan.report_seeds = parse_seeds(v).map_err(|e| format!("`report`: {e}"))?
+                i.plan.report_seeds = number_list(v).map_err(|e| format!("`report`: {e}"))?
             }
             _ => return Ok(false),
         }
@@ -583,7 +574,7 @@ impl HsiTab {
                     .add(egui::TextEdit::singleline(&mut text).desired_width(90.0))
                     .labelled_by(l.id);
                 if r.changed() {
-                    match parse_seeds(&text) {
+                    match number_list(&text) {
                         Ok(s) => *seeds = s,
                         Err(e) => lab.error(format!("Hyperspectral {label}: {e}")),
                     }
