@@ -61,7 +61,8 @@ pub struct Preset {
     pub steps: usize,
     /// Experiment seed; every random stream derives from it.
     pub seed: u64,
-    /// Standard deviation of W0's entries, (0, 100]; `None` means 1/√d_k (unit expected norm).
+    /// Standard deviation of W0's entries, in [`INIT_STD_RANGE`]; `None` means 1/√d_k (unit
+    /// expected norm).
     pub init_std: Option<f64>,
     /// Held-out evaluation every this many steps, 1..=10⁸. Default 100.
     pub eval_every: usize,
