@@ -166,6 +166,17 @@ struct WebApp {
     csv: bool,
     /// The view the browser tab is named after (section and tab ids).
     named: (&'static str, &'static str),
+    /// What [`WebApp::publish`] last wrote.
+    published: Option<Progress>,
+}
+
+/// How the page's runs stand, as [`WebApp::publish`] writes it.
+#[derive(PartialEq)]
+struct Progress {
+    step: usize,
+    running: bool,
+    live_step: Option<usize>,
+    busy: bool,
 }
 
 impl WebApp {
@@ -194,13 +205,52 @@ impl WebApp {
             }
         }
         let mut state = AppState::new(&cc.egui_ctx, settings);
+        // The layout of the first frame, so that a notice about the link fits it (a point is a
+        // CSS pixel over the app's zoom).
+        if let Some(width) = web_sys::window()
+            .and_then(|w| w.inner_width().ok())
+            .and_then(|w| w.as_f64())
+        {
+            state.fit_width(width as f32 / state.zoom);
+        }
         crate::app::follow::follow(&mut state, &link, problem);
         Self {
             state,
             theme: None,
             csv: link.csv,
             named: ("", ""),
+            published: None,
         }
+    }
+
+    /// Writes how the runs stand onto the page's root element, for whoever drives the page
+    /// (tests/web.rs reads it through DevTools): `data-step`, the key lab's step;
+    /// `data-running`, whether it is playing; `data-live-step`, the open view's own live run's
+    /// step ([`crate::app::panel::Panel::live_step`], empty without one); `data-busy`, whether
+    /// the view still works ([`AppState::view_busy`]). Written when any of them changes.
+    fn publish(&mut self) {
+        let now = Progress {
+            step: self.state.lab.history.step,
+            running: self.state.lab.history.running,
+            live_step: self.state.view().live_step(),
+            busy: self.state.view_busy(),
+        };
+        if self.published.as_ref() == Some(&now) {
+            return;
+        }
+        let Some(root) = document().and_then(|d| d.document_element()) else {
+            return;
+        };
+        let live_step = now.live_step.map_or(String::new(), |s| s.to_string());
+        for (name, value) in [
+            ("data-step", now.step.to_string()),
+            ("data-running", now.running.to_string()),
+            ("data-live-step", live_step),
+            ("data-busy", now.busy.to_string()),
+        ] {
+            let _ = root.set_attribute(name, &value);
+        }
+        self.published = Some(now);
     }
 
     /// Names the browser tab after the open view (`AppState::view_title`) when the view
@@ -244,6 +294,7 @@ impl eframe::App for WebApp {
         self.state.logic();
         self.download_table();
         self.name_the_tab();
+        self.publish();
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {

@@ -21,6 +21,70 @@ use crate::preset::Preset;
 const SEND_EVERY: Duration = Duration::from_millis(30);
 /// How often, at most, the worker sends keys and their rotation baseline while running.
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(400);
+/// The most time a speed limit keeps unspent ([`Pace`]).
+const MAX_LAG: Duration = Duration::from_millis(500);
+/// The longest a paced run waits between looks, so that a slow pace still reports its status
+/// often.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+/// The frame a frame driver's budget is meant for (60 Hz).
+const FRAME: Duration = Duration::from_micros(16_667);
+/// The most a paced run works in one frame ([`paced_frame_budget`]).
+const PACED_FRAME_MAX: Duration = Duration::from_millis(40);
+
+/// What a paced run may work in a frame that came `gap` after the last: `budget` (a 60 Hz
+/// frame's share) in the same proportion to the longer gap of a page that draws fewer frames
+/// (headless or without a graphics card), up to [`PACED_FRAME_MAX`], so that the run keeps its
+/// set speed however fast the page draws. It takes only the steps it is due.
+fn paced_frame_budget(budget: Duration, gap: Duration) -> Duration {
+    let share = budget.mul_f64(gap.as_secs_f64() / FRAME.as_secs_f64());
+    share.clamp(budget, PACED_FRAME_MAX.max(budget))
+}
+
+/// A speed limit as an allowance of steps: time earns `rate` steps per second and a step spends
+/// one. The gaps between a page's frames are earned in full, so a run stepped once per frame
+/// keeps its rate; at most [`MAX_LAG`] of unspent time is kept, so after a real stall (a slow
+/// snapshot, a hidden page that stopped drawing) the run resumes its pace instead of racing
+/// to catch up.
+#[derive(Clone, Copy, Debug)]
+struct Pace {
+    rate: f64,
+    credit: f64,
+    earned_to: Instant,
+}
+
+impl Pace {
+    /// A limit of `rate` steps per second (finite, positive) from `now`, with one step due at
+    /// once.
+    fn new(rate: f64, now: Instant) -> Self {
+        Self {
+            rate,
+            credit: 1.0,
+            earned_to: now,
+        }
+    }
+
+    /// Earns the time from the last call (or the start) to `now`.
+    fn earn(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.earned_to).as_secs_f64();
+        let cap = (self.rate * MAX_LAG.as_secs_f64()).max(1.0);
+        self.credit = (self.credit + elapsed * self.rate).min(cap);
+        self.earned_to = now;
+    }
+
+    /// Spends one step if one has been earned; false means wait ([`Pace::wait`]).
+    fn take(&mut self) -> bool {
+        let due = self.credit >= 1.0;
+        if due {
+            self.credit -= 1.0;
+        }
+        due
+    }
+
+    /// How long until the next step is earned.
+    fn wait(&self) -> Duration {
+        Duration::from_secs_f64(((1.0 - self.credit) / self.rate).max(0.0))
+    }
+}
 
 /// When a run pauses by itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -215,10 +279,9 @@ struct Loop {
     running: bool,
     pending: usize,
     speed: Option<f64>,
+    pace: Option<Pace>,
     stop: StopRule,
     records: Vec<StepRecord>,
-    paced_since: Instant,
-    paced_steps: usize,
     last_send: Instant,
     last_snapshot: Instant,
     snapshot_gap: Duration,
@@ -227,6 +290,8 @@ struct Loop {
     rate_window: (Instant, usize),
     steps_per_sec: f64,
     last_heldout: Vec<Option<HeldOut>>,
+    /// When the frame driver last gave the run a paced slice.
+    last_frame: Option<Instant>,
 }
 
 impl LiveRun for Loop {
@@ -245,7 +310,16 @@ impl LiveRun for Loop {
         self.post(out)
     }
 
-    fn work(&mut self, budget: Duration, _host: Host, out: &Outbox<Update>) -> Next {
+    fn work(&mut self, budget: Duration, host: Host, out: &Outbox<Update>) -> Next {
+        let budget = match host {
+            Host::Frame if self.pace.is_some() => {
+                let now = Instant::now();
+                let gap = (self.last_frame.replace(now))
+                    .map_or(FRAME, |t| now.saturating_duration_since(t));
+                paced_frame_budget(budget, gap)
+            }
+            _ => budget,
+        };
         let wait = self.work_slice(budget);
         match (self.post(out), wait) {
             (Next::Busy, Some(wait)) => Next::Wait(wait),
@@ -272,10 +346,9 @@ impl Loop {
             running: false,
             pending: 0,
             speed: None,
+            pace: None,
             stop: StopRule::default(),
             records: Vec::new(),
-            paced_since: now,
-            paced_steps: 0,
             last_send: now,
             last_snapshot: now,
             snapshot_gap: SNAPSHOT_EVERY,
@@ -284,6 +357,7 @@ impl Loop {
             rate_window: (now, 0),
             steps_per_sec: 0.0,
             last_heldout: Vec::new(),
+            last_frame: None,
         }
     }
 
@@ -369,8 +443,7 @@ impl Loop {
 
     fn reset_pacing(&mut self) {
         let now = Instant::now();
-        self.paced_since = now;
-        self.paced_steps = 0;
+        self.pace = self.speed.map(|rate| Pace::new(rate, now));
         self.rate_window = (now, self.run.step_index());
     }
 
@@ -406,16 +479,10 @@ impl Loop {
     fn work_slice(&mut self, budget: Duration) -> Option<Duration> {
         let start = Instant::now();
         while start.elapsed() < budget && (self.running || self.pending > 0) {
-            if let Some(rate) = self.speed {
-                let due = (self.paced_since.elapsed().as_secs_f64() * rate) as usize;
-                // After a stall (a slow snapshot, say) resume the pace instead of catching up.
-                self.paced_steps = self.paced_steps.max(due.saturating_sub(1));
-                if self.paced_steps >= due {
-                    let wait = Duration::from_secs_f64(
-                        ((self.paced_steps + 1) as f64 / rate
-                            - self.paced_since.elapsed().as_secs_f64())
-                        .clamp(0.0, 0.05),
-                    );
+            if let Some(pace) = &mut self.pace {
+                pace.earn(Instant::now());
+                if !pace.take() {
+                    let wait = pace.wait().min(MAX_WAIT);
                     self.flush(false);
                     return Some(wait);
                 }
@@ -435,7 +502,6 @@ impl Loop {
     fn one_step(&mut self) {
         let records = self.run.step();
         self.records.extend_from_slice(records);
-        self.paced_steps += 1;
         self.pending = self.pending.saturating_sub(1);
         let s = self.run.step_index();
         if s.is_multiple_of(self.run.preset().eval_every) {
@@ -535,5 +601,109 @@ impl Loop {
         self.last_snapshot = Instant::now();
         // Baselines of big presets are costly: keep them under a fifth of the worker's time.
         self.snapshot_gap = SNAPSHOT_EVERY.max(started.elapsed() * 5);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Steps a [`Pace`] of `rate` takes at each of `frames` (seconds from its start), taking
+    /// every step it has earned each time, as a frame with time to spare does.
+    fn paced_steps(rate: f64, frames: impl IntoIterator<Item = f64>) -> Vec<usize> {
+        let start = Instant::now();
+        let mut pace = Pace::new(rate, start);
+        let mut steps = Vec::new();
+        for t in frames {
+            pace.earn(start + Duration::from_secs_f64(t));
+            steps.push(std::iter::from_fn(|| pace.take().then_some(())).count());
+        }
+        steps
+    }
+
+    #[test]
+    fn a_pace_stepped_once_per_frame_runs_at_its_rate() {
+        // 60 and 17 frames per second for 3 s: every gap between frames is earned.
+        for fps in [60.0, 17.0] {
+            let frames = (1..=(3.0 * fps) as usize).map(|i| i as f64 / fps);
+            for rate in [5.0, 200.0, 2000.0] {
+                let steps: usize = paced_steps(rate, frames.clone()).iter().sum();
+                assert!(
+                    (steps as f64 - 3.0 * rate).abs() <= 1.0,
+                    "{rate} steps/s at {fps} frames/s: {steps} steps in 3 s"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_stall_is_caught_up_by_at_most_max_lag() {
+        // A second at 60 frames/s, a page hidden for 10 s, then frames again.
+        let frames = (1..=60)
+            .map(|i| f64::from(i) / 60.0)
+            .chain([11.0, 11.6, 11.6 + 1.0 / 60.0]);
+        let steps = paced_steps(200.0, frames);
+        let lag = (200.0 * MAX_LAG.as_secs_f64()) as usize;
+        assert_eq!(steps[60..], [lag, lag, 3], "{steps:?}");
+    }
+
+    #[test]
+    fn a_pace_waits_until_its_next_step_is_earned() {
+        let start = Instant::now();
+        let mut pace = Pace::new(4.0, start);
+        assert!(pace.take(), "the first step is due at once");
+        assert!(!pace.take());
+        assert_eq!(pace.wait(), Duration::from_millis(250));
+        pace.earn(start + Duration::from_millis(100));
+        assert!(!pace.take());
+        assert!((pace.wait().as_secs_f64() - 0.15).abs() < 1e-9);
+        pace.earn(start + Duration::from_millis(250));
+        assert!(pace.take());
+    }
+
+    #[test]
+    fn a_paced_run_takes_a_60_hz_frame_s_share_of_a_slower_frame() {
+        let budget = crate::live::FRAME_BUDGET;
+        let ms = |m: u64| Duration::from_millis(m);
+        assert_eq!(paced_frame_budget(budget, FRAME), budget);
+        assert_eq!(paced_frame_budget(budget, ms(5)), budget, "never less");
+        let at_30_hz = paced_frame_budget(budget, FRAME * 2);
+        assert!(at_30_hz.abs_diff(budget * 2) < Duration::from_micros(1));
+        assert_eq!(paced_frame_budget(budget, ms(125)), PACED_FRAME_MAX);
+    }
+
+    /// The page's trainer, stepped by a frame loop at about 60 frames per second with a speed
+    /// limit of 200 steps/s, takes about 200 steps a second (not one per frame).
+    #[test]
+    fn the_frame_stepper_keeps_the_set_speed() {
+        let mut preset = Preset::load("classroom").expect("bundled");
+        preset.steps = 1_000_000;
+        let trainer =
+            Trainer::in_frames(preset, Arc::new(|| {}), crate::live::FRAME_BUDGET).unwrap();
+        trainer.send(Command::SetSpeed(Some(200.0)));
+        trainer.send(Command::Play);
+        let step_of = |updates: Vec<Update>, step: &mut usize| {
+            for u in updates {
+                if let Update::Status { step: s, .. } = u {
+                    *step = s;
+                }
+            }
+        };
+        let mut step = 0;
+        // A few frames to settle (the first builds the run), then two seconds of frames.
+        for _ in 0..5 {
+            step_of(trainer.drain(), &mut step);
+            std::thread::sleep(Duration::from_millis(16));
+        }
+        let (began, first) = (Instant::now(), step);
+        while began.elapsed() < Duration::from_secs(2) {
+            step_of(trainer.drain(), &mut step);
+            std::thread::sleep(Duration::from_millis(16));
+        }
+        let rate = (step - first) as f64 / began.elapsed().as_secs_f64();
+        assert!(
+            (rate - 200.0).abs() <= 50.0,
+            "{rate:.0} steps/s against 200 set"
+        );
     }
 }

@@ -1378,3 +1378,90 @@ fn the_view_title_names_the_section_and_the_tab() {
     assert!(a.open_section("attention"));
     assert_eq!(a.view_title(), "basis-lab · Attention twins");
 }
+
+/// The step the key lab's run reaches within `limit` of polling (every 10 ms), stopping early
+/// once it passes `past`.
+fn step_within(a: &mut AppState, past: usize, limit: Duration) -> usize {
+    let deadline = std::time::Instant::now() + limit;
+    while a.lab.history.step <= past && std::time::Instant::now() < deadline {
+        a.logic();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    a.lab.history.step
+}
+
+/// README's teacher link `?view=test/live&play#bl1:classroom`, the section's `?view=test&play`,
+/// memory & reads, and a link without a view all play the key lab's live run (their views
+/// have no analysis of their own): it runs and passes step 50 within seconds, at the page's
+/// default speed. A link to a view with an analysis of its own (the seed sweep, the gauge
+/// lab's live runs) starts that instead and leaves the key lab paused at step 0.
+#[test]
+fn a_link_to_a_key_lab_view_without_an_analysis_plays_the_live_run() {
+    use basis_lab::app::follow::follow;
+    use basis_lab::link::parse_page_link;
+    let ctx = egui::Context::default();
+    let page = || Settings {
+        preset: Preset::load("classroom").unwrap(),
+        ..Settings::default()
+    };
+    assert_eq!(page().speed, Some(200.0), "the page's default speed");
+    for (search, hash) in [
+        ("?view=test/live&play", "#bl1:classroom"),
+        ("?view=test&play", ""),
+        ("?view=test/activations&play", ""),
+        ("?play", "#bl1:classroom"),
+    ] {
+        let mut a = AppState::new(&ctx, page());
+        assert!(follow(&mut a, &parse_page_link(search, hash), None));
+        let step = step_within(&mut a, 50, Duration::from_secs(20));
+        assert!(step > 50, "{search}: step {step} after 20 s");
+        assert!(
+            a.lab.history.running,
+            "{search}: still playing at step {step}"
+        );
+    }
+    for (search, path) in [
+        ("?view=test/sweep&play&seeds=2", "test/sweep"),
+        ("?view=gauge/live&play&budget=200", "gauge/live"),
+    ] {
+        let mut a = AppState::new(&ctx, page());
+        assert!(follow(&mut a, &parse_page_link(search, ""), None));
+        assert_eq!(a.view_path(), path);
+        assert!(a.view_busy(), "{search}: the view's own analysis runs");
+        let step = step_within(&mut a, 0, Duration::from_millis(500));
+        assert_eq!(step, 0, "{search}: the key lab stays paused");
+        assert!(!a.lab.history.running, "{search}");
+    }
+}
+
+/// A link to a view that does not exist names where the sections are: on the left of a wide
+/// window, under ☰ at the top left of one too narrow for the section list (1024 points).
+#[test]
+fn a_link_to_no_view_says_where_the_sections_are_at_the_window_s_width() {
+    use basis_lab::app::follow::follow;
+    use basis_lab::app::widgets::reflow;
+    use basis_lab::link::parse_page_link;
+    for (width, place) in [(1280.0, "on the left"), (1024.0, "under ☰ at the top left")] {
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(width, 768.0))
+            .build_ui_state(
+                |ui, state: &mut State| {
+                    let app =
+                        state.get_or_insert_with(|| AppState::new(ui.ctx(), settings("classroom")));
+                    app.logic();
+                    app.ui(ui)
+                },
+                None,
+            );
+        h.run_steps(2);
+        let a = h.state_mut().as_mut().expect("first frame ran");
+        assert_eq!(a.nav_folded(), width < reflow::NAV_FOLD);
+        assert!(!follow(a, &parse_page_link("?view=tests&play", ""), None));
+        let notice = a.lab.notice.clone().expect("a notice");
+        assert!(
+            notice.error && notice.text.contains(&format!("see the sections {place})")),
+            "{width}: {}",
+            notice.text
+        );
+    }
+}

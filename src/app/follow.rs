@@ -24,9 +24,12 @@ pub fn shares(link: &PageLink) -> (Option<&str>, Option<&str>) {
 
 /// Follows `link` in `state`: opens its view, loads a preset of the view's own kind ([`shares`];
 /// the key lab's was loaded with the settings, and `preset_problem` says why it was not),
-/// applies the view's settings and, with `play`, starts the view's run. Every problem of the link is told in one error notice, and a
-/// link with a problem does not start anything (what it would run is not what it asked for);
-/// otherwise what was opened is told in one notice. Returns whether a run was started.
+/// applies the view's settings and, with `play`, starts the view's run: its own analysis if it
+/// has one ([`crate::app::panel::Panel::start`]), else the key lab's live run (in the key lab's
+/// views, and for a link without a view). Every problem of the link is told in one error
+/// notice, and a link with a problem does not start anything (what it would run is not what it
+/// asked for); otherwise what was opened is told in one notice. Returns whether a run was
+/// started.
 pub fn follow(state: &mut AppState, link: &PageLink, preset_problem: Option<String>) -> bool {
     let (key_share, view_share) = shares(link);
     let mut problems: Vec<String> = preset_problem.into_iter().collect();
@@ -39,9 +42,14 @@ pub fn follow(state: &mut AppState, link: &PageLink, preset_problem: Option<Stri
         let (section, tab) = view.split_once('/').unwrap_or((view, ""));
         opened = state.open_section(section) && (tab.is_empty() || state.open_tab(section, tab));
         if !opened {
+            let sections = if state.nav_folded() {
+                "under ☰ at the top left"
+            } else {
+                "on the left"
+            };
             problems.push(format!(
-                "The link's view `{view}` is not one of this page's (see the sections on the \
-                 left); its settings were not applied."
+                "The link's view `{view}` is not one of this page's (see the sections \
+                 {sections}); its settings were not applied."
             ));
         }
     }
@@ -85,14 +93,12 @@ pub fn follow(state: &mut AppState, link: &PageLink, preset_problem: Option<Stri
     // `play` starts the linked view's own run as its main button would (a sweep, the gauge
     // lab's live runs); a key-lab view without one (the live tab, memory & reads), or no view,
     // plays the key lab's run. Not both, which would share each frame's time between them.
-    if opened {
-        state.start_open();
-    }
-    let key_lab = state.section().id() == "test";
-    if !opened || (key_lab && !state.view_busy()) {
+    let own = opened && state.start_open();
+    let key_lab = !opened || (state.section().id() == "test" && !own);
+    if key_lab {
         state.lab.send(Command::Play);
     }
-    true
+    own || key_lab
 }
 
 #[cfg(test)]

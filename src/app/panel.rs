@@ -38,12 +38,24 @@ pub trait Panel: Any {
     fn side_ui(&mut self, _ui: &mut egui::Ui, _lab: &mut Lab) {}
 
     /// Starts the panel's background analysis, as its main button does (screenshot mode opens a
-    /// panel and starts it); nothing for a panel without one.
-    fn start(&mut self, _lab: &mut Lab) {}
+    /// panel and starts it). Returns whether the panel has an analysis of its own (even when its
+    /// settings kept it from starting, which the panel or a notice says); false for a panel
+    /// without one, where nothing happened (a link's `play` then plays the key lab's live run,
+    /// in the key lab's views).
+    fn start(&mut self, _lab: &mut Lab) -> bool {
+        false
+    }
 
     /// Whether the panel still waits for something: work it started, or the live run it shows.
     fn busy(&self, _lab: &Lab) -> bool {
         false
+    }
+
+    /// The step the panel's own live run has reached (the gauge lab's live runs, the attention
+    /// twins); `None` for a panel without one, or before its first measured step. The page
+    /// publishes it for the tests that drive it (`data-live-step`).
+    fn live_step(&self) -> Option<usize> {
+        None
     }
 
     /// The table of the panel's last result as its Save-table button writes it (see

@@ -51,6 +51,9 @@ pub struct AppState {
     /// Whether the side column's drawer is open (on windows too narrow to pin it, see
     /// [`reflow::SIDE_FOLD`]).
     pub drawer_open: bool,
+    /// Whether the section list is folded into the menu bar's ☰ menu (see
+    /// [`AppState::fit_width`]).
+    nav_folded: bool,
     /// The notice of the last screenshot: what was saved, or why not.
     screenshot_outcome: Arc<Mutex<Option<Result<String, String>>>>,
     /// The preset file being chosen in the browser (web build: opening is an upload).
@@ -81,6 +84,7 @@ impl AppState {
             open: 0,
             paste_text: None,
             drawer_open: false,
+            nav_folded: false,
             presenting: false,
             zoom: settings.zoom,
             zoom_base: 1.0,
@@ -245,6 +249,19 @@ impl AppState {
         self.view().busy(&self.lab)
     }
 
+    /// Folds the section list into the ☰ menu if the window, `width` points wide, is narrower
+    /// than [`reflow::NAV_FOLD`]. Every frame calls it; the page also calls it before its first
+    /// frame, so that what it says of its link names the sections where they are.
+    pub fn fit_width(&mut self, width: f32) {
+        self.nav_folded = width < reflow::NAV_FOLD;
+    }
+
+    /// Whether the section list is folded into the ☰ menu (as of the last
+    /// [`AppState::fit_width`]).
+    pub fn nav_folded(&self) -> bool {
+        self.nav_folded
+    }
+
     /// Shows the section called `id`; false (and nothing changes) if there is none.
     pub fn open_section(&mut self, id: &str) -> bool {
         match self.sections.iter().position(|s| s.id() == id) {
@@ -257,9 +274,10 @@ impl AppState {
     }
 
     /// Starts the open section's analysis (the open tab's, for a section with tabs), as its
-    /// main button does: a link's `play` and screenshot mode use it.
-    pub fn start_open(&mut self) {
-        self.sections[self.open].start(&mut self.lab);
+    /// main button does: a link's `play` and screenshot mode use it. Returns whether the view
+    /// has an analysis of its own ([`Panel::start`]).
+    pub fn start_open(&mut self) -> bool {
+        self.sections[self.open].start(&mut self.lab)
     }
 
     /// Shows tab `tab` of section `section`; false if either is unknown.
@@ -312,7 +330,8 @@ impl AppState {
             return;
         }
         let width = ui.available_width();
-        let nav_folded = width < reflow::NAV_FOLD;
+        self.fit_width(width);
+        let nav_folded = self.nav_folded;
         let side_pinned = width >= reflow::SIDE_FOLD;
         let has_side = self.section().has_side();
         if has_side

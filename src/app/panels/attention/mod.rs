@@ -248,15 +248,20 @@ impl Panel for AttentionTwins {
     }
 
     /// Plays to `lab.stop.at_step` (screenshot mode's step count) or to the end.
-    fn start(&mut self, lab: &mut Lab) {
+    fn start(&mut self, lab: &mut Lab) -> bool {
         let until = lab.stop.at_step.map(|s| s.min(self.preset.steps));
         self.until = Some(until.unwrap_or(self.preset.steps));
         self.command(Cmd::Play { until }, lab);
+        true
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
         self.view.failed.is_none()
             && (self.view.step.is_none() || self.until.is_some_and(|u| self.view.step < Some(u)))
+    }
+
+    fn live_step(&self) -> Option<usize> {
+        self.view.step
     }
 
     /// The checkpoint table (the logit distance of every twin at steps 0, 1, 100 and the last,

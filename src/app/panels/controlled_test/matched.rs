@@ -76,13 +76,14 @@ impl Panel for Matched {
     }
 
     /// Starts the comparison of the current preset.
-    fn start(&mut self, lab: &mut Lab) {
+    fn start(&mut self, lab: &mut Lab) -> bool {
         let (preset, levels) = (lab.preset.clone(), self.levels);
         let task = MatchedTask {
             preset: preset.clone(),
             levels,
         };
         self.analysis.start(preset, 1, lab.repaint_handle(), task);
+        true
     }
 
     fn table(&self) -> Option<Table> {

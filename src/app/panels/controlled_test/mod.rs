@@ -103,8 +103,8 @@ impl Panel for ControlledTest {
         settings::ui(ui, lab);
     }
 
-    fn start(&mut self, lab: &mut Lab) {
-        self.tabs.open_mut().start(lab);
+    fn start(&mut self, lab: &mut Lab) -> bool {
+        self.tabs.open_mut().start(lab)
     }
 
     /// Busy until the live run reaches its stop and the open tab has what it waits for.

@@ -199,6 +199,21 @@ impl<A: TabAxis> Default for PointsTab<A> {
 
 impl<A: TabAxis> PointsTab<A> {
     const FIELDS: &'static [&'static str] = &["seeds", A::TEXT_FIELD, "analysis"];
+
+    /// Starts the sweep of the current preset, or says why it cannot.
+    fn launch(&mut self, lab: &Lab) -> Result<(), String> {
+        let values: Vec<A::Value> =
+            parse_list(&self.text).map_err(|e| format!("{}: {e}", A::VALUES_NAME))?;
+        let (preset, seeds) = (lab.preset.clone(), self.seeds.max(2));
+        A::job(preset.clone(), values.clone(), seeds)
+            .validate()
+            .map_err(|e| format!("{}: {e}", A::TITLE))?;
+        let total = values.len() * seeds;
+        let task = PointsTask::<A>::new(preset.clone(), values, seeds);
+        self.analysis
+            .start(preset, total, lab.repaint_handle(), task);
+        Ok(())
+    }
 }
 
 impl<A: TabAxis> Serialize for PointsTab<A> {
@@ -259,19 +274,11 @@ impl<A: TabAxis> Panel for PointsTab<A> {
     /// Starts the sweep of the current preset; a list that does not parse or a sweep the
     /// command line would refuse ([`crate::shard::Job::validate`]) becomes an error notice
     /// instead.
-    fn start(&mut self, lab: &mut Lab) {
-        let values: Vec<A::Value> = match parse_list(&self.text) {
-            Ok(v) => v,
-            Err(e) => return lab.error(format!("{}: {e}", A::VALUES_NAME)),
-        };
-        let (preset, seeds) = (lab.preset.clone(), self.seeds.max(2));
-        if let Err(e) = A::job(preset.clone(), values.clone(), seeds).validate() {
-            return lab.error(format!("{}: {e}", A::TITLE));
+    fn start(&mut self, lab: &mut Lab) -> bool {
+        if let Err(e) = self.launch(lab) {
+            lab.error(e);
         }
-        let total = values.len() * seeds;
-        let task = PointsTask::<A>::new(preset.clone(), values, seeds);
-        self.analysis
-            .start(preset, total, lab.repaint_handle(), task);
+        true
     }
 
     fn table(&self) -> Option<Table> {

@@ -75,7 +75,7 @@ impl Panel for SeedSweep {
     }
 
     /// Starts a seed sweep of the current preset.
-    fn start(&mut self, lab: &mut Lab) {
+    fn start(&mut self, lab: &mut Lab) -> bool {
         let (preset, seeds) = (lab.preset.clone(), self.seeds.max(1));
         let task = SweepTask {
             preset: preset.clone(),
@@ -83,6 +83,7 @@ impl Panel for SeedSweep {
         };
         self.analysis
             .start(preset, seeds, lab.repaint_handle(), task);
+        true
     }
 
     fn table(&self) -> Option<Table> {

@@ -203,39 +203,10 @@ impl Panel for HsiTab {
         self.collect_upload(lab);
     }
 
-    /// Starts the grid run, unless one is running; settings a run cannot use become an error
-    /// notice instead.
-    fn start(&mut self, lab: &mut Lab) {
-        if self.analysis.is_running() {
-            return;
-        }
-        // A scene on its way (a link's `scene`, or one being chosen) starts the run once read.
-        #[cfg(target_arch = "wasm32")]
-        if matches!(self.upload, Some((Picking::Scene, _))) {
-            self.run_when_read = true;
-            return;
-        }
-        // A page reads no path: without an uploaded scene, ask for one first (a picker opens
-        // only on a click, so not from here).
-        #[cfg(target_arch = "wasm32")]
-        if self.uploaded.is_none() {
-            self.run_when_read = true;
-            return lab.inform(
-                "Hyperspectral: choose the scene file (a MATLAB v5 .mat file) with Choose…; the \
-                 run starts once it is read.",
-            );
-        }
-        if let Err(e) = self.inputs.validate() {
-            return lab.error(format!("Hyperspectral: {e}"));
-        }
-        let inputs = self.inputs.clone();
-        let total = inputs.planned_steps();
-        let task = HsiTask {
-            inputs: inputs.clone(),
-            bytes: self.uploaded.clone(),
-        };
-        self.analysis
-            .start(inputs, total, lab.repaint_handle(), task);
+    /// Starts the grid run ([`HsiTab::launch`]).
+    fn start(&mut self, lab: &mut Lab) -> bool {
+        self.launch(lab);
+        true
     }
 
     fn table(&self) -> Option<Table> {
@@ -441,6 +412,41 @@ impl Panel for HsiTab {
 }
 
 impl HsiTab {
+    /// Starts the grid run, unless one is running; settings a run cannot use become an error
+    /// notice instead.
+    fn launch(&mut self, lab: &mut Lab) {
+        if self.analysis.is_running() {
+            return;
+        }
+        // A scene on its way (a link's `scene`, or one being chosen) starts the run once read.
+        #[cfg(target_arch = "wasm32")]
+        if matches!(self.upload, Some((Picking::Scene, _))) {
+            self.run_when_read = true;
+            return;
+        }
+        // A page reads no path: without an uploaded scene, ask for one first (a picker opens
+        // only on a click, so not from here).
+        #[cfg(target_arch = "wasm32")]
+        if self.uploaded.is_none() {
+            self.run_when_read = true;
+            return lab.inform(
+                "Hyperspectral: choose the scene file (a MATLAB v5 .mat file) with Choose…; the \
+                 run starts once it is read.",
+            );
+        }
+        if let Err(e) = self.inputs.validate() {
+            return lab.error(format!("Hyperspectral: {e}"));
+        }
+        let inputs = self.inputs.clone();
+        let total = inputs.planned_steps();
+        let task = HsiTask {
+            inputs: inputs.clone(),
+            bytes: self.uploaded.clone(),
+        };
+        self.analysis
+            .start(inputs, total, lab.repaint_handle(), task);
+    }
+
     /// Whether a run waits for the scene on its way (fetched for a link, or being chosen).
     fn fetching(&self) -> bool {
         #[cfg(target_arch = "wasm32")]

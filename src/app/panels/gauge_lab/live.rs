@@ -157,12 +157,12 @@ impl Panel for LiveRuns {
     }
 
     /// Starts the live runs of the chosen rules (nothing if none is chosen).
-    fn start(&mut self, lab: &mut Lab) {
+    fn start(&mut self, lab: &mut Lab) -> bool {
         let rules: Vec<(Rule, f64)> = (self.settings.chosen().into_iter())
             .map(|r| (r, r.default_lr()))
             .collect();
         if rules.is_empty() {
-            return;
+            return true;
         }
         self.series = rules.iter().map(|_| LiveSeries::default()).collect();
         let runs = GaugeLive::new(
@@ -178,10 +178,19 @@ impl Panel for LiveRuns {
             move || Ok(runs),
             lab.repaint_handle(),
         ));
+        true
     }
 
     fn busy(&self, _lab: &Lab) -> bool {
         self.job.as_ref().is_some_and(|j| !j.is_finished())
+    }
+
+    /// The furthest step any run has sampled.
+    fn live_step(&self) -> Option<usize> {
+        (self.series.iter())
+            .filter_map(|s| s.loss.last())
+            .map(|[step, _]| step as usize)
+            .max()
     }
 
     fn link_settings(&self) -> Vec<(&'static str, String)> {

@@ -100,8 +100,8 @@ impl Panel for GaugeLab {
         self.tabs.open_mut().ui(ui, lab);
     }
 
-    fn start(&mut self, lab: &mut Lab) {
-        self.tabs.open_mut().start(lab);
+    fn start(&mut self, lab: &mut Lab) -> bool {
+        self.tabs.open_mut().start(lab)
     }
 
     fn busy(&self, lab: &Lab) -> bool {
@@ -233,15 +233,16 @@ impl Panel for SweepTab {
     }
 
     /// Starts the sweep in the background, unless one is running.
-    fn start(&mut self, lab: &mut Lab) {
+    fn start(&mut self, lab: &mut Lab) -> bool {
         if self.analysis.is_running() {
-            return;
+            return true;
         }
         let preset = self.preset();
         let total = preset.cells().len();
         let task = ZooTask(preset.clone());
         self.analysis
             .start(preset, total, lab.repaint_handle(), task);
+        true
     }
 
     fn table(&self) -> Option<Table> {
