@@ -163,6 +163,12 @@ pub fn angle_between_deg(a: Vector2<f64>, b: Vector2<f64>) -> f64 {
     if na == 0.0 || nb == 0.0 {
         return f64::NAN;
     }
+    // Out of the plain range the products below would underflow or overflow: use unit vectors.
+    let (a, b) = if a.norm() != na || b.norm() != nb {
+        (a / na, b / nb)
+    } else {
+        (a, b)
+    };
     let cross = a.x * b.y - a.y * b.x;
     cross.abs().atan2(a.dot(&b)).to_degrees()
 }

@@ -120,8 +120,17 @@ impl AtomicFile {
     }
 
     /// Renames the finished temporary file over the destination.
-    fn rename(self) -> io::Result<()> {
+    fn rename(mut self) -> io::Result<()> {
         let mut live = live();
+        let renamed = self.rename_locked(&mut live);
+        // Released before `self` drops: its Drop takes the lock.
+        drop(live);
+        renamed
+    }
+
+    /// [`AtomicFile::rename`] with the temporaries' lock already held (the file must be dropped
+    /// only after the lock is released).
+    fn rename_locked(&mut self, live: &mut Vec<PathBuf>) -> io::Result<()> {
         let renamed = std::fs::rename(&self.tmp, &self.dest);
         if renamed.is_ok() {
             live.retain(|p| *p != self.tmp);
@@ -130,26 +139,42 @@ impl AtomicFile {
     }
 }
 
+/// Refuses `path` when it is a symbolic link whose target is missing, saying where it points.
+fn check_link(path: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_err()
+    {
+        let target = std::fs::read_link(path).unwrap_or_default();
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{} is a symbolic link to {}, which does not exist",
+                path.display(),
+                target.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses to write over `dest` when it is a symbolic link whose target is missing (the error
-/// says where it points) or an existing file without write permission (the user protected
-/// it). Anything else, including a missing `dest`, is fine.
+/// says where it points), a folder, or an existing file without write permission (the user
+/// protected it). Anything else, including a missing `dest`, is fine.
 pub fn check_replaceable(dest: &Path) -> io::Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(dest) else {
         return Ok(());
     };
     if meta.file_type().is_symlink() {
-        if std::fs::metadata(dest).is_err() {
-            let target = std::fs::read_link(dest).unwrap_or_default();
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!(
-                    "{} is a symbolic link to {}, which does not exist",
-                    dest.display(),
-                    target.display()
-                ),
-            ));
-        }
-        return Ok(());
+        return check_link(dest);
+    }
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!(
+                "{} is a folder; a result file cannot replace it",
+                dest.display()
+            ),
+        ));
     }
     if meta.is_file() && meta.permissions().readonly() {
         return Err(io::Error::new(
@@ -164,28 +189,29 @@ pub fn check_replaceable(dest: &Path) -> io::Result<()> {
 }
 
 /// The files one result is made of, written into one folder together: each is staged as a
-/// temporary file, and only when every one is complete are they renamed into place; then the
-/// files of the same kind an earlier run left there and this one did not write (a trace, the
-/// figures) are removed. So a folder never holds files from two runs: a failure (a full disk)
-/// leaves the earlier set untouched, and a success leaves exactly the new one.
+/// temporary file, and only when every one is complete are they renamed into place (under the
+/// temporaries' lock, so a signal cannot fall between two renames). The set's list of files is
+/// kept beside them (`.basis-lab-<command>.files`), so the next set of the same command removes
+/// the files of this one that it does not write itself (a trace, figures of another preset's
+/// kind): a folder holds one result per command, never a mix of two runs' files, and files the
+/// command did not write (the user's, another command's) are never touched.
 pub struct OutputSet {
     dir: PathBuf,
+    command: String,
     staged: Vec<AtomicFile>,
-    kinds: Vec<String>,
 }
 
 /// What [`OutputSet::commit`] did.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Committed {
-    /// Every file written, in staging order.
+    /// Every file written, in staging order (the set's list of files last).
     pub written: Vec<PathBuf>,
-    /// Files of the set's kinds from an earlier run, removed because this run wrote no such
-    /// file.
+    /// Files the command's previous set in this folder wrote and this one did not, removed.
     pub removed: Vec<PathBuf>,
 }
 
 impl Committed {
-    /// One line per removed stale file (`removed out/trace.json (from an earlier run)`), or
+    /// One line per removed stale file (`removed out/trace.json (left by an earlier run)`), or
     /// nothing.
     pub fn removed_text(&self) -> String {
         self.removed
@@ -195,21 +221,57 @@ impl Committed {
     }
 }
 
+/// The file that lists `command`'s last set in a folder.
+fn manifest_name(command: &str) -> String {
+    format!(".basis-lab-{command}.files")
+}
+
+/// The names `command`'s last set in `dir` wrote, as its list says; only plain names of files
+/// in `dir` (a damaged or edited list never points elsewhere). Empty when there is no list.
+fn previous_set(dir: &Path, command: &str) -> Vec<String> {
+    const MAX_LIST_BYTES: u64 = 64 * 1024;
+    let path = dir.join(manifest_name(command));
+    let too_big = std::fs::metadata(&path).map_or(true, |m| m.len() > MAX_LIST_BYTES);
+    let text = if too_big {
+        String::new()
+    } else {
+        std::fs::read_to_string(&path).unwrap_or_default()
+    };
+    text.lines()
+        .filter(|n| {
+            !n.is_empty()
+                && *n != "."
+                && *n != ".."
+                && !n.contains(['/', '\\', '\0'])
+                && !n.starts_with(".basis-lab-")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Refuses before any work when one of `files` in `dir`, or a file `command`'s previous set
+/// there wrote (which this run may replace or remove), is read-only or a link to nowhere
+/// ([`check_replaceable`]). Errors name the file.
+pub fn check_set(dir: &Path, command: &str, files: &[&str]) -> io::Result<()> {
+    let previous = previous_set(dir, command);
+    for name in files
+        .iter()
+        .copied()
+        .chain(previous.iter().map(String::as_str))
+    {
+        check_replaceable(&dir.join(name))?;
+    }
+    Ok(())
+}
+
 impl OutputSet {
-    /// A set written into `dir` (which must exist). `kinds` lists the optional file names a
-    /// result of this kind may hold; when this set replaces an earlier result (one of its files
-    /// is already there), those it does not write are removed from `dir` at commit.
-    pub fn new(dir: &Path, kinds: impl IntoIterator<Item = String>) -> Self {
+    /// A set that `command` (`run`, `zoo`, …) writes into `dir` (which must exist).
+    pub fn new(dir: &Path, command: &str) -> Self {
         Self {
             dir: dir.to_path_buf(),
+            command: command.to_string(),
             staged: Vec::new(),
-            kinds: kinds.into_iter().collect(),
         }
-    }
-
-    /// Adds file names a result of this kind may hold (see [`OutputSet::new`]).
-    pub fn may_hold(&mut self, names: impl IntoIterator<Item = String>) {
-        self.kinds.extend(names);
     }
 
     /// Starts writing `name` in the set's folder ([`AtomicFile::create`]); hand it back with
@@ -233,27 +295,40 @@ impl OutputSet {
         self.stage(f)
     }
 
-    /// Renames every staged file into place, then removes the stale files of the set's kinds.
-    /// Errors name the file: a stale file that is read-only (refused before anything is
-    /// renamed), or a rename that fails (only when the folder changed under us).
-    pub fn commit(self) -> io::Result<Committed> {
-        let written: Vec<PathBuf> = self.staged.iter().map(|f| f.dest().to_path_buf()).collect();
-        // Only an earlier result of this kind (one of this set's files already there) has
-        // stale files; a folder holding another command's files keeps them.
-        let replacing = written.iter().any(|p| p.exists());
-        let stale: Vec<PathBuf> = self
-            .kinds
+    /// Stages the set's list of files, renames every staged file into place, then removes the
+    /// files the command's previous set wrote and this one did not. Errors name the file: a
+    /// stale file that is read-only (refused before anything is renamed), or a rename that
+    /// fails (the folder changed under us; the files renamed before it stay).
+    pub fn commit(mut self) -> io::Result<Committed> {
+        let names: Vec<String> = self
+            .staged
             .iter()
-            .map(|k| self.dir.join(k))
-            .filter(|p| replacing && !written.contains(p))
+            .filter_map(|f| f.dest().file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        let stale: Vec<PathBuf> = previous_set(&self.dir, &self.command)
+            .into_iter()
+            .filter(|n| !names.contains(n))
+            .map(|n| self.dir.join(n))
             .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
             .collect();
         for path in &stale {
             check_replaceable(path)?;
         }
-        for f in self.staged {
-            f.rename()?;
-        }
+        let list: String = names.iter().map(|n| format!("{n}\n")).collect();
+        let manifest = manifest_name(&self.command);
+        self.write(&manifest, list.as_bytes())?;
+        let written: Vec<PathBuf> = self.staged.iter().map(|f| f.dest().to_path_buf()).collect();
+        let mut staged = std::mem::take(&mut self.staged);
+        let renamed = {
+            let mut live = live();
+            staged
+                .iter_mut()
+                .try_for_each(|f| f.rename_locked(&mut live))
+        };
+        // Dropped after the lock is released (Drop takes it).
+        drop(staged);
+        renamed?;
         for path in &stale {
             std::fs::remove_file(path).map_err(|e| named(e, "removing stale", path))?;
         }
@@ -356,7 +431,7 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Errors: the folder cannot be created (a symbolic link to a missing target is named with
 /// where it points), or is read-only or full.
 pub fn ensure_writable_dir(dir: &Path) -> io::Result<()> {
-    check_replaceable(dir)?;
+    check_link(dir)?;
     std::fs::create_dir_all(dir)?;
     remove_stale_temporaries(dir);
     let mut probe = AtomicFile::create(&dir.join(".basis-lab-write-check"))?;

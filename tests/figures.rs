@@ -186,7 +186,7 @@ fn empty_and_degenerate_figures_draw_and_bad_sizes_are_errors() {
 #[test]
 fn write_pair_writes_both_files() {
     let dir = tempfile::tempdir().unwrap();
-    let mut set = basis_lab::output::OutputSet::new(dir.path(), []);
+    let mut set = basis_lab::output::OutputSet::new(dir.path(), "figures");
     figure::write_pair(&plot(), &mut set, "orientation").unwrap();
     let paths = set.commit().unwrap().written;
     assert!(paths[0].ends_with("orientation.svg") && paths[1].ends_with("orientation.png"));

@@ -1039,7 +1039,7 @@ fn a_dropped_hsi_json_opens_in_the_hyperspectral_tab() {
     let scene = Scene::read(&scene_file, None).unwrap();
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let made = run_grid(&scene, &cfg, &plan, &|_| {}, &cancel).unwrap();
-    let mut set = basis_lab::output::OutputSet::new(dir.path(), []);
+    let mut set = basis_lab::output::OutputSet::new(dir.path(), "hsi");
     report::write_grid(&mut set, &made).unwrap();
     set.commit().unwrap();
     let json = dir.path().join("hsi.json");

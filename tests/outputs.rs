@@ -92,14 +92,17 @@ fn a_full_disk_names_the_file_and_keeps_the_earlier_run_whole() {
         files(&keep.path().join("before")),
         files(&keep.path().join("after")),
     );
-    assert_eq!(
-        before.keys().collect::<Vec<_>>(),
-        ["activations.csv", "metrics.csv", "summary.json"]
-    );
+    let set = [
+        ".basis-lab-run.files",
+        "activations.csv",
+        "metrics.csv",
+        "summary.json",
+    ];
+    assert_eq!(before.keys().collect::<Vec<_>>(), set);
     assert!(before == after, "the earlier run's files changed");
     assert_eq!(
         read("listing").lines().collect::<Vec<_>>(),
-        ["activations.csv", "metrics.csv", "summary.json"],
+        set,
         "no temporary file is left"
     );
 }
@@ -129,9 +132,17 @@ fn a_full_disk_during_the_zoo_tables_keeps_the_earlier_tables() {
     );
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
-        ["zoo.csv", "zoo.json", "zoo.md"]
+        [".basis-lab-zoo.files", "zoo.csv", "zoo.json", "zoo.md"]
     );
     assert!(before == after, "the earlier zoo's tables changed");
+}
+
+/// `zoo zoo-paper` (or another bundled zoo preset) at a small size into `out`, with `extra`.
+fn zoo(preset: &str, out: &Path, extra: &[&str]) -> String {
+    let args = [
+        "zoo", preset, "--seeds", "1", "--sizes", "8", "--budget", "20", "--quiet", "--out",
+    ];
+    ok(&[&args[..], &[s(out)], extra].concat())
 }
 
 #[test]
@@ -169,6 +180,7 @@ fn a_later_run_removes_the_earlier_runs_files_it_does_not_write_and_says_so() {
     assert_eq!(
         second.keys().collect::<Vec<_>>(),
         [
+            ".basis-lab-run.files",
             "activations.csv",
             "metrics.csv",
             "notes.txt",
@@ -176,23 +188,26 @@ fn a_later_run_removes_the_earlier_runs_files_it_does_not_write_and_says_so() {
         ]
     );
     assert_ne!(first["metrics.csv"], second["metrics.csv"]);
-    // A zoo written into this folder replaces nothing of the run's: its trace.json is not the
-    // zoo's to remove.
-    ok(&[&args[..], &[]].concat());
-    ok(&[
-        "zoo",
-        "zoo-paper",
-        "--seeds",
-        "1",
-        "--sizes",
-        "8",
-        "--budget",
-        "20",
-        "--quiet",
-        "--out",
-        s(&out),
-    ]);
-    assert!(out.join("trace.json").exists() && out.join("zoo.csv").exists());
+    // Two zoos written into this folder replace nothing of the run's: its trace.json is not
+    // theirs to remove.
+    ok(&args);
+    zoo("zoo-paper", &out, &[]);
+    zoo("zoo-paper", &out, &[]);
+    assert!(out.join("trace.json").exists() && out.join("metrics.csv").exists());
+    // A zoo's figure is named for its preset's kind: the dial's goes when a plain zoo follows.
+    zoo("dial", &out, &["--figures"]);
+    assert!(out.join("zoo_dial.svg").exists());
+    let printed = zoo("zoo-paper", &out, &[]);
+    assert!(
+        printed.contains("zoo_dial.svg (left by an earlier run)"),
+        "{printed}"
+    );
+    assert!(!out.join("zoo_dial.svg").exists() && !out.join("zoo_dial.png").exists());
+    assert_eq!(files(&out)["notes.txt"], b"mine");
+    // A user's file of a result's name that the command never wrote stays.
+    std::fs::write(out.join("loss.png"), "not ours").unwrap();
+    ok(&[&args[..], &["--no-trace"]].concat());
+    assert_eq!(files(&out)["loss.png"], b"not ours");
 }
 
 #[test]
@@ -260,6 +275,18 @@ fn a_read_only_result_is_refused_by_name_before_the_run() {
     );
     assert!(err.contains("nothing was run"), "{err}");
     assert!(files(&out) == before, "nothing changed");
+    // A read-only figure of the earlier run would be removed as stale: refused up front too.
+    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o644)).unwrap();
+    ok(&[&args[..], &["--figures"]].concat());
+    let loss = out.join("loss.png");
+    std::fs::set_permissions(&loss, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let err = fails(&args);
+    assert!(
+        err.contains(&format!("{} is read-only", loss.display()))
+            && err.contains("nothing was run"),
+        "{err}"
+    );
+    assert!(loss.exists());
 }
 
 #[test]

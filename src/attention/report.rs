@@ -461,11 +461,11 @@ pub fn write_trace(result: &AttentionResult, seed: &SeedResult, w: impl Write) -
 /// The files [`write_outputs`] writes (`trace.json` when there is a first seed).
 pub const FILES: [&str; 3] = ["attention.csv", "attention.md", "trace.json"];
 
-/// Writes `attention.csv`, `attention.md` and `trace.json` (the first seed) into `dir` as one
-/// set ([`OutputSet`]: all complete before any replaces an older file); returns the Markdown
-/// text and what was written and removed. Errors: a file (named) cannot be written.
+/// Writes `attention.csv`, `attention.md` and `trace.json` (the first seed) into `dir` as the
+/// `attention` command's set ([`OutputSet`]: all complete before any replaces an older file);
+/// returns the Markdown text and what was written and removed. Errors: a file (named) cannot be written.
 pub fn write_outputs(result: &AttentionResult, dir: &Path) -> io::Result<(String, Committed)> {
-    let mut set = OutputSet::new(dir, FILES.map(String::from));
+    let mut set = OutputSet::new(dir, "attention");
     set.write(FILES[0], &csv(result))?;
     let md = markdown(result);
     set.write(FILES[1], md.as_bytes())?;

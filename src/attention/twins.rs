@@ -142,15 +142,16 @@ pub fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
         na += x * x;
         nb += y * y;
     }
+    use crate::linalg::norm::checked_norm;
+    let diff = checked_norm(diff.sqrt(), a.iter().zip(b).map(|(x, y)| x - y));
     if diff == 0.0 {
         return 0.0;
     }
-    use crate::linalg::norm::checked_norm;
     let (na, nb) = (
         checked_norm(na.sqrt(), a.iter().copied()),
         checked_norm(nb.sqrt(), b.iter().copied()),
     );
-    checked_norm(diff.sqrt(), a.iter().zip(b).map(|(x, y)| x - y)) / (0.5 * (na + nb))
+    diff / (0.5 * (na + nb))
 }
 
 /// The metrics of one model (a base model or a twin) at one step.

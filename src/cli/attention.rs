@@ -33,7 +33,7 @@ impl AttentionArgs {
         p.seeds = self.seeds.unwrap_or(p.seeds);
         p.steps = self.steps.unwrap_or(p.steps);
         p.validate()?;
-        self.output.prepare(&report::FILES)?;
+        self.output.prepare("attention", &report::FILES)?;
         let bar = self
             .output
             .progress_bar((p.seeds * (p.steps + 1)) as u64, "steps");

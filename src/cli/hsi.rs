@@ -140,7 +140,7 @@ impl HsiArgs {
             };
             plan.validate()?;
             let scene = Scene::read(&self.scene, self.var.as_deref())?;
-            out.prepare(&report::GRID_FILES)?;
+            out.prepare("hsi", &report::GRID_FILES)?;
             let report = pool.install(|| {
                 run_grid(
                     &scene,
@@ -154,7 +154,7 @@ impl HsiArgs {
                 )
             })?;
             bar.finish_and_clear();
-            let mut set = OutputSet::new(&out.out, []);
+            let mut set = OutputSet::new(&out.out, "hsi");
             let md = report::write_grid(&mut set, &report)?;
             super::shared::write_figures(self.figures, &mut set, || {
                 basis_lab::sensing::hsi::figures::figures(&report)
@@ -195,15 +195,14 @@ impl HsiArgs {
             slot.1 = rate;
         }
         let (setup, problem) = Scene::read(&self.scene, self.var.as_deref())?.problem(&cfg)?;
-        out.prepare(&report::GRID_FILES)?;
+        out.prepare("hsi", &report::GRID_FILES)?;
         bar.set_length((runs.len() * cfg.steps) as u64);
         let started = std::time::Instant::now();
         let results = pool.install(|| run_all(&problem, &runs, &|n| bar.inc(n)));
         bar.finish_and_clear();
         let seconds = started.elapsed().as_secs_f64();
         let selected = select(&results);
-        // The grid's other files, if an earlier grid run left them here, go with its hsi.csv.
-        let mut set = OutputSet::new(&out.out, report::GRID_FILES.map(String::from));
+        let mut set = OutputSet::new(&out.out, "hsi");
         set.write("hsi.csv", &csv_bytes(&setup, &results, &selected)?)?;
         let md = markdown(&setup, &results, &selected, seconds);
         set.write("hsi.md", md.as_bytes())?;

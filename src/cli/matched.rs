@@ -30,9 +30,9 @@ impl MatchedArgs {
     /// Runs the comparison and prints its table and verdicts.
     pub fn run(self) -> Result<()> {
         let p = load_preset(&self.preset, self.steps)?;
-        prepare_dir(&self.out, &["matched.csv", "matched.json"])?;
+        prepare_dir(&self.out, "matched", &["matched.csv", "matched.json"])?;
         let r = matched_report(&p, self.levels).map_err(anyhow::Error::msg)?;
-        let mut set = OutputSet::new(&self.out, []);
+        let mut set = OutputSet::new(&self.out, "matched");
         report::write_matched(&mut set, &r)?;
         commit(set, &self.out, &report::matched_text(&r))
     }

@@ -33,7 +33,7 @@ impl MergeArgs {
             .collect::<Result<Vec<_>, String>>()
             .map_err(anyhow::Error::msg)?;
         let merged = merge(shards).map_err(anyhow::Error::msg)?;
-        prepare_dir(&self.out, &[])?;
+        prepare_dir(&self.out, "merge", &[])?;
         match merged {
             Merged::Sweep(r) => super::sweep::finish(&self.out, &r, self.figures),
             Merged::Points { job, sweeps } => {

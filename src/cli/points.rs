@@ -96,7 +96,7 @@ fn run<A: ShardAxis>(
     let stem = A::stem();
     shared
         .output
-        .prepare(&[&format!("{stem}.csv"), &format!("{stem}.json")])?;
+        .prepare(&stem, &[&format!("{stem}.csv"), &format!("{stem}.json")])?;
     let seeds = seeds as usize;
     let job = A::job(preset.clone(), values.clone(), seeds);
     let work = |progress: &(dyn Fn() + Sync), cancel: &_| {
@@ -111,7 +111,7 @@ fn run<A: ShardAxis>(
 /// Writes a points sweep's `<ID>_sweep.csv` and `<ID>_sweep.json` (with `figures` also its
 /// plots) into `dir` and prints its table; also for `merge`.
 pub fn finish(dir: &Path, points: &dyn PointsReport, figures: bool) -> Result<()> {
-    let mut set = OutputSet::new(dir, []);
+    let mut set = OutputSet::new(dir, &points.stem());
     points.write(&mut set)?;
     write_figures(figures, &mut set, || points.figures())?;
     commit(set, dir, &points.text())

@@ -49,10 +49,11 @@ pub struct Output {
 }
 
 impl Output {
-    /// Creates the folder and checks it is writable, and that none of `files` (the tables the
-    /// command will write there) is a read-only file, before any work starts.
-    pub fn prepare(&self, files: &[&str]) -> Result<()> {
-        prepare_dir(&self.out, files)
+    /// Creates the folder and checks it is writable, and that none of `files` (the tables
+    /// `command` will write there) nor of the files its previous set there wrote is read-only,
+    /// before any work starts.
+    pub fn prepare(&self, command: &str, files: &[&str]) -> Result<()> {
+        prepare_dir(&self.out, command, files)
     }
 
     /// A progress bar over `len` items called `unit`, hidden with `--quiet`.
@@ -162,9 +163,10 @@ impl Shared {
     }
 }
 
-/// Creates `dir` and checks it is writable, and that none of `files` in it is read-only (or a
+/// Creates `dir` and checks it is writable, and that none of `files` in it, nor of the files
+/// `command`'s previous set there wrote ([`basis_lab::output::check_set`]), is read-only (or a
 /// dangling link), before any work starts.
-pub fn prepare_dir(dir: &Path, files: &[&str]) -> Result<()> {
+pub fn prepare_dir(dir: &Path, command: &str, files: &[&str]) -> Result<()> {
     let hint = || {
         format!(
             "cannot write to {} (nothing was run; choose another --out)",
@@ -172,11 +174,8 @@ pub fn prepare_dir(dir: &Path, files: &[&str]) -> Result<()> {
         )
     };
     basis_lab::output::ensure_writable_dir(dir).with_context(hint)?;
-    for file in files {
-        basis_lab::output::check_replaceable(&dir.join(file))
-            .map_err(|e| anyhow::anyhow!("{e} (nothing was run)"))?;
-    }
-    Ok(())
+    basis_lab::output::check_set(dir, command, files)
+        .map_err(|e| anyhow::anyhow!("{e} (nothing was run)"))
 }
 
 /// Loads a preset (a file or a bundled name), applies `--steps` and validates it.
@@ -187,21 +186,14 @@ pub fn load_preset(name: &std::ffi::OsStr, steps: Option<usize>) -> Result<Prese
     Ok(p)
 }
 
-/// Adds the figures' file names to `set`'s kinds (so an earlier run's figures are removed when
-/// this one draws none) and, with `on`, stages every `(stem, figure)` as SVG and PNG.
+/// With `on`, stages every `(stem, figure)` of `figures()` as SVG and PNG in `set`.
 pub fn write_figures(
     on: bool,
     set: &mut OutputSet,
     figures: impl FnOnce() -> Vec<(String, basis_lab::figure::Figure)>,
 ) -> Result<()> {
-    let figures = figures();
-    set.may_hold(
-        figures
-            .iter()
-            .flat_map(|(stem, _)| basis_lab::figure::file_names(stem)),
-    );
     if on {
-        basis_lab::figure::write_all(set, &figures)?;
+        basis_lab::figure::write_all(set, &figures())?;
     }
     Ok(())
 }

@@ -27,7 +27,7 @@ impl SweepArgs {
     /// Runs the sweep (or one shard of it) and prints its table.
     pub fn run(self) -> Result<()> {
         let p = load_preset(&self.preset, self.steps)?;
-        self.shared.output.prepare(&report::SWEEP_FILES)?;
+        self.shared.output.prepare("sweep", &report::SWEEP_FILES)?;
         let seeds = self.seeds as usize;
         let job = Job::Sweep {
             preset: p.clone(),
@@ -44,7 +44,7 @@ impl SweepArgs {
 
 /// Writes the sweep's files and prints its table (also for `merge`).
 pub fn finish(dir: &std::path::Path, result: &SweepResult, figures: bool) -> Result<()> {
-    let mut set = OutputSet::new(dir, []);
+    let mut set = OutputSet::new(dir, "sweep");
     report::write_sweep(&mut set, result)?;
     write_figures(figures, &mut set, || {
         vec![(

@@ -59,7 +59,7 @@ impl ZooArgs {
         }
         self.shared
             .output
-            .prepare(&["zoo.csv", "zoo.json", "zoo.md", "trace.json"])?;
+            .prepare("zoo", &["zoo.csv", "zoo.json", "zoo.md", "trace.json"])?;
         let started = std::time::Instant::now();
         let job = Job::Zoo { preset: p.clone() };
         let work = |progress: &(dyn Fn() + Sync), cancel: &_| Ok(run_zoo(&p, progress, cancel));
@@ -97,7 +97,7 @@ pub fn finish(
     figures: bool,
     trace: Option<Vec<u8>>,
 ) -> Result<()> {
-    let mut set = OutputSet::new(dir, ["trace.json".to_string()]);
+    let mut set = OutputSet::new(dir, "zoo");
     let md = write_report(&mut set, p, results, seconds)?;
     super::shared::write_figures(figures, &mut set, || {
         vec![basis_lab::sensing::zoo::figures::figure(p, results)]

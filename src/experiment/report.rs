@@ -359,6 +359,8 @@ pub trait PointsReport {
     /// Stages `<ID>_sweep.csv` ([`points_csv`]) and `<ID>_sweep.json` (every point) in `set`.
     /// Errors: a file (named) cannot be written.
     fn write(&self, set: &mut OutputSet) -> Result<()>;
+    /// The files' stem, `<ID>_sweep` (also the name of the command's output set).
+    fn stem(&self) -> String;
     /// The figures, named for files ([`super::figures::points_figures`]).
     fn figures(&self) -> Vec<(String, Figure)>;
     /// The text table ([`points_text`]).
@@ -366,6 +368,10 @@ pub trait PointsReport {
 }
 
 impl<A: PointAxis> PointsReport for Vec<Point<A>> {
+    fn stem(&self) -> String {
+        A::stem()
+    }
+
     fn write(&self, set: &mut OutputSet) -> Result<()> {
         write_points(set, &A::stem(), self, &point_rows(self))
     }

@@ -230,21 +230,18 @@ pub fn run_to_dir(
         )
     })?;
     check_output_size(preset, opts)?;
-    for name in [
-        "metrics.csv",
-        "activations.csv",
-        "summary.json",
-        "trace.json",
-    ] {
-        crate::output::check_replaceable(&out.join(name))
-            .map_err(|e| anyhow::anyhow!("{e} (nothing was run)"))?;
-    }
-    let optional = std::iter::once("trace.json".to_string()).chain(
-        RUN_FIGURES
-            .iter()
-            .flat_map(|s| crate::figure::file_names(s)),
-    );
-    let mut set = OutputSet::new(out, optional);
+    crate::output::check_set(
+        out,
+        "run",
+        &[
+            "metrics.csv",
+            "activations.csv",
+            "summary.json",
+            "trace.json",
+        ],
+    )
+    .map_err(|e| anyhow::anyhow!("{e} (nothing was run)"))?;
+    let mut set = OutputSet::new(out, "run");
     let mut csv_file = set.create("metrics.csv")?;
     let mut act_file = set.create("activations.csv")?;
     let Ran {

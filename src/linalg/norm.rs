@@ -9,12 +9,12 @@
 use nalgebra::DMatrix;
 
 /// The smallest norm whose plain sum of squares is trusted: at `Σx² ≥ 2⁻⁹⁸²`, the squares that
-/// underflowed (each off by at most 2⁻¹⁰⁷⁵) change the sum of up to 2⁴⁰ terms by less than half
-/// an ulp. `2⁻⁴⁹¹ ≈ 1.6e-148`.
+/// underflowed (each off by at most 2⁻¹⁰⁷⁵) change the sum of up to 2⁴⁰ terms by at most half an
+/// ulp. `2⁻⁴⁹¹ ≈ 1.6e-148`.
 pub const PLAIN_MIN: f64 = f64::from_bits((1023 - 491) << 52);
 
-/// `√(Σ xᵢ²)` of `xs`, summed in order; never underflows to 0 nor overflows to ∞ for finite
-/// input (see the module documentation). NaN if an entry is NaN, ∞ if one is infinite, 0 for
+/// `√(Σ xᵢ²)` of `xs`, summed in order; for finite input it never underflows to 0, and is ∞
+/// only when the norm itself is beyond `f64::MAX` (see the module documentation). NaN if an entry is NaN, ∞ if one is infinite, 0 for
 /// an empty slice. Allocation-free.
 #[inline]
 pub fn norm(xs: &[f64]) -> f64 {
@@ -107,7 +107,10 @@ mod tests {
         assert_eq!(norm(&[0.0, -0.0]), 0.0);
         assert!(norm(&[1.0, f64::NAN]).is_nan());
         assert_eq!(norm(&[1e-300, f64::INFINITY]), f64::INFINITY);
-        assert_eq!(norm(&[f64::MAX, f64::MAX]), f64::MAX * 2f64.sqrt());
+        let half = f64::MAX / 2.0;
+        assert_eq!(norm(&[half, half]), half * 2f64.sqrt());
+        // Only a norm beyond f64::MAX is ∞.
+        assert_eq!(norm(&[f64::MAX, f64::MAX]), f64::INFINITY);
     }
 
     #[test]

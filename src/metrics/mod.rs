@@ -81,15 +81,27 @@ pub fn orientation_divergence(
     distance(w_rot.as_slice(), scratch.as_slice()) / frobenius(w)
 }
 
-/// Mean and sample standard deviation (n − 1 denominator; 0 for n = 1; NaN for n = 0).
+/// Mean and sample standard deviation (n − 1 denominator; 0 for n = 1; NaN for n = 0), for
+/// finite values of any size (numerics §9): the plain formulas where their sums stay in range,
+/// a scaled mean and the range-safe norm of the deviations where not.
 pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    use crate::linalg::norm::{PLAIN_MIN, checked_norm};
     let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
+    let mut mean = xs.iter().sum::<f64>() / n;
+    if mean.is_infinite() && xs.iter().all(|x| x.is_finite()) {
+        // The sum overflowed: the mean of the values scaled by the largest, scaled back.
+        let m = xs.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        mean = m * (xs.iter().map(|x| x / m).sum::<f64>() / n);
+    }
     if xs.len() < 2 {
         return (mean, 0.0);
     }
-    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt())
+    let sum_sq = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
+    if sum_sq.is_finite() && sum_sq.sqrt() >= PLAIN_MIN {
+        return (mean, (sum_sq / (n - 1.0)).sqrt());
+    }
+    let norm = checked_norm(f64::NAN, xs.iter().map(|x| x - mean));
+    (mean, norm / (n - 1.0).sqrt())
 }
 
 /// The `p`-th percentile (p in [0, 100]) of `sorted` (ascending) by linear interpolation between

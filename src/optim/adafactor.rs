@@ -1,4 +1,6 @@
-use super::{Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, Statistic, check_shapes,
+};
 use nalgebra::{DMatrix, DVector};
 
 /// Adafactor as in numerics §7 (Shazeer & Stern 2018, without relative step, clipping or
@@ -72,7 +74,7 @@ impl Optimizer for Adafactor {
     }
 
     fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
-        super::squares_representable(INFO.title, grads, self.eps, true)
+        super::moments_representable(INFO.title, grads, self.eps, Statistic::FourthPowers)
     }
 }
 

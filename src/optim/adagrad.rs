@@ -1,5 +1,6 @@
 use super::{
-    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, Statistic, check_shapes,
+    ensure_like,
 };
 use nalgebra::DMatrix;
 
@@ -44,7 +45,17 @@ impl Optimizer for Adagrad {
     }
 
     fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
-        super::squares_representable(INFO.title, grads, self.eps, false)
+        super::moments_representable(INFO.title, grads, self.eps, Statistic::Squares)?;
+        // The running sum grows every step: it may pass f64's largest number on its own.
+        let sums = self.sum.iter().flat_map(|s| s.iter());
+        let gs = grads.iter().flat_map(|g| g.iter());
+        if let Some((s, g)) = sums.zip(gs).find(|(s, g)| (**s + **g * **g).is_infinite()) {
+            return Err(format!(
+                "Adagrad cannot represent this run: its running sum of g² ({s:.2e}) plus \
+                 {g:.2e}² passes f64's largest number, so the update would be 0"
+            ));
+        }
+        Ok(())
     }
 }
 

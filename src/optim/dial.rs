@@ -1,5 +1,6 @@
 use super::{
-    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, Statistic, check_shapes,
+    ensure_like,
 };
 use nalgebra::DMatrix;
 
@@ -70,7 +71,8 @@ impl Optimizer for Dial {
     }
 
     fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
-        super::squares_representable(INFO.title, grads, self.eps, false)
+        super::moments_representable(INFO.title, grads, self.eps, Statistic::Squares)?;
+        super::moments_representable(INFO.title, grads, self.eps, Statistic::SumOfSquares)
     }
 }
 

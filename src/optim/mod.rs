@@ -89,42 +89,76 @@ pub const SQUARE_MAX: f64 = 1.3407807929942596e154;
 /// subnormal number with fewer digits, or to 0).
 pub const SQUARE_MIN: f64 = 1.4916681462400413e-154;
 
-/// [`Optimizer::representable`] for a rule that accumulates `g ⊙ g` and divides by its root plus
-/// `floor` (ε, or √λ for Shampoo's damping). `Err` when an entry's square overflows (its second
-/// moment becomes ∞ and its update 0), or when it underflows while `floor` is too small to
-/// swamp it (`|g| > floor·2⁻⁵³`: the exact rule would still move that coordinate). A `pooled`
-/// rule (one statistic over many entries: scalar-Adam, Adafactor, Shampoo) loses only when its
-/// largest entry underflows. `title` names the rule in the message.
-pub fn squares_representable(
+/// `f64::MAX^¼`: a gradient entry above this makes a product of two mean squares ∞.
+pub const FOURTH_MAX: f64 = 1.157920892373162e77;
+
+/// `f64::MIN_POSITIVE^¼`: below this a product of two mean squares leaves the normal range.
+pub const FOURTH_MIN: f64 = 1.221338669755462e-77;
+
+/// The statistic of the gradient a rule keeps, for [`moments_representable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Statistic {
+    /// `g²` per entry (Adam, RMSProp, Adagrad's increment, the dial's per-coordinate part).
+    Squares,
+    /// `Σ g²` over every entry (scalar-Adam, the dial's shared scale, Shampoo's `G·Gᵀ` sums).
+    SumOfSquares,
+    /// Products of a row's and a column's mean `g²`, which grow as `g⁴` (Adafactor).
+    FourthPowers,
+}
+
+/// [`Optimizer::representable`] for a rule that keeps `statistic` of the gradient and divides
+/// by its root plus `floor` (ε; √λ for Shampoo's damping). `Err` when the statistic overflows
+/// (it becomes ∞ and the update 0), or when it underflows while `floor` is too small to swamp
+/// it (the root is above `floor·2⁻⁵³`: the exact rule would still move). `title` names the rule
+/// in the message. Thresholds: `|g|` past [`SQUARE_MAX`] or under [`SQUARE_MIN`] per entry for
+/// squares, the same for `‖G‖` for a sum, [`FOURTH_MAX`] and [`FOURTH_MIN`] for fourth powers.
+pub fn moments_representable(
     title: &str,
     grads: &[DMatrix<f64>],
     floor: f64,
-    pooled: bool,
+    statistic: Statistic,
 ) -> Result<(), String> {
     // 2⁻⁵³: below this fraction of the floor a square root is lost in the sum's rounding.
     const HALF_ULP: f64 = 1.1102230246251565e-16;
-    let largest = grads
-        .iter()
-        .flat_map(|g| g.iter())
-        .fold(0.0_f64, |m, x| m.max(x.abs()));
-    for g in grads {
-        for &x in g.iter() {
-            let a = if pooled { largest } else { x.abs() };
-            if a > SQUARE_MAX && a.is_finite() {
-                return Err(format!(
-                    "{title} cannot represent this run: a gradient entry of {x:.2e} squares past \
-                     f64's largest number (|g| > {SQUARE_MAX:.1e}), so its second moment is \
-                     infinite and its update 0; the gradient's scale is out of this rule's reach"
-                ));
-            }
-            if a > 0.0 && a < SQUARE_MIN && a > floor * HALF_ULP {
-                return Err(format!(
-                    "{title} cannot represent this run: a gradient entry of {x:.2e} squares below \
-                     f64's normal range (|g| < {SQUARE_MIN:.1e}) and the rule's floor \
-                     ({floor:e}: its ε, or √λ for Shampoo) is too small to cover it, so its second moment loses the gradient and the coordinate \
-                     stops; the gradient's scale is out of this rule's reach"
-                ));
-            }
+    let over = |what: &str, x: f64, limit: f64| {
+        Err(format!(
+            "{title} cannot represent this run: {what} {x:.2e} puts its statistic of the \
+             gradient past f64's largest number (limit {limit:.1e}), so it is infinite and the \
+             update 0; the gradient's scale is out of this rule's reach"
+        ))
+    };
+    let under = |what: &str, x: f64, limit: f64| {
+        Err(format!(
+            "{title} cannot represent this run: {what} {x:.2e} puts its statistic of the \
+             gradient below f64's normal range (limit {limit:.1e}) and the rule's floor \
+             ({floor:e}: its ε, or √λ for Shampoo) is too small to cover it, so the update \
+             loses the gradient; the gradient's scale is out of this rule's reach"
+        ))
+    };
+    let (max, min) = match statistic {
+        Statistic::Squares | Statistic::SumOfSquares => (SQUARE_MAX, SQUARE_MIN),
+        Statistic::FourthPowers => (FOURTH_MAX, FOURTH_MIN),
+    };
+    if statistic == Statistic::SumOfSquares {
+        let entries = || grads.iter().flat_map(|g| g.as_slice().iter().copied());
+        let plain = entries().map(|x| x * x).sum::<f64>().sqrt();
+        let norm = crate::linalg::norm::checked_norm(plain, entries());
+        let count = grads.iter().map(|g| g.len()).sum::<usize>().max(1) as f64;
+        if norm > max && norm.is_finite() {
+            return over("a gradient of norm", norm, max);
+        }
+        if norm > 0.0 && norm < min && norm / count.sqrt() > floor * HALF_ULP {
+            return under("a gradient of norm", norm, min);
+        }
+        return Ok(());
+    }
+    for &x in grads.iter().flat_map(|g| g.iter()) {
+        let a = x.abs();
+        if a > max && a.is_finite() {
+            return over("a gradient entry of", x, max);
+        }
+        if a > 0.0 && a < min && a > floor * HALF_ULP {
+            return under("a gradient entry of", x, min);
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 use super::{
-    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, Statistic, check_shapes,
+    ensure_like,
 };
 use nalgebra::DMatrix;
 
@@ -46,7 +47,7 @@ impl Optimizer for RmsProp {
     }
 
     fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
-        super::squares_representable(INFO.title, grads, self.eps, false)
+        super::moments_representable(INFO.title, grads, self.eps, Statistic::Squares)
     }
 }
 

@@ -1,5 +1,6 @@
 use super::{
-    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, Statistic, axpby, check_shapes,
+    ensure_like,
 };
 use nalgebra::DMatrix;
 
@@ -62,7 +63,7 @@ impl Optimizer for ScalarAdam {
     }
 
     fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
-        super::squares_representable(INFO.title, grads, self.eps, true)
+        super::moments_representable(INFO.title, grads, self.eps, Statistic::SumOfSquares)
     }
 }
 

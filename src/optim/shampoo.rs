@@ -1,4 +1,6 @@
-use super::{Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, check_shapes};
+use super::{
+    Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, Statistic, check_shapes,
+};
 use crate::linalg::{add_gram_into, add_outer_into, mul_into};
 use nalgebra::DMatrix;
 
@@ -83,7 +85,12 @@ impl Optimizer for Shampoo {
     }
 
     fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
-        super::squares_representable(INFO.title, grads, self.lambda.sqrt(), true)
+        super::moments_representable(
+            INFO.title,
+            grads,
+            self.lambda.sqrt(),
+            Statistic::SumOfSquares,
+        )
     }
 }
 

@@ -849,7 +849,7 @@ mod tests {
             .map(|s| report.summary_of(&s.rule, s.lr))
             .collect();
         report.summaries = summaries;
-        let mut set = OutputSet::new(dir.path(), []);
+        let mut set = OutputSet::new(dir.path(), "hsi");
         write_grid(&mut set, &report).unwrap();
         set.commit().unwrap();
         let file = dir.path().join("hsi.json");
