@@ -381,7 +381,9 @@ impl Heatmaps {
                                     );
                                 }
                                 _ => {
-                                    ui.label("diverged — no keys");
+                                    // Why: a non-finite value, or a rule that cannot carry it.
+                                    ui.label("stopped — no keys")
+                                        .on_hover_text(a.status.to_string());
                                 }
                             }
                         });
