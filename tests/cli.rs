@@ -105,8 +105,19 @@ fn presets_lists_the_bundled_files() {
     ] {
         assert!(listed.contains(name), "{listed}");
     }
+    for (name, _) in basis_lab::sensing::zoo::BUNDLED_ZOO {
+        assert!(
+            listed.contains(&format!("{name:<14} ")) && listed.contains("(`basis-lab zoo`)"),
+            "{name}: {listed}"
+        );
+    }
     let quick = ok(&["presets", "attention-quick"]);
     assert!(quick.contains("steps: 200"), "{quick}");
+    let dial = ok(&["presets", "dial"]);
+    assert!(
+        dial.contains("ZooPreset(") && dial.contains("Dial("),
+        "{dial}"
+    );
 }
 
 #[test]

@@ -257,10 +257,6 @@ impl PairedRun {
     pub fn step_index(&self) -> usize {
         self.step
     }
-    /// The fixed held-out episodes.
-    pub fn heldout_episodes(&self) -> &[Episode] {
-        &self.heldout
-    }
     /// The records of the most recent step (as returned by [`PairedRun::step`]).
     pub fn last_records(&self) -> &[StepRecord] {
         &self.records

@@ -7,7 +7,6 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotPoint};
 
 use crate::app::files::save_dialog;
-use crate::app::history::LOG_FLOOR;
 use crate::app::lab::Lab;
 
 /// Grid marks for a log10 axis: a mark per decade, with 2…9 minor marks when few decades are
@@ -56,30 +55,6 @@ pub fn log_tick(mark: GridMark, range: &RangeInclusive<f64>) -> String {
         return String::new();
     }
     format!("1e{}", mark.value.round() as i64)
-}
-
-/// A plot with a log10 y axis labelled in powers of ten; hovering shows step and raw value.
-pub fn log_plot<'a>(id: &'a str, y_label: &'a str) -> Plot<'a> {
-    Plot::new(id)
-        .include_x(0.0)
-        .include_x(10.0)
-        .y_grid_spacer(log_grid)
-        .y_axis_formatter(log_tick)
-        .x_axis_label("training step")
-        .y_axis_label(y_label)
-        .label_formatter(|pos| {
-            let (name, p) = hovered(pos);
-            let raw = 10f64.powf(p.y);
-            let value = if raw <= LOG_FLOOR * 1.0001 {
-                format!("≤ {LOG_FLOOR:.0e} (floor)")
-            } else {
-                format!("{raw:.3e}")
-            };
-            Some(match name {
-                Some(name) => format!("{name}\nstep {:.0}\n{value}", p.x),
-                None => format!("step {:.0}\n{value}", p.x),
-            })
-        })
 }
 
 /// A plot with a linear y axis; hovering shows step and value.
