@@ -409,7 +409,12 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
         a.panel_mut::<SweepTab>("gauge/dial").unwrap().0.seeds = 1;
     });
     h.run_steps(3);
+    h.get_by_label("No results yet: press Run.");
     h.get_by_label("Run").click();
+    h.run_steps(2);
+    // While it runs the tab says results are coming, not that there are none.
+    assert!(h.query_by_label("No results yet: press Run.").is_none());
+    h.get_by_label("Running: the results appear here when it ends.");
     wait_for(&mut h, "the dial sweep", |a| {
         let tab = a.panel::<SweepTab>("gauge/dial").unwrap();
         tab.analysis.last.is_some()

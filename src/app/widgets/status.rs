@@ -1,5 +1,5 @@
-//! Rows every analysis shares: the progress row of a background job (or its start button) and
-//! the note that results came from other settings.
+//! Rows every analysis shares: the progress row of a background job (or its start button), the
+//! line before its first result, and the note that results came from other settings.
 
 use eframe::egui::{self, RichText};
 
@@ -42,4 +42,15 @@ pub fn stale_note(ui: &mut egui::Ui, lab: &Lab, what: String) {
         ))
         .color(lab.notice_color(true)),
     );
+}
+
+/// What an analysis shows before its first result: `idle` while nothing runs, and while its job
+/// runs a line saying the results are coming, so "no results" never sits under a moving bar.
+pub fn before_results(ui: &mut egui::Ui, running: bool, idle: &str) {
+    let text = if running {
+        "Running: the results appear here when it ends."
+    } else {
+        idle
+    };
+    ui.label(RichText::new(text).weak());
 }

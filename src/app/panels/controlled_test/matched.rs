@@ -13,7 +13,7 @@ use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
-use crate::app::widgets::status::{progress_row, stale_note};
+use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::matched::{MatchedReport, matched_report};
 use crate::experiment::report;
 use crate::live::Task;
@@ -165,7 +165,7 @@ impl Panel for Matched {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            ui.label(RichText::new("No comparison yet.").weak());
+            before_results(ui, self.analysis.is_running(), "No comparison yet.");
             return;
         };
         let (ran, report) = (&last.inputs, &last.result);

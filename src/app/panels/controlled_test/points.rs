@@ -20,7 +20,7 @@ use crate::app::widgets::plots::{
     FigureFormat, Swatch, export_button, export_table, legend_row, plot_header, save_figure,
 };
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
-use crate::app::widgets::status::{progress_row, stale_note};
+use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::figures::{self, ArmPoints, EXCESS, Metric, arm_points, points_figure};
 use crate::experiment::points_sweep;
 use crate::experiment::{AdamEps, KeyDim, Point, PointAxis, SweepResult, check_points, report};
@@ -361,7 +361,11 @@ impl<A: TabAxis> Panel for PointsTab<A> {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            ui.label(RichText::new(format!("No {} yet.", A::TITLE)).weak());
+            before_results(
+                ui,
+                self.analysis.is_running(),
+                &format!("No {} yet.", A::TITLE),
+            );
             return;
         };
         let points = &last.result;

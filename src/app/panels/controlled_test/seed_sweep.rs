@@ -14,7 +14,7 @@ use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
 use crate::app::widgets::reflow;
-use crate::app::widgets::status::{progress_row, stale_note};
+use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::figures;
 use crate::experiment::{SweepResult, report, sweep_until};
 use crate::live::Task;
@@ -161,7 +161,7 @@ impl Panel for SeedSweep {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            ui.label(RichText::new("No sweep yet.").weak());
+            before_results(ui, self.analysis.is_running(), "No sweep yet.");
             return;
         };
         let result = &last.result;

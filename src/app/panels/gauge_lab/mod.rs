@@ -25,7 +25,7 @@ use crate::app::widgets::plots::{
     Swatch, export_button, export_table, figure_menu, legend_row, save_figure,
 };
 use crate::app::widgets::reflow;
-use crate::app::widgets::status::progress_row;
+use crate::app::widgets::status::{before_results, progress_row};
 use crate::figure::Figure;
 use crate::live::Task;
 use crate::sensing::zoo::figures as zoo_figures;
@@ -337,7 +337,7 @@ impl Panel for SweepTab {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            ui.label(RichText::new("No results yet: press Run.").weak());
+            before_results(ui, self.analysis.is_running(), "No results yet: press Run.");
             return;
         };
         let (preset, runs) = (&last.inputs, &last.result);
