@@ -444,9 +444,7 @@ pub fn ensure_writable_dir(dir: &Path) -> io::Result<()> {
 pub fn csv_num(x: f64) -> String {
     if x.is_nan() {
         String::new()
-    } else if x == 0.0 || (1e-4..1e15).contains(&x.abs()) || x.is_infinite() {
-        format!("{x}")
     } else {
-        format!("{x:e}")
+        crate::validate::real(x)
     }
 }

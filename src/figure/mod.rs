@@ -327,11 +327,6 @@ pub const CLI_SIZE: (u32, u32) = (720, 450);
 /// Scale of the command line's PNGs: 3 pixels per point (288 dpi), print resolution.
 pub const CLI_SCALE: f64 = 3.0;
 
-/// The two files [`write_pair`] writes for `stem`: `<stem>.svg` and `<stem>.png`.
-pub fn file_names(stem: &str) -> [String; 2] {
-    [format!("{stem}.svg"), format!("{stem}.png")]
-}
-
 /// Stages `figure` as `<stem>.svg` and `<stem>.png` ([`CLI_SIZE`] at [`CLI_SCALE`]) in `set`,
 /// to be renamed into place with the rest of its result.
 ///
@@ -339,7 +334,7 @@ pub fn file_names(stem: &str) -> [String; 2] {
 /// A rendering error or the I/O error of either file, naming the file.
 pub fn write_pair(figure: &Figure, set: &mut OutputSet, stem: &str) -> anyhow::Result<()> {
     use anyhow::Context;
-    let [svg_name, png_name] = file_names(stem);
+    let (svg_name, png_name) = (format!("{stem}.svg"), format!("{stem}.png"));
     let text = svg(figure, CLI_SIZE).with_context(|| format!("drawing {svg_name}"))?;
     set.write(&svg_name, text.as_bytes())?;
     let bytes = png(figure, CLI_SIZE, CLI_SCALE).with_context(|| format!("drawing {png_name}"))?;

@@ -13,6 +13,14 @@ use nalgebra::DMatrix;
 /// ulp. `2⁻⁴⁹¹ ≈ 1.6e-148`.
 pub const PLAIN_MIN: f64 = f64::from_bits((1023 - 491) << 52);
 
+/// Whether a norm computed plainly as `plain = √(Σ x²)` is exact to rounding: finite and at
+/// least [`PLAIN_MIN`]. The one test of the plain range ([`checked_norm`], and callers that keep
+/// their own formula in range, such as `metrics::mean_sd`).
+#[inline]
+pub fn in_plain_range(plain: f64) -> bool {
+    plain.is_finite() && plain >= PLAIN_MIN
+}
+
 /// `√(Σ xᵢ²)` of `xs`, summed in order; for finite input it never underflows to 0, and is ∞
 /// only when the norm itself is beyond `f64::MAX` (see the module documentation). NaN if an entry is NaN, ∞ if one is infinite, 0 for
 /// an empty slice. Allocation-free.
@@ -28,7 +36,7 @@ pub fn norm(xs: &[f64]) -> f64 {
 /// only in the scaled case. NaN if an entry is NaN, ∞ if one is infinite.
 #[inline]
 pub fn checked_norm<I: Iterator<Item = f64> + Clone>(plain: f64, xs: I) -> f64 {
-    if plain.is_finite() && plain >= PLAIN_MIN {
+    if in_plain_range(plain) {
         return plain;
     }
     scaled_norm(xs)

@@ -85,7 +85,7 @@ pub fn orientation_divergence(
 /// finite values of any size (numerics §9): the plain formulas where their sums stay in range,
 /// a scaled mean and the range-safe norm of the deviations where not.
 pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
-    use crate::linalg::norm::{PLAIN_MIN, checked_norm};
+    use crate::linalg::norm::{checked_norm, in_plain_range};
     let n = xs.len() as f64;
     let mut mean = xs.iter().sum::<f64>() / n;
     if mean.is_infinite() && xs.iter().all(|x| x.is_finite()) {
@@ -97,7 +97,7 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
         return (mean, 0.0);
     }
     let sum_sq = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
-    if sum_sq.is_finite() && sum_sq.sqrt() >= PLAIN_MIN {
+    if in_plain_range(sum_sq.sqrt()) {
         return (mean, (sum_sq / (n - 1.0)).sqrt());
     }
     let norm = checked_norm(f64::NAN, xs.iter().map(|x| x - mean));

@@ -112,6 +112,7 @@ pub enum Statistic {
 /// it (the root is above `floor·2⁻⁵³`: the exact rule would still move). `title` names the rule
 /// in the message. Thresholds: `|g|` past [`SQUARE_MAX`] or under [`SQUARE_MIN`] per entry for
 /// squares, the same for `‖G‖` for a sum, [`FOURTH_MAX`] and [`FOURTH_MIN`] for fourth powers.
+/// `grads` are the matrices of one update, any shapes; no allocation. Source: numerics §9.
 pub fn moments_representable(
     title: &str,
     grads: &[DMatrix<f64>],

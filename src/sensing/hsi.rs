@@ -364,7 +364,7 @@ impl HsiProblem {
                 n += 1;
             }
         }
-        if sum.is_finite() && sum.sqrt() >= crate::linalg::norm::PLAIN_MIN {
+        if crate::linalg::norm::in_plain_range(sum.sqrt()) {
             return (sum / n as f64).sqrt();
         }
         // Out of the plain sum's range: the range-safe norm over √n (numerics §9).
