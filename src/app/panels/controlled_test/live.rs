@@ -461,9 +461,7 @@ fn table(lab: &Lab, ui: &mut egui::Ui) {
                 }
                 match a.latest {
                     Some(r) => {
-                        ui.label(
-                            RichText::new(format!("{:.3}", r.mean_column_norm[0])).monospace(),
-                        );
+                        ui.label(RichText::new(norm_text(r.mean_column_norm[0])).monospace());
                     }
                     None => {
                         ui.label("—");
@@ -524,4 +522,16 @@ pub fn plot_csv(history: &RunHistory, kind: Export) -> String {
         })
         .collect();
     figures::live_csv(&arms, kind)
+}
+
+/// A column norm for the table: three decimals at the scales presets use, scientific notation
+/// far from them (an `init_std` of 1e-200 makes norms of 1e199), a dash when not a number.
+fn norm_text(x: f64) -> String {
+    if !x.is_finite() {
+        "—".into()
+    } else if (1e-3..1e4).contains(&x.abs()) {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
 }

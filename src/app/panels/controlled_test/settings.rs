@@ -185,6 +185,8 @@ fn init_std(ui: &mut egui::Ui, init_std: &mut Option<f64>, d_k: usize) {
             ui.add(
                 egui::Slider::new(s, 1e-3..=100.0)
                     .logarithmic(true)
+                    // A preset's value far outside the slider (1e-200) is shown as it is.
+                    .custom_formatter(|v, _| crate::validate::real(v))
                     .clamping(egui::SliderClamping::Edits)
                     .update_while_editing(false),
             )
