@@ -67,7 +67,8 @@ pub struct Outbox<U> {
 }
 
 impl<U> Outbox<U> {
-    fn new(tx: Sender<U>) -> Self {
+    /// An outbox sending into `tx` (the driver's; tests drive a run with their own).
+    pub(crate) fn new(tx: Sender<U>) -> Self {
         Self {
             tx,
             sent: AtomicBool::new(false),

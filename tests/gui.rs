@@ -12,10 +12,11 @@ use basis_lab::app::panels::controlled_test::{
 use basis_lab::app::panels::gauge_lab::{LiveRuns, SweepTab};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::preset::Preset;
+use basis_lab::sensing::zoo::RunResult;
 use basis_lab::worker::Command;
 use eframe::egui;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 
 /// The zoo rule of registry entry `name`.
 fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
@@ -410,6 +411,9 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
     });
     h.run_steps(3);
     h.get_by_label("No results yet: press Run.");
+    // An optimizer has one colour everywhere: no legend recolours the rules by class.
+    assert!(h.query_by_label("gauge-equivariant rules").is_none());
+    assert!(h.query_by_label("coordinate-wise rules").is_none());
     h.get_by_label("Run").click();
     h.run_steps(2);
     // While it runs the tab says results are coming, not that there are none.
@@ -451,6 +455,36 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
         "Adam twin {:e}",
         adam.twin_drift.unwrap()
     );
+    // Each summary line names the class in words and reports the noise twin beside the gauge
+    // twin, in the rule's own colour.
+    let line = |r: &RunResult, class: &str| {
+        format!(
+            "{} ({class}, lr {}): {:?} after {} steps; recovery {:.2e}, effective rank {:.2}, \
+             drift of the gauge twin {:.1e}, of the noise twin ",
+            r.rule,
+            r.lr,
+            r.outcome,
+            r.steps,
+            r.recovery,
+            r.erank,
+            r.twin_drift.unwrap()
+        )
+    };
+    for (r, class) in [(&gd, "equivariant"), (&adam, "coordinate-wise")] {
+        let start = line(r, class);
+        let node = h.get_by_label_contains(&start).accesskit_node();
+        // A label's text is its accessibility value (kittest's label filter reads both).
+        let text = node
+            .value()
+            .or_else(|| node.label())
+            .expect("a labelled line");
+        let drift: f64 = text[start.len()..].parse().unwrap();
+        assert!(
+            drift.is_finite() && drift < 1e-10,
+            "{} noise twin {drift:e}",
+            r.rule
+        );
+    }
 }
 
 /// The reported settings file: a cached zoo sweep whose run has `lr: NaN` crashed the app at

@@ -48,8 +48,8 @@ pub enum Body {
         /// Drawn in order (later on top).
         marks: Vec<Mark>,
     },
-    /// Heatmaps side by side sharing one colour bar over [0, 1] (the "Blues" map of
-    /// [`blues`]).
+    /// Heatmaps side by side sharing one colour bar over [0, 1] (the grey map of
+    /// [`magnitude`]).
     Heatmaps {
         /// The maps, left to right.
         maps: Vec<Heatmap>,
@@ -271,7 +271,7 @@ impl Mark {
 }
 
 /// One heatmap: `values` (`rows × cols`, drawn as in the matrix: row 0 on top) coloured by
-/// [`blues`] over [0, 1].
+/// [`magnitude`] over [0, 1].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Heatmap {
     /// Printed above the map.
@@ -280,36 +280,38 @@ pub struct Heatmap {
     pub values: DMatrix<f64>,
 }
 
-/// Anchors of the sequential colour map (ColorBrewer "Blues"): 0 → pale, 1 → dark.
-const BLUES: [Rgb; 6] = [
-    [247, 251, 255],
-    [198, 219, 239],
-    [107, 174, 214],
-    [33, 113, 181],
-    [8, 69, 148],
-    [8, 29, 88],
+/// Anchors of the sequential colour map (greys, as ColorBrewer's "Greys"): 0 → pale, 1 → dark.
+/// Grey because a magnitude map must not take a hue that names an optimizer: every rule keeps
+/// its own colour in every view, and a heatmap is titled in its arm's colour.
+const GREYS: [Rgb; 6] = [
+    [247, 247, 247],
+    [204, 204, 204],
+    [150, 150, 150],
+    [99, 99, 99],
+    [50, 50, 50],
+    [10, 10, 10],
 ];
 
 /// Anchors for dark backgrounds: 0 → near the background, 1 → bright.
-const BLUES_DARK: [Rgb; 6] = [
-    [22, 28, 40],
-    [24, 55, 100],
-    [33, 100, 170],
-    [70, 150, 215],
-    [150, 200, 240],
-    [235, 245, 255],
+const GREYS_DARK: [Rgb; 6] = [
+    [30, 30, 30],
+    [70, 70, 70],
+    [115, 115, 115],
+    [165, 165, 165],
+    [210, 210, 210],
+    [250, 250, 250],
 ];
 
-/// Grey for values that are not numbers.
-pub const NAN_GREY: Rgb = [160, 160, 160];
+/// Pale yellow for values that are not numbers (no grey of the map, no optimizer's colour).
+pub const NAN_COLOR: Rgb = [250, 225, 120];
 
-/// Colour of `v` in [0, 1] (clamped; NaN is [`NAN_GREY`]): pale to dark blue, or with `dark`
+/// Colour of `v` in [0, 1] (clamped; NaN is [`NAN_COLOR`]): pale to dark grey, or with `dark`
 /// (for dark backgrounds) dark to bright, so a larger value always stands out more.
-pub fn blues(v: f64, dark: bool) -> Rgb {
+pub fn magnitude(v: f64, dark: bool) -> Rgb {
     if !v.is_finite() {
-        return NAN_GREY;
+        return NAN_COLOR;
     }
-    let map = if dark { &BLUES_DARK } else { &BLUES };
+    let map = if dark { &GREYS_DARK } else { &GREYS };
     let x = v.clamp(0.0, 1.0) * (map.len() - 1) as f64;
     let i = (x.floor() as usize).min(map.len() - 2);
     let t = x - i as f64;
@@ -371,12 +373,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blues_ends_and_nan() {
-        assert_eq!(blues(0.0, false), BLUES[0]);
-        assert_eq!(blues(1.0, false), BLUES[5]);
-        assert_eq!(blues(2.0, true), BLUES_DARK[5]);
-        assert_eq!(blues(f64::NAN, false), NAN_GREY);
+    fn magnitude_ends_and_nan() {
+        assert_eq!(magnitude(0.0, false), GREYS[0]);
+        assert_eq!(magnitude(1.0, false), GREYS[5]);
+        assert_eq!(magnitude(2.0, true), GREYS_DARK[5]);
+        assert_eq!(magnitude(f64::NAN, false), NAN_COLOR);
         // Halfway between anchors 2 and 3 (x = 2.5).
-        assert_eq!(blues(0.5, false), [70, 144, 198]);
+        assert_eq!(magnitude(0.5, false), [125, 125, 125]);
+        // No value takes a hue, so no map reads as an optimizer's colour.
+        for k in 0..=20 {
+            for dark in [false, true] {
+                let [r, g, b] = magnitude(k as f64 / 20.0, dark);
+                assert!(r == g && g == b, "{k} {dark}");
+            }
+        }
     }
 }

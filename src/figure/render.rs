@@ -8,7 +8,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use super::{
-    Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, Shape, blues, dot_radius, pieces, plot_ranges,
+    Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, Shape, dot_radius, magnitude, pieces, plot_ranges,
 };
 
 /// Why a figure could not be drawn.
@@ -503,7 +503,7 @@ fn draw_heatmaps<DB: DrawingBackend>(
                 let v = map.values[(r, c)];
                 area.draw(&Rectangle::new(
                     [(x0, y0), (x1, y1)],
-                    color(blues(v, false)).filled(),
+                    color(magnitude(v, false)).filled(),
                 ))
                 .map_err(draw_err)?;
             }
@@ -526,7 +526,7 @@ fn draw_heatmaps<DB: DrawingBackend>(
         let v = (i as f64 + 0.5) / steps as f64;
         area.draw(&Rectangle::new(
             [(bx, y0), (bx + bw, y1)],
-            color(blues(v, false)).filled(),
+            color(magnitude(v, false)).filled(),
         ))
         .map_err(draw_err)?;
     }

@@ -1,6 +1,8 @@
 //! The gauge lab's live runs: a few rules trained on one problem instance, each with its gauge
-//! twin, sampling loss, recovery and the twins' drift as they go and the singular values at
-//! the end. A [`LiveRun`] for the [`crate::live::Live`] driver: on a thread the rules step in
+//! twin (from (UQ, VQ)) and its noise twin (from (U, V) moved by [`NOISE_TWIN`] in the same
+//! basis), sampling loss, recovery and both twins' drift as they go and the singular values at
+//! the end. The noise twin tells rounding amplified by the dynamics (both twins rise together)
+//! from a rule that sees the basis (the gauge twin splits far beyond the noise twin). A [`LiveRun`] for the [`crate::live::Live`] driver: on a thread the rules step in
 //! parallel over the pool; in the page's frame loop one step at a time, round-robin. Each run
 //! depends only on its rule, so both report the same numbers.
 
@@ -11,14 +13,22 @@ use rayon::prelude::*;
 use web_time::Instant;
 
 use super::zoo::{FactorRun, Outcome, Rule, RunResult};
-use super::{SensingConfig, SensingProblem};
+use super::{SensingConfig, SensingProblem, SensingStream, sensing_stream};
 use crate::figure::GREY;
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
+use crate::linalg::norm::frobenius;
 use crate::live::{Failure, Host, LiveRun, Next, Outbox};
 use crate::optim::optimizer_rgb;
+use crate::rng::gaussian_matrix;
 
 /// Samples per live run.
 const LIVE_SAMPLES: usize = 200;
+
+/// Relative size of the noise twin's move: every entry of U and V is multiplied by
+/// `1 + NOISE_TWIN·ξ`, ξ ~ N(0, 1) from the seed's own stream. About ten times the rounding a
+/// rotated start (UQ, VQ) carries at n = 40, so an equivariant rule's gauge twin and its noise
+/// twin start at the same order of distance.
+pub const NOISE_TWIN: f64 = 1e-14;
 
 /// Most steps one frame takes, whatever the clock says: a page's clock can be coarse
 /// (browsers that resist fingerprinting round it to 100 ms) or stand still (headless
@@ -41,6 +51,8 @@ pub struct LiveSample {
     pub twin_drift: f64,
     /// Factor drift ‖U′ − UQ‖F / ‖UQ‖F.
     pub factor_drift: f64,
+    /// Noise-twin drift ‖U″V″ᵀ − UVᵀ‖F / ‖UVᵀ‖F (U″, V″ from the moved start).
+    pub noise_drift: f64,
 }
 
 /// What the live runs report.
@@ -58,6 +70,8 @@ pub enum LiveUpdate {
         spectrum: Vec<f64>,
         /// How it ended, with its final step.
         summary: RunResult,
+        /// The noise twin's drift at the end (NaN if it diverged).
+        noise_drift: f64,
     },
 }
 
@@ -68,15 +82,51 @@ pub enum LiveCommand {
     Cancel,
 }
 
-/// One rule of the live runs: its run, its place in the list and how often it samples.
+/// One rule of the live runs: its run (with its gauge twin), its noise twin, its place in the
+/// list and how often it samples.
 struct RuleRun {
     index: usize,
     seed: u64,
     every: usize,
     run: FactorRun<Arc<SensingProblem>>,
+    /// The noise twin, stepped in lockstep with `run` on the same rate; `None` once it has
+    /// stopped on its own (diverged).
+    noise: Option<FactorRun<Arc<SensingProblem>>>,
+}
+
+/// The noise twin of `rule` on `problem`: the run of `seed` from its initial factors with every
+/// entry moved by a relative [`NOISE_TWIN`], going on to the end of its budget (it stops only
+/// with the run it shadows, or when it diverges).
+fn noise_twin(
+    problem: Arc<SensingProblem>,
+    rule: Rule,
+    lr: f64,
+    budget: usize,
+    seed: u64,
+) -> FactorRun<Arc<SensingProblem>> {
+    let n = problem.cfg.n;
+    let mut run = FactorRun::new(problem, rule, lr, budget, seed, false).with_full_horizon(true);
+    let mut rng = sensing_stream(seed, SensingStream::NoiseTwin);
+    for p in &mut run.params {
+        let xi = gaussian_matrix(&mut rng, n, n, NOISE_TWIN);
+        p.zip_apply(&xi, |w, x| *w += *w * x);
+    }
+    run
+}
+
+/// `‖A Bᵀ − C Dᵀ‖F / ‖C Dᵀ‖F` for factors `[A, B]` against `[C, D]`.
+fn product_drift(twin: &[nalgebra::DMatrix<f64>; 2], base: &[nalgebra::DMatrix<f64>; 2]) -> f64 {
+    let w = &base[0] * base[1].transpose();
+    let w2 = &twin[0] * twin[1].transpose();
+    frobenius(&(w2 - &w)) / frobenius(&w)
 }
 
 impl RuleRun {
+    /// The noise twin's drift now (NaN once it has diverged).
+    fn noise_drift(&self) -> f64 {
+        (self.noise.as_ref()).map_or(f64::NAN, |n| product_drift(&n.params, &self.run.params))
+    }
+
     /// Takes one step, sampling W_t before the step computes its loss (so the sample's three
     /// numbers describe the same factors); `true` once the run has ended (its
     /// [`LiveUpdate::Done`] sent).
@@ -88,10 +138,17 @@ impl RuleRun {
                 super::recovery(u, v, &self.run.problem().target),
                 self.run.twin_drift().unwrap_or(f64::NAN),
                 self.run.factor_drift().unwrap_or(f64::NAN),
+                self.noise_drift(),
             )
         });
         let stepped = self.run.step();
-        if let Some((recovery, twin_drift, factor_drift)) = sample {
+        if stepped.is_none()
+            && let Some(noise) = &mut self.noise
+            && noise.step().is_some()
+        {
+            self.noise = None;
+        }
+        if let Some((recovery, twin_drift, factor_drift, noise_drift)) = sample {
             out.send(LiveUpdate::Sample(LiveSample {
                 rule: self.index,
                 step: t,
@@ -99,6 +156,7 @@ impl RuleRun {
                 recovery,
                 twin_drift,
                 factor_drift,
+                noise_drift,
             }));
         }
         match stepped {
@@ -123,11 +181,12 @@ impl RuleRun {
             rule: self.index,
             spectrum,
             summary: self.run.summary(self.seed, outcome),
+            noise_drift: self.noise_drift(),
         });
     }
 }
 
-/// Live runs of several rules on one problem instance, each with its gauge twin.
+/// Live runs of several rules on one problem instance, each with its gauge and noise twins.
 pub struct GaugeLive {
     runs: Vec<RuleRun>,
     /// The rule a frame steps next.
@@ -136,8 +195,9 @@ pub struct GaugeLive {
 }
 
 impl GaugeLive {
-    /// Every (rule, lr) of `rules` on the instance of `cfg` and `seed`, for at most `budget`
-    /// steps, sampling about 200 times each. Panics if `cfg` does not validate.
+    /// Every (rule, lr) of `rules` on the instance of `cfg` and `seed`, each on its own schedule
+    /// ([`Rule::schedule`], as the zoo runs it), for at most `budget` steps, sampling about 200
+    /// times each. Panics if `cfg` does not validate.
     pub fn new(cfg: &SensingConfig, rules: &[(Rule, f64)], seed: u64, budget: usize) -> Self {
         let problem = Arc::new(SensingProblem::new(cfg, seed));
         let target_spectrum = problem.target.singular_values().iter().copied().collect();
@@ -150,6 +210,7 @@ impl GaugeLive {
                 seed,
                 every,
                 run: FactorRun::new(problem.clone(), rule, lr, budget, seed, true),
+                noise: Some(noise_twin(problem.clone(), rule, lr, budget, seed)),
             })
             .collect();
         Self {
@@ -263,9 +324,7 @@ impl LivePlot {
         match self {
             LivePlot::Loss => "training loss (log)",
             LivePlot::Recovery => "recovery ‖UVᵀ − X*‖F/‖X*‖F (log)",
-            LivePlot::Drift => {
-                "gauge twins: product ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F (solid), factors ‖U′ − UQ‖F/‖UQ‖F (dashed)"
-            }
+            LivePlot::Drift => "twin drift: gauge (solid), noise (dotted), factors (dashed)",
             LivePlot::Spectrum => "singular values of UVᵀ at the end vs X* (grey, dashed)",
         }
     }
@@ -293,6 +352,8 @@ pub struct RuleCurves {
     pub drift: Vec<[f64; 2]>,
     /// Twin drift of the factors.
     pub factor_drift: Vec<[f64; 2]>,
+    /// The noise twin's drift of the product.
+    pub noise_drift: Vec<[f64; 2]>,
     /// Singular values of the final UVᵀ (descending), once the run has ended.
     pub spectrum: Option<Vec<f64>>,
 }
@@ -344,6 +405,13 @@ pub fn live_figure(
                     Dash::Solid,
                 ));
                 marks.push(Mark::line(
+                    format!("{} noise twin", r.name()),
+                    rgb(r, i),
+                    s.noise_drift.clone(),
+                    2.0,
+                    Dash::Dotted,
+                ));
+                marks.push(Mark::line(
                     format!("{} factors", r.name()),
                     rgb(r, i),
                     s.factor_drift.clone(),
@@ -368,7 +436,7 @@ pub fn live_figure(
     let (x, y) = match plot {
         LivePlot::Loss => (step(), Axis::log("loss (log scale)")),
         LivePlot::Recovery => (step(), Axis::log("recovery (log scale)")),
-        LivePlot::Drift => (step(), Axis::log("twin drift")),
+        LivePlot::Drift => (step(), Axis::log("relative drift (log scale)")),
         LivePlot::Spectrum => {
             marks.insert(
                 0,
@@ -393,6 +461,54 @@ pub fn live_figure(
 mod tests {
     use super::*;
     use crate::figure::Shape;
+
+    /// The drifts `rule` reports on a small instance after `steps` steps: (gauge twin, noise twin).
+    fn drifts(rule: &str, steps: usize) -> (f64, f64) {
+        let cfg = SensingConfig {
+            n: 16,
+            rank: 2,
+            ..SensingConfig::default()
+        };
+        let rule = Rule::named(rule).unwrap();
+        let mut live = GaugeLive::new(&cfg, &[(rule, rule.default_lr())], 3, steps);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let out = Outbox::new(tx);
+        while !live.runs.is_empty() {
+            if live.runs[0].advance(&out) {
+                live.runs.clear();
+            }
+        }
+        let done = rx.try_iter().find_map(|u| match u {
+            LiveUpdate::Done {
+                summary,
+                noise_drift,
+                ..
+            } => Some((summary.twin_drift.unwrap(), noise_drift)),
+            _ => None,
+        });
+        done.expect("the run ended")
+    }
+
+    #[test]
+    fn the_noise_twin_separates_amplified_rounding_from_a_rule_that_sees_the_basis() {
+        // GD: both twins stay at rounding noise (measured 3.1e-16 and 2.7e-16).
+        let (gauge, noise) = drifts("gd", 3000);
+        assert!(gauge < 1e-13 && noise < 1e-13, "gd {gauge:e} {noise:e}");
+        // Adam sees the basis: its gauge twin splits (0.34) while its noise twin stays (8.5e-15).
+        let (gauge, noise) = drifts("adam", 3000);
+        assert!(
+            gauge > 1e-2 && gauge > 1e8 * noise,
+            "adam {gauge:e} {noise:e}"
+        );
+        // Muon is equivariant but its dynamics amplify rounding: both twins rise together, far
+        // above GD's (4.9e-6 and 4.4e-6), which only the noise twin can tell from a broken rule.
+        let (gauge, noise) = drifts("muon", 3000);
+        assert!(gauge > 1e-9 && noise > 1e-9, "muon {gauge:e} {noise:e}");
+        assert!(
+            (0.1..10.0).contains(&(gauge / noise)),
+            "muon {gauge:e} {noise:e}"
+        );
+    }
 
     #[test]
     fn live_figures_draw_every_rule_and_the_spectrum_against_the_target() {
@@ -419,7 +535,14 @@ mod tests {
         let f = live_figure(&rules, &runs, &[2.0, 0.0], LivePlot::Drift);
         assert_eq!(
             crate::figure::names(&f),
-            ["gd", "gd factors", "adam", "adam factors"]
+            [
+                "gd",
+                "gd noise twin",
+                "gd factors",
+                "adam",
+                "adam noise twin",
+                "adam factors"
+            ]
         );
         let f = live_figure(&rules, &runs, &[2.0, 0.0], LivePlot::Spectrum);
         assert_eq!(

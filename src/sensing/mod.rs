@@ -113,6 +113,8 @@ pub enum SensingStream {
     Gauge = 14,
     /// The tail noise E.
     Tail = 15,
+    /// The live runs' noise twin's move of the initial factors.
+    NoiseTwin = 16,
 }
 
 /// The ChaCha8 stream `s` of `seed`.

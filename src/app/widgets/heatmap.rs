@@ -5,11 +5,11 @@
 use eframe::egui::{self, Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use nalgebra::DMatrix;
 
-/// Colour of `v` in [0, 1] (clamped; NaN is grey): pale to dark blue, or on a dark
+/// Colour of `v` in [0, 1] (clamped; NaN is pale yellow): pale to dark grey, or on a dark
 /// background dark to bright, so a larger |k| always stands out more (the figures' map,
-/// [`crate::figure::blues`]).
-pub fn blues(v: f64, dark: bool) -> Color32 {
-    let [r, g, b] = crate::figure::blues(v, dark);
+/// [`crate::figure::magnitude`]).
+pub fn magnitude(v: f64, dark: bool) -> Color32 {
+    let [r, g, b] = crate::figure::magnitude(v, dark);
     Color32::from_rgb(r, g, b)
 }
 
@@ -17,7 +17,7 @@ pub fn blues(v: f64, dark: bool) -> Color32 {
 pub fn key_image(keys: &DMatrix<f64>, dark: bool) -> egui::ColorImage {
     let (rows, cols) = keys.shape();
     let pixels = (0..rows)
-        .flat_map(|j| (0..cols).map(move |a| blues(keys[(j, a)].abs(), dark)))
+        .flat_map(|j| (0..cols).map(move |a| magnitude(keys[(j, a)].abs(), dark)))
         .collect();
     egui::ColorImage::new([cols, rows], pixels)
 }
@@ -75,7 +75,7 @@ pub fn color_bar(ui: &mut egui::Ui, height: f32, caption: &str, dark: bool) {
             Pos2::new(bar.min.x, y),
             Pos2::new(bar.max.x, y + bar.height() / steps as f32 + 0.5),
         );
-        painter.rect_filled(r, 0.0, blues(v0 as f64 + 0.5 / steps as f64, dark));
+        painter.rect_filled(r, 0.0, magnitude(v0 as f64 + 0.5 / steps as f64, dark));
     }
     let text = ui.visuals().text_color();
     painter.rect_stroke(bar, 0.0, Stroke::new(1.0, text), StrokeKind::Outside);
@@ -103,7 +103,7 @@ pub fn color_bar(ui: &mut egui::Ui, height: f32, caption: &str, dark: bool) {
 }
 
 /// A figure's heatmap as a grid of cells, `names[0] N` labelling the rows on the left and
-/// `names[1] N` the columns above (N from 1), each cell coloured by [`blues`] of its value;
+/// `names[1] N` the columns above (N from 1), each cell coloured by [`magnitude`] of its value;
 /// cells as large as fit `w` wide and `h` high (18 to 110 points). A cell at least 40 points
 /// wide shows `text(row, column)`, in black or white as its colour needs.
 pub fn labelled_map(
@@ -148,7 +148,7 @@ pub fn labelled_map(
             ink,
         );
         for c in 0..cols {
-            let fill = blues(map.values[(r, c)], dark);
+            let fill = magnitude(map.values[(r, c)], dark);
             let cell_rect = Rect::from_min_size(
                 Pos2::new(rect.min.x + label_w + c as f32 * cell, y),
                 Vec2::splat(cell - 2.0),

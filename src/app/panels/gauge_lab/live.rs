@@ -1,11 +1,11 @@
-//! Live runs: a few rules trained on one problem instance, each with its gauge twin, streaming
-//! loss, recovery and the twins' drift; the singular values at the end. The runs are the
+//! Live runs: a few rules trained on one problem instance, each with its gauge twin and its
+//! noise twin, streaming loss, recovery and the twins' drift; the singular values at the end. The runs are the
 //! library's ([`crate::sensing::live`]) on the live driver; the tab starts, drains and draws.
 
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use super::{class_color, rule_color};
+use super::{class_label, rule_color};
 use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, link_count, to_ron};
@@ -82,8 +82,11 @@ struct LiveSeries {
     recovery: MinMaxSeries,
     drift: MinMaxSeries,
     factor_drift: MinMaxSeries,
+    noise_drift: MinMaxSeries,
     spectrum: Option<Vec<f64>>,
     summary: Option<RunResult>,
+    /// The noise twin's drift at the end.
+    noise_end: Option<f64>,
 }
 
 impl Default for LiveSeries {
@@ -93,8 +96,10 @@ impl Default for LiveSeries {
             recovery: MinMaxSeries::new(Scale::Log),
             drift: MinMaxSeries::new(Scale::Log),
             factor_drift: MinMaxSeries::new(Scale::Log),
+            noise_drift: MinMaxSeries::new(Scale::Log),
             spectrum: None,
             summary: None,
+            noise_end: None,
         }
     }
 }
@@ -107,6 +112,7 @@ impl LiveSeries {
             recovery: self.recovery.raw_points(),
             drift: self.drift.raw_points(),
             factor_drift: self.factor_drift.raw_points(),
+            noise_drift: self.noise_drift.raw_points(),
             spectrum: self.spectrum.clone(),
         }
     }
@@ -140,16 +146,19 @@ impl Panel for LiveRuns {
                         series.recovery.push(s.step, s.recovery);
                         series.drift.push(s.step, s.twin_drift);
                         series.factor_drift.push(s.step, s.factor_drift);
+                        series.noise_drift.push(s.step, s.noise_drift);
                     }
                 }
                 LiveUpdate::Done {
                     rule,
                     spectrum,
                     summary,
+                    noise_drift,
                 } => {
                     if let Some(series) = self.series.get_mut(rule) {
                         series.spectrum = Some(spectrum);
                         series.summary = Some(summary);
+                        series.noise_end = Some(noise_drift);
                     }
                 }
             }
@@ -260,8 +269,12 @@ impl Panel for LiveRuns {
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         ui.label(
-            "Each rule trained on one problem instance from (U, V) and, as its gauge twin, from (UQ, VQ). \
-             Equivariant rules keep the twins' products at rounding noise; coordinate-wise ones split them.",
+            "Each rule trains on one problem instance from (U, V), at the rate and schedule the zoo \
+             runs it with; its gauge twin starts from (UQ, VQ), its noise twin from (U, V) moved by \
+             one part in 10¹⁴ in the same basis. An equivariant rule keeps its gauge twin at \
+             rounding noise until its own dynamics amplify that noise, and then its noise twin \
+             rises with it; a coordinate-wise rule splits its gauge twin far beyond its noise twin. Drift: ‖U′V′ᵀ − UVᵀ‖F/‖UVᵀ‖F \
+             for a twin's product, ‖U′ − UQ‖F/‖UQ‖F for the gauge twin's factors.",
         );
         reflow::controls_row(ui, |ui| {
             for rule in Rule::all() {
@@ -337,19 +350,22 @@ impl Panel for LiveRuns {
             let fig = figure_of(plot);
             save_figure(lab, ui.ctx(), format, plot.stem(), egui::vec2(w, h), || fig);
         }
-        for ((r, lr), s) in rules.iter().zip(self.series.iter()) {
+        for (i, ((r, lr), s)) in rules.iter().zip(self.series.iter()).enumerate() {
             if let Some(sum) = &s.summary {
                 ui.label(
                     RichText::new(format!(
-                        "{} (lr {lr}): {:?} after {} steps; recovery {:.2e}, effective rank {:.2}, twin drift {:.1e}",
+                        "{} ({}, lr {lr}): {:?} after {} steps; recovery {:.2e}, effective rank {:.2}, \
+                         drift of the gauge twin {:.1e}, of the noise twin {:.1e}",
                         r.name(),
+                        class_label(r.equivariant()),
                         sum.outcome,
                         sum.steps,
                         sum.recovery,
                         sum.erank,
-                        sum.twin_drift.unwrap_or(f64::NAN)
+                        sum.twin_drift.unwrap_or(f64::NAN),
+                        s.noise_end.unwrap_or(f64::NAN),
                     ))
-                    .color(class_color(r.equivariant())),
+                    .color(rule_color(*r, i)),
                 );
             }
         }

@@ -21,27 +21,15 @@ use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
-use crate::app::widgets::plots::{
-    Swatch, export_button, export_table, figure_menu, legend_row, save_figure,
-};
+use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row};
 use crate::figure::Figure;
 use crate::live::Task;
-use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{
     Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
 };
 use crate::validate::check_count;
-
-/// Colour of the equivariant class (the paper's blue; the figures' too).
-pub const EQUIVARIANT: Color32 = rgb(zoo_figures::EQUIVARIANT);
-/// Colour of the coordinate-wise class (the paper's vermilion; the figures' too).
-pub const COORDINATEWISE: Color32 = rgb(zoo_figures::COORDINATEWISE);
-
-const fn rgb(c: crate::figure::Rgb) -> Color32 {
-    Color32::from_rgb(c[0], c[1], c[2])
-}
 
 /// The gauge-lab section and its tabs.
 pub struct GaugeLab {
@@ -83,17 +71,6 @@ impl Panel for GaugeLab {
             ui,
             "Gauge lab",
             "W = U Vᵀ on matrix sensing: the loss cannot see (U, V) → (UQ, VQ)",
-        );
-        legend_row(
-            ui,
-            &[
-                (EQUIVARIANT, "gauge-equivariant rules".into(), Swatch::Thick),
-                (
-                    COORDINATEWISE,
-                    "coordinate-wise rules".into(),
-                    Swatch::Thick,
-                ),
-            ],
         );
         self.tabs.bar(ui);
         ui.separator();
@@ -372,16 +349,25 @@ impl Panel for SweepTab {
     }
 }
 
-/// The colour of a rule's class.
-fn class_color(equivariant: bool) -> Color32 {
+/// How the tabs name a rule's class (an optimizer keeps its one colour; the class is a word).
+fn class_label(equivariant: bool) -> &'static str {
     if equivariant {
-        EQUIVARIANT
+        "equivariant"
     } else {
-        COORDINATEWISE
+        "coordinate-wise"
     }
 }
 
-/// A rule's colour: the optimizer colour it shares with the key lab (class shows in the text).
+/// A rule's colour: the optimizer colour it shares with the key lab, the figures and the page.
 fn rule_color(rule: Rule, i: usize) -> Color32 {
     optimizer_color(rule.info().name, i)
+}
+
+/// The colour of the rule a zoo table names `name` (its registry colour; a name no bundled rule
+/// has takes the palette's colour number `i`).
+fn named_rule_color(name: &str, i: usize) -> Color32 {
+    Rule::all()
+        .into_iter()
+        .find(|r| r.name() == name)
+        .map_or_else(|| optimizer_color(name, i), |r| rule_color(r, i))
 }

@@ -3,7 +3,7 @@
 
 use eframe::egui::{self, RichText};
 
-use super::{SweepTab, class_color};
+use super::{SweepTab, class_label, named_rule_color};
 use crate::app::widgets::reflow;
 use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{RunResult, class_gap, fmt4, paper_table2, summarise};
@@ -48,17 +48,13 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
             }
         },
         |ui| {
-            for s in &summaries {
+            for (i, s) in summaries.iter().enumerate() {
                 ui.label(
                     RichText::new(&s.rule)
-                        .color(class_color(s.equivariant))
+                        .color(named_rule_color(&s.rule, i))
                         .strong(),
                 );
-                ui.label(if s.equivariant {
-                    "equivariant"
-                } else {
-                    "coordinate-wise"
-                });
+                ui.label(class_label(s.equivariant));
                 ui.label(format!("{}", s.lr));
                 ui.label(
                     RichText::new(format!("{} ± {}", fmt4(s.recovery[0]), fmt4(s.recovery[1])))
