@@ -311,7 +311,8 @@ fn live_reports(job: &Live<GaugeLive>, rules: usize) -> Vec<String> {
                     rule,
                     spectrum,
                     summary,
-                } => done[rule] = Some(format!("{spectrum:?} {summary:?}")),
+                    noise_drift,
+                } => done[rule] = Some(format!("{spectrum:?} {summary:?} {noise_drift:?}")),
                 LiveUpdate::Crashed(m) => panic!("live runs crashed: {m}"),
             }
         }

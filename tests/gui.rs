@@ -163,6 +163,28 @@ fn keyboard_steps_and_plays() {
     wait_for(&mut h, "reset", |a| a.lab.history.step == 0);
 }
 
+/// With the keyboard on the section list (a teacher tabbed there), the run's keys still work
+/// and Space does not open the focused section.
+#[test]
+fn the_run_keys_work_while_the_section_list_has_focus() {
+    let mut s = settings("classroom");
+    s.speed = Some(100.0);
+    let mut h = harness(s);
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
+    h.get_by_label("Gauge lab").focus();
+    h.step();
+    h.key_press(egui::Key::Space);
+    wait_for(&mut h, "running", |a| a.lab.history.step > 20);
+    assert_eq!(app(&h).view_path(), "test/live", "Space opened no section");
+    h.key_press(egui::Key::Space);
+    wait_for(&mut h, "paused", |a| !a.lab.history.running);
+    h.key_press(egui::Key::R);
+    wait_for(&mut h, "reset", |a| a.lab.history.step == 0);
+    assert_eq!(app(&h).view_path(), "test/live");
+}
+
 #[test]
 fn a_bad_pasted_preset_shows_its_error_and_changes_nothing() {
     let mut h = harness(settings("classroom"));
@@ -349,6 +371,45 @@ fn dragging_a_key_moves_it_and_beta_changes_without_restarting_the_run() {
         p.demos, a.lab.preset.demos,
         "the demo state is part of the preset"
     );
+}
+
+/// The learning rate: its slider moves one 1-2-5 step per notch (not four decades in 20 px),
+/// and its field takes a typed rate between the stops.
+#[test]
+fn the_learning_rate_moves_in_1_2_5_steps_and_takes_a_typed_rate() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
+    h.run_steps(2);
+    assert_eq!(app(&h).lab.preset.arms[0].lr, 1.0);
+    let slider = || egui::Role::Slider;
+    // Up one notch from 1 (stop 15): 2, the next stop; then down two: 0.5.
+    h.get_all_by_role_and_label(slider(), "learning rate")
+        .next()
+        .unwrap()
+        .set_value_accesskit(16.0);
+    h.run_steps(2);
+    assert_eq!(app(&h).lab.preset.arms[0].lr, 2.0);
+    h.get_all_by_role_and_label(slider(), "learning rate")
+        .next()
+        .unwrap()
+        .set_value_accesskit(14.0);
+    h.run_steps(2);
+    assert_eq!(app(&h).lab.preset.arms[0].lr, 0.5);
+    // A rate between the stops, typed.
+    let field = || egui::Role::SpinButton;
+    h.get_all_by_role_and_label(field(), "learning rate")
+        .next()
+        .unwrap()
+        .click();
+    h.run_steps(2);
+    h.get_all_by_role_and_label(field(), "learning rate")
+        .next()
+        .unwrap()
+        .type_text("3e-3");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    assert_eq!(app(&h).lab.preset.arms[0].lr, 0.003);
+    wait_for(&mut h, "the restarted run", |a| a.lab.snapshot_serial >= 2);
 }
 
 #[test]

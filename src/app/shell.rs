@@ -321,6 +321,9 @@ impl AppState {
         if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::S)) {
             self.request_screenshot(&ctx, None);
         }
+        if self.section().id() == panels::controlled_test::ID {
+            panels::controlled_test::run_keys(&ctx, &mut self.lab);
+        }
         self.presentation_keys(&ctx);
         self.zoom_keys(&ctx);
         reflow::set_presenting(&ctx, self.presenting);

@@ -200,13 +200,7 @@ pub fn sweep_text(r: &SweepResult) -> String {
         "arm", "ok", "excess mean ± sd", "baseline sd", "outside", "twin div", "held acc"
     ));
     for a in &r.aggregate {
-        let verdict = if a.seeds_ok < 2 {
-            "too few seeds for a verdict"
-        } else if a.excess_is_outside_baseline() {
-            "outside the baseline spread"
-        } else {
-            "within the baseline spread"
-        };
+        let verdict = a.verdict().short();
         out.push_str(&format!(
             "{:<w$} {:>4} {:>11} ± {:<8} {:>11} {:>6}/{:<2} {:>10} {:>10.3}  {verdict}\n",
             a.arm,

@@ -72,7 +72,75 @@ pub struct ArmAggregate {
     pub heldout_accuracy_sd: f64,
 }
 
+/// What a seed sweep can say of one arm's axis concentration, from its two numbers: whether
+/// the mean excess lies outside the baseline spread ([`ArmAggregate::excess_is_outside_baseline`])
+/// and whether more than half of the seeds left their own 5–95% band (chance alone puts about
+/// one seed in ten there). The words follow both, so a verdict never contradicts the count
+/// printed beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Fewer than two seeds finished.
+    TooFewSeeds,
+    /// The mean and most seeds lie outside the spread.
+    Outside,
+    /// The mean lies outside the spread, most seeds inside their bands.
+    MeanOnly,
+    /// Most seeds lie outside their bands, the mean inside the spread (they disagree in sign).
+    SeedsOnly,
+    /// The mean and most seeds lie inside.
+    Within,
+}
+
+impl Verdict {
+    /// The verdict in a table's column.
+    pub fn short(self) -> &'static str {
+        match self {
+            Verdict::TooFewSeeds => "too few seeds for a verdict",
+            Verdict::Outside => "outside the baseline spread",
+            Verdict::MeanOnly => "mean outside, most seeds inside",
+            Verdict::SeedsOnly => "most seeds outside, mean inside",
+            Verdict::Within => "within the baseline spread",
+        }
+    }
+
+    /// The verdict with what it means for the keys' orientation.
+    pub fn explained(self) -> &'static str {
+        match self {
+            Verdict::TooFewSeeds => "too few seeds for a verdict",
+            Verdict::Outside => {
+                "outside the random-rotation spread, in the mean and in most seeds: these keys \
+                 prefer the axes"
+            }
+            Verdict::MeanOnly => {
+                "the mean lies outside the random-rotation spread but most seeds stay inside \
+                 their bands: a small, consistent lean towards the axes, not a clear preference \
+                 (more seeds or a larger d_k would tell)"
+            }
+            Verdict::SeedsOnly => {
+                "most seeds leave their bands but the mean stays inside the spread: the seeds \
+                 disagree in sign, so there is no verdict on the axes"
+            }
+            Verdict::Within => {
+                "within the random-rotation spread, in the mean and in most seeds: no more \
+                 axis-aligned than chance"
+            }
+        }
+    }
+}
+
 impl ArmAggregate {
+    /// The sweep's [`Verdict`] on this arm.
+    pub fn verdict(&self) -> Verdict {
+        let most = 2 * self.outside_band > self.seeds_ok;
+        match (self.seeds_ok >= 2, self.excess_is_outside_baseline(), most) {
+            (false, _, _) => Verdict::TooFewSeeds,
+            (true, true, true) => Verdict::Outside,
+            (true, true, false) => Verdict::MeanOnly,
+            (true, false, true) => Verdict::SeedsOnly,
+            (true, false, false) => Verdict::Within,
+        }
+    }
+
     /// Whether the mean excess lies outside ±2 standard errors of zero *and* beyond one
     /// baseline standard deviation: a plain-number form of "outside the baseline spread".
     pub fn excess_is_outside_baseline(&self) -> bool {
@@ -428,5 +496,46 @@ impl SweepResult {
             .map(<[SeedArm]>::to_vec)
             .collect();
         Ok(assemble_sweep(&self.preset, self.seeds, per_seed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An arm of `seeds` seeds with mean excess `mean` (sd 0.01, baseline sd 0.01) and
+    /// `outside` seeds outside their bands.
+    fn arm(seeds: usize, mean: f64, outside: usize) -> ArmAggregate {
+        ArmAggregate {
+            arm: "adam".into(),
+            equivariant: false,
+            seeds_ok: seeds,
+            excess_mean: mean,
+            excess_sd: 0.01,
+            excess_rot_mean: 0.0,
+            z_mean: 0.0,
+            baseline_sd_mean: 0.01,
+            outside_band: outside,
+            orientation_div_mean: 0.5,
+            orientation_div_sd: 0.0,
+            gram_div_mean: 0.5,
+            gram_div_sd: 0.0,
+            heldout_accuracy_mean: 0.9,
+            heldout_accuracy_sd: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_verdict_follows_the_mean_and_the_seed_count() {
+        assert_eq!(arm(1, 1.0, 1).verdict(), Verdict::TooFewSeeds);
+        assert_eq!(arm(4, 0.05, 3).verdict(), Verdict::Outside);
+        // The case a researcher met: the mean beyond the spread, 0 of 4 seeds outside.
+        let lean = arm(4, 0.05, 0);
+        assert_eq!(lean.verdict(), Verdict::MeanOnly);
+        assert!(!lean.verdict().explained().contains("prefer the axes"));
+        assert_eq!(arm(4, 0.0, 4).verdict(), Verdict::SeedsOnly);
+        assert_eq!(arm(4, 0.005, 0).verdict(), Verdict::Within);
+        // Exactly half is not "most".
+        assert_eq!(arm(4, 0.05, 2).verdict(), Verdict::MeanOnly);
     }
 }

@@ -79,7 +79,7 @@ impl Default for Saved {
 
 impl Panel for ControlledTest {
     fn id(&self) -> &'static str {
-        "test"
+        ID
     }
 
     fn title(&self) -> &'static str {
@@ -91,7 +91,6 @@ impl Panel for ControlledTest {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        shortcuts(ui, lab);
         self.content(ui, lab);
     }
 
@@ -240,10 +239,15 @@ fn snapshot_behind(lab: &Lab) -> bool {
     h.snapshot.as_ref().is_none_or(|s| s.step != h.step)
 }
 
-/// Space plays or pauses, `.` takes one step, R resets — unless a text field has the keyboard.
-fn shortcuts(ui: &mut egui::Ui, lab: &mut Lab) {
-    let ctx = ui.ctx().clone();
-    if ctx.egui_wants_keyboard_input() {
+/// The section's id, for the shell's [`run_keys`].
+pub const ID: &str = "test";
+
+/// The run's keys while this section is open: Space plays or pauses, `.` takes one step, R
+/// resets, wherever the keyboard focus is (the section list, a button) unless it is in a text
+/// field. The shell calls this before it draws anything, so a focused button or section entry
+/// never takes Space as a click.
+pub fn run_keys(ctx: &egui::Context, lab: &mut Lab) {
+    if ctx.text_edit_focused() {
         return;
     }
     let (space, period, r) = ctx.input_mut(|i| {

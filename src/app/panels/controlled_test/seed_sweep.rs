@@ -220,11 +220,7 @@ impl Panel for SeedSweep {
                 );
                 continue;
             }
-            let verdict = if a.excess_is_outside_baseline() {
-                "outside the baseline spread: the orientation is special"
-            } else {
-                "within the baseline spread: no more axis-aligned than chance"
-            };
+            let verdict = a.verdict().explained();
             ui.label(
                 RichText::new(format!(
                     "{}: mean excess {:+.2e} ± {:.2e} over {} seeds; baseline sd {:.2e}; {} of {} seeds outside the 5–95% band; twin divergence {:.1e} → {verdict}",

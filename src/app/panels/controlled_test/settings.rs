@@ -230,14 +230,7 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                     .labelled_by(id);
             });
             row(ui, RESTARTS, "learning rate", |ui, id| {
-                ui.add(
-                    egui::Slider::new(&mut arm.lr, 1e-5..=10.0)
-                        .logarithmic(true)
-                        .clamping(egui::SliderClamping::Edits)
-                        .update_while_editing(false)
-                        .custom_formatter(|v, _| format!("{v:.3e}")),
-                )
-                .labelled_by(id)
+                rate_control(ui, &mut arm.lr, id)
             });
             for &h in info.hypers {
                 hyper_row(ui, arm, h);
@@ -265,6 +258,51 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
             }
         });
     }
+}
+
+/// The rates the learning-rate slider stops at: 1, 2 and 5 per decade from 1e-5 to 10, each
+/// the f64 its decimal text reads as (so a stop is the number a researcher would type).
+pub fn rate_ladder() -> Vec<f64> {
+    (-5..=1)
+        .flat_map(|e| [1, 2, 5].map(|m| format!("{m}e{e}").parse::<f64>().expect("a number")))
+        .take_while(|&x| x <= 10.0)
+        .collect()
+}
+
+/// The stop of `ladder` nearest `lr` on a log scale (the first for a rate that is not positive).
+pub fn nearest_stop(ladder: &[f64], lr: f64) -> usize {
+    let off = |x: f64| (x.ln() - lr.ln()).abs();
+    (0..ladder.len())
+        .min_by(|&a, &b| off(ladder[a]).total_cmp(&off(ladder[b])))
+        .filter(|_| lr > 0.0)
+        .unwrap_or(0)
+}
+
+/// A learning rate: a slider over [`rate_ladder`]'s stops (a notch is one 1-2-5 step, not
+/// half a decade) and a field that takes any rate the preset allows (up to 1e6), typed.
+fn rate_control(ui: &mut egui::Ui, lr: &mut f64, label: egui::Id) -> egui::Response {
+    let ladder = rate_ladder();
+    let mut stop = nearest_stop(&ladder, *lr);
+    let slider = ui
+        .add(
+            egui::Slider::new(&mut stop, 0..=ladder.len() - 1)
+                .show_value(false)
+                .clamping(egui::SliderClamping::Always),
+        )
+        .on_hover_text("Steps of 1, 2 and 5 per decade; type any rate in the field")
+        .labelled_by(label);
+    if slider.changed() {
+        *lr = ladder[stop];
+    }
+    ui.add(
+        egui::DragValue::new(lr)
+            .range(f64::MIN_POSITIVE..=1e6)
+            .clamp_existing_to_range(false)
+            .speed(0.0)
+            .custom_formatter(|v, _| crate::validate::real(v))
+            .update_while_editing(false),
+    )
+    .labelled_by(label)
 }
 
 /// The control of hyperparameter `h` of `arm`, from the registry's label and range.
@@ -376,5 +414,30 @@ fn run_control(lab: &mut Lab, ui: &mut egui::Ui) {
     if (lab.speed, lab.stop) != before {
         lab.send(Command::SetSpeed(lab.speed));
         lab.send(Command::SetStop(lab.stop));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_slider_stops_at_1_2_5_per_decade() {
+        let ladder = rate_ladder();
+        assert_eq!(ladder.len(), 19);
+        assert_eq!(ladder[..4], [1e-5, 2e-5, 5e-5, 1e-4]);
+        assert_eq!(*ladder.last().unwrap(), 10.0);
+        // Each stop is the typed decimal's f64, not 2·10⁻⁵ computed (which rounds differently).
+        assert_eq!(ladder[1].to_string(), "0.00002");
+        assert_eq!(nearest_stop(&ladder, 0.1), 12);
+        assert_eq!(
+            nearest_stop(&ladder, 0.003),
+            7,
+            "3e-3 is nearer 2e-3 than 5e-3 in log"
+        );
+        assert_eq!(nearest_stop(&ladder, 0.004), 8);
+        assert_eq!(nearest_stop(&ladder, 1e-9), 0);
+        assert_eq!(nearest_stop(&ladder, 1e6), 18);
+        assert_eq!(nearest_stop(&ladder, 0.0), 0);
     }
 }
