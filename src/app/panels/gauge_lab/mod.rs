@@ -238,7 +238,7 @@ impl Panel for SweepTab {
             return true;
         }
         let preset = self.preset();
-        let total = preset.cells().len();
+        let total = preset.units();
         let task = ZooTask(preset.clone());
         self.analysis
             .start(preset, total, lab.repaint_handle(), task);
@@ -326,7 +326,7 @@ impl Panel for SweepTab {
                     .update_while_editing(false),
             )
             .labelled_by(l.id);
-            ui.label(RichText::new(format!("{} runs", self.preset().cells().len())).weak());
+            ui.label(RichText::new(format!("{} runs", self.preset().units())).weak());
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true);
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save every run of the sweep (zoo.csv)");
