@@ -287,7 +287,8 @@ mod tests {
         p.sizes.clear();
         p.validate().unwrap();
         let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
-        assert_eq!(runs.len(), 1, "{name}");
+        // One run and its instance's convex reference.
+        assert_eq!(runs.len(), 2, "{name}");
         (p, runs)
     }
 
