@@ -9,6 +9,7 @@ use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 
 use super::{SensingProblem, block_dots, dot};
 use crate::arith::Ops;
+use crate::linalg::mul_into;
 use crate::linalg::norm::{distance, frobenius};
 
 /// Iteration cap of the solve (numerics §9).
@@ -145,20 +146,100 @@ fn adjoint_add_with<A: Ops>(operator: &[f64], lambda: &[f64], w: &mut [f64]) {
     }
 }
 
-/// Singular-value thresholding at 1 (the proximal map of `‖·‖*` at ρ = 1): `v = U Σ Vᵀ` ↦
-/// `U max(Σ − 1, 0) Vᵀ`, written into `out` (`n × n`). One SVD (nalgebra's; it allocates).
-fn threshold(v: &DMatrix<f64>, out: &mut DMatrix<f64>) {
-    let svd = v.clone().svd(true, true);
-    let (u, vt) = (
-        svd.u.as_ref().expect("asked for U"),
-        svd.v_t.as_ref().expect("asked for Vᵀ"),
-    );
-    out.fill(0.0);
-    for (k, &s) in svd.singular_values.iter().enumerate() {
-        let shrunk = s - 1.0;
-        if shrunk > 0.0 {
-            out.ger(shrunk, &u.column(k), &vt.row(k).transpose(), 1.0);
+/// Singular-value thresholding at 1 (the proximal map of `‖·‖*` at ρ = 1), `W = U Σ Vᵀ` ↦
+/// `U max(Σ − 1, 0) Vᵀ`, by one-sided Jacobi (Hestenes): the columns of `B = W V` are rotated
+/// in pairs until orthogonal, the same rotations applied to V, so that `B = U Σ` and
+/// `σ_j = ‖b_j‖`. V starts from the last call's (the iterates change little from one
+/// iteration to the next, so a sweep or two suffice). Only + − × ÷ and √, each rounded as IEEE
+/// says, so the bits are the same on every CPU and in the browser (nalgebra's SVD calls the
+/// platform's `hypot`). Allocation-free after [`Thresholding::new`].
+struct Thresholding {
+    b: DMatrix<f64>,
+    v: DMatrix<f64>,
+}
+
+/// Most Jacobi sweeps per call (far more than a warm start needs; a cold 40 × 40 one takes
+/// about ten).
+const MAX_SWEEPS: usize = 60;
+
+impl Thresholding {
+    /// Buffers for `n × n`, V = I.
+    fn new(n: usize) -> Self {
+        Self {
+            b: DMatrix::zeros(n, n),
+            v: DMatrix::identity(n, n),
         }
+    }
+
+    /// Writes the thresholded `w` (`n × n`) into `out`.
+    fn apply(&mut self, w: &DMatrix<f64>, out: &mut DMatrix<f64>) {
+        let n = w.nrows();
+        mul_into(&mut self.b, w, &self.v);
+        // A pair counts as orthogonal when |b_p·b_q| ≤ n·ε·‖b_p‖‖b_q‖, about the rounding of
+        // the dot product itself.
+        let tol = n as f64 * f64::EPSILON;
+        let (b, v) = (self.b.as_mut_slice(), self.v.as_mut_slice());
+        for _ in 0..MAX_SWEEPS {
+            let mut rotated = false;
+            for p in 0..n {
+                for q in p + 1..n {
+                    let (bp, bq) = (&b[p * n..(p + 1) * n], &b[q * n..(q + 1) * n]);
+                    let (mut alpha, mut beta, mut gamma) = (0.0, 0.0, 0.0);
+                    for (x, y) in bp.iter().zip(bq) {
+                        alpha += x * x;
+                        beta += y * y;
+                        gamma += x * y;
+                    }
+                    if gamma.abs() <= tol * (alpha * beta).sqrt() {
+                        continue;
+                    }
+                    // tan θ, the smaller root of t² + 2ζt − 1 = 0, zeroes the rotated pair's
+                    // dot product.
+                    let zeta = (beta - alpha) / (2.0 * gamma);
+                    let t = if zeta.abs() > 1e150 {
+                        0.5 / zeta
+                    } else {
+                        zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt())
+                    };
+                    let c = 1.0 / (1.0 + t * t).sqrt();
+                    let s = c * t;
+                    rotate(b, n, p, q, c, s);
+                    rotate(v, n, p, q, c, s);
+                    rotated = true;
+                }
+            }
+            if !rotated {
+                break;
+            }
+        }
+        out.fill(0.0);
+        let o = out.as_mut_slice();
+        for j in 0..n {
+            let bj = &b[j * n..(j + 1) * n];
+            let sigma = bj.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if sigma <= 1.0 {
+                continue;
+            }
+            // (σ − 1) u_j v_jᵀ with u_j = b_j / σ.
+            let f = 1.0 - 1.0 / sigma;
+            for k in 0..n {
+                let coef = f * v[j * n + k];
+                for (x, y) in o[k * n..(k + 1) * n].iter_mut().zip(bj) {
+                    *x += coef * y;
+                }
+            }
+        }
+    }
+}
+
+/// Rotates columns p and q of the column-major `n × n` matrix `m`:
+/// `(m_p, m_q) ← (c·m_p − s·m_q, s·m_p + c·m_q)`.
+fn rotate(m: &mut [f64], n: usize, p: usize, q: usize, c: f64, s: f64) {
+    let (left, right) = m.split_at_mut(q * n);
+    for (x, y) in left[p * n..(p + 1) * n].iter_mut().zip(&mut right[..n]) {
+        let (a, b) = (*x, *y);
+        *x = c * a - s * b;
+        *y = s * a + c * b;
     }
 }
 
@@ -179,6 +260,7 @@ pub fn min_nuclear_norm(
     proj.apply(&mut z);
     let mut d = DMatrix::<f64>::zeros(n, n);
     let (mut x, mut w) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n));
+    let mut svt = Thresholding::new(n);
     let (mut primal, mut dual) = (f64::INFINITY, f64::INFINITY);
     let mut iterations = 0;
     let mut cancelled = false;
@@ -190,7 +272,7 @@ pub fn min_nuclear_norm(
         }
         w.copy_from(&z);
         w -= &d;
-        threshold(&w, &mut x);
+        svt.apply(&w, &mut x);
         w.copy_from(&x);
         w += &d;
         proj.apply(&mut w);
