@@ -30,7 +30,7 @@ use crate::figure::Figure;
 use crate::live::Task;
 use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{
-    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
+    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, is_reference, run_zoo, summarise,
 };
 use crate::validate::check_count;
 
@@ -359,9 +359,11 @@ impl Panel for SweepTab {
             ))
             .weak(),
         );
-        // Leave room for a table below (a row per rule) when there is one.
+        // Leave room for a table below (a row per rule, and the convex reference's) when there
+        // is one.
+        let rows = summarise(runs).len() + runs.iter().any(is_reference) as usize;
         let below = match self.below {
-            Some(_) => 40.0 * summarise(runs).len() as f32 + 60.0,
+            Some(_) => 40.0 * rows as f32 + 60.0,
             None => 20.0,
         };
         let h = (ui.available_height() - below).clamp(240.0, 520.0);
