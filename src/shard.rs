@@ -4,7 +4,8 @@
 //! tables are assembled from the cells in index order).
 //!
 //! A cell is one seed of a seed sweep (`sweep`), one (point, seed) of an ε or d_k sweep (point
-//! major), or one (τ, rule, rate, seed) run of the zoo in [`ZooPreset::cells`] order. Shard
+//! major), or one (τ, rule, rate, seed) run of the zoo in [`ZooPreset::cells`] order followed by
+//! its convex references ([`ZooPreset::references`]). Shard
 //! files are RON, which keeps every f64 (NaN and ±∞ included) exactly.
 
 use std::path::Path;
@@ -279,7 +280,7 @@ impl Job {
     pub fn total_cells(&self) -> usize {
         match self {
             Job::Sweep { seeds, .. } => *seeds,
-            Job::Zoo { preset } => preset.cells().len(),
+            Job::Zoo { preset } => preset.units(),
             _ => {
                 let p = self.points_job().expect("a points job");
                 p.points() * p.seeds()
@@ -514,15 +515,17 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     job.validate().map_err(|e| format!("{first_name}: {e}"))?;
     let total = job.total_cells();
     // What each cell must hold: the zoo's cell list, or each point's preset and its seeds.
-    let (zoo_cells, points, seeds) = match &job {
-        Job::Zoo { preset } => (preset.cells(), Vec::new(), 1),
+    let (zoo_units, points, seeds) = match &job {
+        Job::Zoo { preset } => ((preset.cells(), preset.references()), Vec::new(), 1),
         _ => {
             let (points, seeds) = job.points();
-            (Vec::new(), points, seeds)
+            ((Vec::new(), Vec::new()), points, seeds)
         }
     };
     let check = |c: usize, r: &CellResult| match (&job, r) {
-        (Job::Zoo { preset }, CellResult::Zoo(run)) => preset.check_run(zoo_cells[c], run),
+        (Job::Zoo { preset }, CellResult::Zoo(run)) => {
+            preset.check_unit((&zoo_units.0, &zoo_units.1), c, run)
+        }
         (_, CellResult::Seed(arms)) => {
             let (p, seed) = cell_run(&points, seeds, c);
             check_seed(p, seed, arms)

@@ -152,7 +152,10 @@ fn zoo_writes_a_table_for_every_rule() {
         );
     }
     let csv = std::fs::read_to_string(dir.path().join("zoo.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 9 * 2);
+    // Nine rules × two seeds, then each seed's convex reference.
+    assert_eq!(csv.lines().count(), 1 + 9 * 2 + 2);
+    assert_eq!(csv.matches(",reference,").count(), 2);
+    assert!(md.contains("## Convex reference"), "{md}");
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("zoo.json")).unwrap()).unwrap();
     assert_eq!(json["summary"].as_array().unwrap().len(), 9);
@@ -183,7 +186,7 @@ fn zoo_runs_one_rung_of_the_ladder_and_quotes_no_paper_row_for_a_size_the_paper_
     // Table 2's 0.1312 is n = 40's: at n = 12 the paper column stays empty.
     assert!(gd.ends_with("| — |"), "{gd}");
     let csv = std::fs::read_to_string(dir.path().join("zoo.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 9);
+    assert_eq!(csv.lines().count(), 1 + 9 + 1);
     let err = fails(&[
         "zoo",
         "ladder",

@@ -183,7 +183,8 @@ fn a_diverging_zoo_rate_is_marked_and_the_other_runs_finish() {
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     let (lr, outcome, steps) = (col("lr"), col("outcome"), col("steps"));
     let records: Vec<csv::StringRecord> = rows.records().map(|r| r.unwrap()).collect();
-    assert_eq!(records.len(), 2 * 2 * 2);
+    // Two rules × two rates × two seeds, then each seed's convex reference.
+    assert_eq!(records.len(), 2 * 2 * 2 + 2);
     for r in &records {
         if &r[lr] == "1000" {
             assert_eq!(&r[outcome], "Diverged", "{r:?}");

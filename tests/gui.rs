@@ -486,7 +486,10 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
     });
     let dial = panel::<SweepTab>(&h, "gauge/dial").analysis.last.clone();
     let dial = dial.unwrap().result;
-    assert_eq!(dial.len(), 5);
+    // Five dial settings, then the instance's convex reference, below all of them.
+    assert_eq!(dial.len(), 6);
+    assert_eq!(dial[5].rule, basis_lab::sensing::zoo::REFERENCE);
+    assert!(dial[5].recovery < dial[4].recovery);
     // Recovery falls from Adam (p = 1) to scalar-Adam (p = 0), as in the paper.
     assert!(dial[0].recovery > dial[4].recovery + 0.1);
     {
@@ -546,6 +549,60 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
             r.rule
         );
     }
+}
+
+#[test]
+fn the_zoo_tab_shows_the_convex_reference_as_a_grey_row_and_a_dotted_line() {
+    use basis_lab::app::analysis::Finished;
+    use basis_lab::figure::{Body, Shape};
+    use basis_lab::sensing::zoo::figures::zoo_figure;
+    use basis_lab::sensing::zoo::{REFERENCE, ZooPreset, run_zoo};
+    let preset = ZooPreset {
+        problem: basis_lab::sensing::SensingConfig {
+            n: 8,
+            rank: 2,
+            ..Default::default()
+        },
+        budget: 200,
+        seeds: 2,
+        rules: vec![rule("gd"), rule("adam")],
+        ..ZooPreset::default()
+    };
+    let runs = run_zoo(&preset, &|| {}, &std::sync::atomic::AtomicBool::new(false));
+    let hit = runs[4..].iter().filter(|r| r.recovery < 1e-6).count();
+    let Body::Plot { marks, .. } = zoo_figure(&runs).body else {
+        panic!("a plot")
+    };
+    let line = marks
+        .iter()
+        .find(|m| m.name.starts_with("convex reference"))
+        .expect("the reference's line");
+    assert!(
+        matches!(line.shape, Shape::HLine { .. }),
+        "{:?}",
+        line.shape
+    );
+    assert!(
+        line.name.contains(&format!("X* recovered in {hit} of 2")),
+        "{}",
+        line.name
+    );
+    let mut h = harness_with(settings("classroom"), |a| {
+        a.open_tab("gauge", "zoo");
+    });
+    h.run_steps(1);
+    {
+        let a = h.state_mut().as_mut().unwrap();
+        let tab = a.panel_mut::<SweepTab>("gauge/zoo").unwrap().0;
+        tab.analysis.last = Some(Finished {
+            inputs: preset,
+            result: runs,
+        });
+    }
+    h.run_steps(3);
+    h.get_by_label(REFERENCE);
+    h.get_by_label("reference");
+    h.get_by_label(&format!("X* in {hit} of 2"));
 }
 
 /// The reported settings file: a cached zoo sweep whose run has `lr: NaN` crashed the app at

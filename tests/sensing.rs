@@ -3,7 +3,11 @@
 
 mod common;
 
-use basis_lab::sensing::zoo::{FactorRun, Outcome, Rule, RunResult, ZooPreset, summarise};
+use basis_lab::sensing::nuclear::{MAX_ITERATIONS, TOLERANCE, min_nuclear_norm};
+use basis_lab::sensing::zoo::{
+    FactorRun, Outcome, RECOVERED, REFERENCE, Rule, RunResult, ZooPreset, csv_bytes, is_reference,
+    markdown, run_zoo, summarise,
+};
 use basis_lab::sensing::{
     SensingConfig, SensingProblem, SensingWorkspace, balancedness, effective_rank,
 };
@@ -203,6 +207,85 @@ fn the_zoo_is_deterministic_and_independent_of_thread_count() {
     common::determinism::zoos_do_not_depend_on_the_thread_count();
 }
 
+#[test]
+fn the_convex_reference_is_one_row_per_instance_after_the_runs_which_keep_their_bytes() {
+    let preset = ZooPreset {
+        problem: small(8, 2, 1e-3),
+        budget: 60,
+        seeds: 2,
+        rules: vec![rule("gd"), rule("adam")],
+        ..ZooPreset::default()
+    };
+    let never = AtomicBool::new(false);
+    let runs = run_zoo(&preset, &|| {}, &never);
+    assert_eq!(runs.len(), 2 * 2 + 2);
+    assert!(runs[..4].iter().all(|r| !is_reference(r)));
+    for (r, seed) in runs[4..].iter().zip([0, 1]) {
+        assert!(is_reference(r) && r.rule == REFERENCE && r.seed == seed);
+        // The row reports the solver's own result on that instance, bit for bit.
+        let p = SensingProblem::new(&preset.problem, seed);
+        let s = min_nuclear_norm(&p, MAX_ITERATIONS, TOLERANCE, &never).unwrap();
+        assert_eq!(r.steps, s.iterations);
+        assert_eq!(r.outcome, Outcome::Converged);
+        let rec = basis_lab::sensing::nuclear::recovery_of(&p, &s.x);
+        assert_eq!(r.recovery.to_bits(), rec.to_bits());
+        let stats = r.reference.as_ref().unwrap();
+        assert!(
+            stats.feasibility < 1e-13 && stats.primal < TOLERANCE,
+            "{stats:?}"
+        );
+        let ratio = stats.nuclear_norm / stats.target_nuclear_norm;
+        assert!(ratio <= 1.0 + 1e-9, "{ratio} (recovery {})", r.recovery);
+    }
+    preset.check_runs(&runs).unwrap();
+    assert_eq!(summarise(&runs), summarise(&runs[..4]));
+
+    // Without the reference the runs are the same, and so are their bytes in zoo.csv.
+    let off = ZooPreset {
+        reference: false,
+        ..preset.clone()
+    };
+    let runs_off = run_zoo(&off, &|| {}, &never);
+    assert_eq!(runs_off[..], runs[..4]);
+    let text = |r: &[RunResult]| String::from_utf8(csv_bytes(r, &summarise(r)).unwrap()).unwrap();
+    let (on, plain) = (text(&runs), text(&runs_off));
+    let extra = on.strip_prefix(&plain).expect("the runs' rows unchanged");
+    let lines: Vec<&str> = extra.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].starts_with("min_nuclear_norm,reference,0,,0,"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("min_nuclear_norm,reference,0,,1,"),
+        "{}",
+        lines[1]
+    );
+    let md = markdown(&preset, &summarise(&runs), &runs);
+    let hit = runs[4..].iter().filter(|r| r.recovery < RECOVERED).count();
+    assert!(md.contains("## Convex reference"), "{md}");
+    assert!(md.contains(&format!("in {hit} of 2 instances")), "{md}");
+    assert!(!markdown(&off, &summarise(&runs_off), &runs_off).contains("Convex reference"));
+
+    // Read back from disk, a reference row must be the instance's.
+    let mut bad = runs.clone();
+    bad[5].seed = 7;
+    assert!(
+        preset
+            .check_runs(&bad)
+            .unwrap_err()
+            .contains("min_nuclear_norm")
+    );
+    bad = runs.clone();
+    bad[4].reference = None;
+    assert!(preset.check_runs(&bad).is_err());
+    assert!(preset.check_runs(&runs[..5]).is_err());
+    assert!(off.check_runs(&runs).is_err());
+    // A sweep saved before the reference existed has none and still reads.
+    preset.check_runs(&runs[..4]).unwrap();
+}
+
 fn result(rule: &str, lr: f64, seed: u64, recovery: f64, outcome: Outcome) -> RunResult {
     RunResult {
         rule: rule.into(),
@@ -220,6 +303,7 @@ fn result(rule: &str, lr: f64, seed: u64, recovery: f64, outcome: Outcome) -> Ru
         n: None,
         init: None,
         schedule: Default::default(),
+        reference: None,
     }
 }
 

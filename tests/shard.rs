@@ -132,7 +132,8 @@ fn three_zoo_shards_merge_to_the_unsharded_tables_byte_for_byte() {
     };
     assert_eq!(json(&full), json(&merged));
     let csv = std::fs::read_to_string(merged.join("zoo.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 4 * 2);
+    // Four rules × two seeds, then each seed's convex reference.
+    assert_eq!(csv.lines().count(), 1 + 4 * 2 + 2);
 
     // A sweep shard does not merge with zoo shards.
     let sweep = dir.path().join("sweep-shard");
@@ -381,7 +382,12 @@ fn zoo_shards_over_sizes_inits_and_schedules_merge_byte_for_byte() {
     same_bytes(&full.join("zoo.csv"), &merged.join("zoo.csv"));
     same_bytes(&full.join("zoo.md"), &merged.join("zoo.md"));
     let csv = std::fs::read_to_string(merged.join("zoo.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2 * 3 * 2);
+    // Then a convex reference per size and seed, the same for either init scale.
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2 * 3 * 2 + 2 * 2);
+    assert!(
+        csv.contains("\nmin_nuclear_norm,reference,9,,,0,,1,"),
+        "{csv}"
+    );
     assert!(csv.starts_with("rule,class,n,init,schedule,tau,"), "{csv}");
     assert!(
         csv.contains("muon,equivariant,9,0.01,cosine_full_horizon,0,0.1,1,300,"),

@@ -37,6 +37,10 @@ pub struct ZooArgs {
     /// Only for small problems (n ≤ 12) and unsharded runs.
     #[arg(long)]
     trace: bool,
+    /// Skip the convex reference (the minimum-nuclear-norm matrix of each instance's
+    /// measurements, numerics §9), which the zoo otherwise solves and reports after the rules.
+    #[arg(long)]
+    no_reference: bool,
     #[command(flatten)]
     shared: Shared,
 }
@@ -49,6 +53,9 @@ impl ZooArgs {
         p.budget = self.budget.unwrap_or(p.budget);
         if let Some(sizes) = self.sizes {
             p.sizes = values(sizes);
+        }
+        if self.no_reference {
+            p.reference = false;
         }
         p.validate()?;
         if self.trace {

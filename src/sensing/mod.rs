@@ -4,6 +4,7 @@
 
 pub mod hsi;
 pub mod live;
+pub mod nuclear;
 pub mod zoo;
 
 use nalgebra::DMatrix;

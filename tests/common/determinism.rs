@@ -97,7 +97,8 @@ pub fn zoos_do_not_depend_on_the_thread_count() {
     let run = |threads| on_threads(threads, || run_zoo(&preset, &|| {}, &never));
     let (a, b) = (run(1), run(2));
     assert_eq!(a, b);
-    assert_eq!(a.len(), (4 + 3 + 4) * 2);
+    // Every (rule, rate, seed) run, then each seed's convex reference.
+    assert_eq!(a.len(), (4 + 3 + 4) * 2 + 2);
     let s = summarise(&a);
     assert_eq!(s.len(), 3);
     assert!(s.iter().all(|r| r.seeds == 2));

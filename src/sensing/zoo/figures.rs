@@ -2,6 +2,7 @@
 //! anisotropy dial and the spectral tail, each beside the paper's values. The app's gauge-lab
 //! tabs and `basis-lab zoo --figures` draw these.
 
+use super::reference::{RECOVERED, is_reference};
 use super::report::{
     PAPER_DIAL, PAPER_TAIL, PAPER_TAIL_RULES, class_gap, paper_base, paper_dial, summarise,
 };
@@ -16,6 +17,48 @@ pub const EQUIVARIANT: Rgb = [0, 114, 178];
 pub const COORDINATEWISE: Rgb = [213, 94, 0];
 /// Colour of the gap between the classes (bluish green).
 pub const GAP: Rgb = [0, 158, 115];
+/// Colour of the convex reference (near black, drawn dotted: not a class of rules).
+pub const REFERENCE_RGB: Rgb = [40, 40, 40];
+
+/// The convex reference's recoveries in `runs` by τ (sorted), each with its mean and how many
+/// instances recovered X*, of how many.
+fn reference_by_tau(runs: &[RunResult]) -> Vec<(f64, f64, usize, usize)> {
+    let mut taus: Vec<f64> = runs
+        .iter()
+        .filter(|r| is_reference(r))
+        .map(|r| r.tau)
+        .collect();
+    taus.sort_by(f64::total_cmp);
+    taus.dedup_by(|a, b| a.to_bits() == b.to_bits());
+    taus.into_iter()
+        .map(|tau| {
+            let rec: Vec<f64> = runs
+                .iter()
+                .filter(|r| is_reference(r) && r.tau.to_bits() == tau.to_bits())
+                .map(|r| r.recovery)
+                .collect();
+            let hit = rec.iter().filter(|&&x| x < RECOVERED).count();
+            (tau, crate::metrics::mean_sd(&rec).0, hit, rec.len())
+        })
+        .collect()
+}
+
+/// The convex reference as a dotted horizontal line at its mean recovery (one τ), named with
+/// how many instances it recovered exactly; nothing without reference rows.
+fn reference_line(runs: &[RunResult]) -> Option<Mark> {
+    let &[(_, mean, hit, all)] = &reference_by_tau(runs)[..] else {
+        return None;
+    };
+    Some(Mark::hline(
+        format!(
+            "convex reference, min ‖X‖* (not an optimizer): mean {mean:.3}, X* recovered in \
+             {hit} of {all}"
+        ),
+        REFERENCE_RGB,
+        mean,
+        Dash::Dotted,
+    ))
+}
 
 /// The colour of a rule's class.
 pub fn class_rgb(equivariant: bool) -> Rgb {
@@ -26,8 +69,9 @@ pub fn class_rgb(equivariant: bool) -> Rgb {
     }
 }
 
-/// The zoo: each rule's mean recovery as a bar in its class's colour, every seed as a dot, and
-/// the empty gap between the classes shaded when there is one.
+/// The zoo: each rule's mean recovery as a bar in its class's colour, every seed as a dot, the
+/// empty gap between the classes shaded when there is one, and the convex reference's mean as
+/// a dotted line across when the runs hold it.
 pub fn zoo_figure(runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let mut marks = Vec::new();
@@ -75,6 +119,7 @@ pub fn zoo_figure(runs: &[RunResult]) -> Figure {
     }
     // The legend's entry for the dots, grey as on screen: every class draws them.
     marks.push(Mark::points("one seed", GREY, Vec::new(), 3.0));
+    marks.extend(reference_line(runs));
     let names = summaries.iter().map(|s| s.rule.clone()).collect();
     Figure {
         title: "Recovery after training, per update rule (Table 2)".into(),
@@ -86,8 +131,8 @@ pub fn zoo_figure(runs: &[RunResult]) -> Figure {
     }
 }
 
-/// The dial: recovery (mean ± sd over seeds) along the anisotropy p, and the paper's curve when
-/// the preset runs the paper's problem (`paper_dial`).
+/// The dial: recovery (mean ± sd over seeds) along the anisotropy p, the paper's curve when
+/// the preset runs the paper's problem (`paper_dial`), and the convex reference's mean dotted.
 pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let mut pts: Vec<(f64, f64, f64)> = preset
@@ -127,6 +172,7 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
             Dash::Dashed,
         ));
     }
+    marks.extend(reference_line(runs));
     Figure {
         title: "Recovery along the anisotropy dial".into(),
         body: Body::Plot {
@@ -137,8 +183,9 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     }
 }
 
-/// The spectral tail: each rule's recovery (mean ± sd) against the tail amplitude τ, and, for
-/// the paper's problem (`paper_base`), the paper's curve dashed in the same colour.
+/// The spectral tail: each rule's recovery (mean ± sd) against the tail amplitude τ, for the
+/// paper's problem (`paper_base`) the paper's curve dashed in the same colour, and the convex
+/// reference's mean per τ dotted.
 pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let with_paper = paper_base(preset);
@@ -182,6 +229,16 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
                 Dash::Dashed,
             ));
         }
+    }
+    let reference = reference_by_tau(runs);
+    if !reference.is_empty() {
+        marks.push(Mark::line(
+            "convex reference, min ‖X‖* (not an optimizer)",
+            REFERENCE_RGB,
+            reference.iter().map(|r| [r.0, r.1]).collect(),
+            1.5,
+            Dash::Dotted,
+        ));
     }
     Figure {
         title: "Recovery against the spectral tail".into(),
@@ -230,7 +287,8 @@ mod tests {
         p.sizes.clear();
         p.validate().unwrap();
         let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
-        assert_eq!(runs.len(), 1, "{name}");
+        // One run and its instance's convex reference.
+        assert_eq!(runs.len(), 2, "{name}");
         (p, runs)
     }
 

@@ -5,12 +5,17 @@
 
 pub mod figures;
 mod preset;
+mod reference;
 mod report;
 mod trace;
 
 pub use preset::{
     BUNDLED_ZOO, MAX_CELLS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES, RuleRates,
     ZooPreset, bundled_zoo,
+};
+pub use reference::{
+    PAPER_REFERENCE, RECOVERED, REFERENCE, REFERENCE_CLASS, ReferenceCell, ReferenceStats,
+    is_reference, reference_markdown,
 };
 pub use report::{
     PAPER_DIAL, PAPER_TABLE2, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, PAPER_TABLE8_RULES,
@@ -306,6 +311,8 @@ pub enum Outcome {
     Diverged,
     /// Stopped by a cancel request.
     Cancelled,
+    /// The convex reference's solve met its tolerance (numerics §9); a rule's run never ends so.
+    Converged,
 }
 
 /// One (rule, rate, seed) run's final numbers.
@@ -345,6 +352,9 @@ pub struct RunResult {
     /// The preset's schedule choice for this run (left out when it is the paper's).
     #[serde(default, skip_serializing_if = "ZooSchedule::is_paper")]
     pub schedule: ZooSchedule,
+    /// Present on a convex-reference row ([`ZooPreset::run_reference`]), never on a rule's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceStats>,
 }
 
 /// Pre-update loss is checked every this many steps (numerics §7).
@@ -518,25 +528,53 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
             n: None,
             init: None,
             schedule: ZooSchedule::Paper,
+            reference: None,
         }
     }
 }
 
-/// Runs every cell of `preset` in parallel (rayon), problems built once per seed; `progress()`
-/// after each run. Results come back in cell order whatever the thread count.
+/// Runs every cell of `preset` and then its convex references ([`ZooPreset::units`]) in
+/// parallel (rayon), problems built once per seed; `progress()` after each. Results come back
+/// in that order whatever the thread count.
 pub fn run_zoo(
     preset: &ZooPreset,
     progress: &(dyn Fn() + Sync),
     cancel: &AtomicBool,
 ) -> Vec<RunResult> {
-    let all: Vec<usize> = (0..preset.cells().len()).collect();
+    let all: Vec<usize> = (0..preset.units()).collect();
     run_zoo_cells(preset, &all, progress, cancel)
 }
 
-/// Runs the cells of `preset` whose indices into [`ZooPreset::cells`] are listed in `which`
-/// (in that order), building only the problem instances they need, one problem size at a time
-/// (so memory holds one size's instances). Each run depends only on its cell, so a zoo split
-/// over processes and merged equals [`run_zoo`]. Panics on an index out of range.
+/// One unit of a zoo: a rule's run or an instance's convex reference.
+#[derive(Clone, Copy)]
+enum Unit {
+    Run(Cell),
+    Reference(ReferenceCell),
+}
+
+impl Unit {
+    fn size(self) -> usize {
+        match self {
+            Unit::Run(c) => c.size,
+            Unit::Reference(c) => c.size,
+        }
+    }
+
+    /// The problem instance it runs on: τ, init and seed offset (a reference's instance is the
+    /// first init scale's, the same target and operator).
+    fn instance(self, first_seed: u64) -> (usize, usize, u64) {
+        match self {
+            Unit::Run(c) => (c.tau, c.init, c.seed.wrapping_sub(first_seed)),
+            Unit::Reference(c) => (c.tau, 0, c.seed.wrapping_sub(first_seed)),
+        }
+    }
+}
+
+/// Runs the units of `preset` whose indices are listed in `which` (in that order): an index
+/// below the length of [`ZooPreset::cells`] is that cell, the ones after it the entries of
+/// [`ZooPreset::references`]. Builds only the problem instances they need, one problem size at
+/// a time (so memory holds one size's instances). Each result depends only on its unit, so a
+/// zoo split over processes and merged equals [`run_zoo`]. Panics on an index out of range.
 pub fn run_zoo_cells(
     preset: &ZooPreset,
     which: &[usize],
@@ -544,16 +582,23 @@ pub fn run_zoo_cells(
     cancel: &AtomicBool,
 ) -> Vec<RunResult> {
     let cells = preset.cells();
-    let chosen: Vec<Cell> = which.iter().map(|&i| cells[i]).collect();
-    let mut sizes: Vec<usize> = chosen.iter().map(|c| c.size).collect();
+    let refs = preset.references();
+    let chosen: Vec<Unit> = which
+        .iter()
+        .map(|&i| match cells.get(i) {
+            Some(&c) => Unit::Run(c),
+            None => Unit::Reference(refs[i - cells.len()]),
+        })
+        .collect();
+    let mut sizes: Vec<usize> = chosen.iter().map(|c| c.size()).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let mut out: Vec<Option<RunResult>> = vec![None; chosen.len()];
     for size in sizes {
         let mine: Vec<usize> = (0..chosen.len())
-            .filter(|&i| chosen[i].size == size)
+            .filter(|&i| chosen[i].size() == size)
             .collect();
-        let instance = |c: &Cell| (c.tau, c.init, c.seed.wrapping_sub(preset.seed));
+        let instance = |c: &Unit| c.instance(preset.seed);
         let mut instances: Vec<(usize, usize, u64)> =
             mine.iter().map(|&i| instance(&chosen[i])).collect();
         instances.sort_unstable();
@@ -570,7 +615,10 @@ pub fn run_zoo_cells(
             .map(|&i| {
                 let c = chosen[i];
                 let at = instances.binary_search(&instance(&c)).expect("built above");
-                let r = preset.run_cell(&problems[at], c, cancel);
+                let r = match c {
+                    Unit::Run(c) => preset.run_cell(&problems[at], c, cancel),
+                    Unit::Reference(c) => preset.run_reference(&problems[at], c, cancel),
+                };
                 progress();
                 r
             })

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::atomic::AtomicBool;
 
-use super::{Cell, FactorRun, INTERPOLATED, Outcome, Rule, RunResult, ZooSchedule};
+use super::{Cell, FactorRun, INTERPOLATED, Outcome, ReferenceCell, Rule, RunResult, ZooSchedule};
 use crate::preset::{PresetError, Source};
 use crate::sensing::{SensingConfig, SensingProblem};
 use crate::validate::{FieldError, Range, check_int, check_real};
@@ -81,6 +81,15 @@ pub struct ZooPreset {
     /// (`problem.ratio` × dof).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<usize>,
+    /// Also solve each instance's convex reference, the minimum-nuclear-norm matrix of its
+    /// measurements ([`ZooPreset::references`]); on unless the preset says `reference: false`.
+    #[serde(skip_serializing_if = "is_true")]
+    pub reference: bool,
+}
+
+/// Whether `x` is true (the default of [`ZooPreset::reference`], which files leave out).
+fn is_true(x: &bool) -> bool {
+    *x
 }
 
 /// Peak rates per rule, in the order the preset writes them. A preset writes it as a map from
@@ -175,6 +184,7 @@ impl Default for ZooPreset {
             schedules: Vec::new(),
             inits: Vec::new(),
             sizes: Vec::new(),
+            reference: true,
         }
     }
 }
@@ -588,6 +598,12 @@ impl ZooPreset {
                 ),
             );
         }
+        if run.outcome == Outcome::Converged {
+            return wrong(
+                "outcome",
+                "Converged is the convex reference's outcome, not a rule's".into(),
+            );
+        }
         let finished = matches!(run.outcome, Outcome::Interpolated | Outcome::Budget);
         let n = self.size_values().get(cell.size).copied().unwrap_or(0);
         let max_erank = n as f64 * (1.0 + 1e-9);
@@ -638,22 +654,48 @@ impl ZooPreset {
         }
     }
 
-    /// Checks `runs`, read back from disk, as the complete result of this preset: one run per
-    /// cell of [`ZooPreset::cells`], in that order, each passing [`ZooPreset::check_run`], and
-    /// the preset itself valid. Errors name the cell and the field.
+    /// Checks `run`, read back from disk, as the result of unit `index` of this preset (a cell
+    /// of `cells`, which must be [`ZooPreset::cells`], or after them a reference of `refs`, which
+    /// must be [`ZooPreset::references`]): [`ZooPreset::check_run`] or
+    /// [`ZooPreset::check_reference`]. Errors name the unit and the field.
+    pub fn check_unit(
+        &self,
+        (cells, refs): (&[Cell], &[ReferenceCell]),
+        index: usize,
+        run: &RunResult,
+    ) -> Result<(), String> {
+        match cells.get(index) {
+            Some(&cell) if run.reference.is_none() => self.check_run(cell, run),
+            Some(_) => Err(format!(
+                "a {} row where the preset's cell list has a rule's run",
+                super::REFERENCE
+            )),
+            None => match refs.get(index - cells.len()) {
+                Some(&r) => self.check_reference(r, run),
+                None => Err(format!("no unit {index} in the preset")),
+            },
+        }
+    }
+
+    /// Checks `runs`, read back from disk, as the complete result of this preset: one result
+    /// per unit ([`ZooPreset::units`]: the cells of [`ZooPreset::cells`], then the references),
+    /// in that order, each passing [`ZooPreset::check_unit`], and the preset itself valid. A
+    /// sweep saved before the convex reference existed (every cell's run, no reference rows)
+    /// passes too. Errors name the cell and the field.
     pub fn check_runs(&self, runs: &[RunResult]) -> Result<(), String> {
         self.validate().map_err(|e| format!("the preset's {e}"))?;
-        let cells = self.cells();
-        if runs.len() != cells.len() {
-            return Err(format!(
-                "{} runs, but the preset has {} cells",
-                runs.len(),
-                cells.len()
-            ));
-        }
-        for (i, (&cell, run)) in cells.iter().zip(runs).enumerate() {
-            self.check_run(cell, run)
+        let (cells, refs) = (self.cells(), self.references());
+        for (i, run) in runs.iter().enumerate().take(cells.len() + refs.len()) {
+            self.check_unit((&cells, &refs), i, run)
                 .map_err(|e| format!("cell {i}, {e}"))?;
+        }
+        if runs.len() != cells.len() + refs.len() && runs.len() != cells.len() {
+            return Err(format!(
+                "{} runs, but the preset has {} cells and {} convex references",
+                runs.len(),
+                cells.len(),
+                refs.len()
+            ));
         }
         Ok(())
     }

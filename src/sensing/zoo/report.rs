@@ -1,6 +1,7 @@
 //! The zoo's tables: the paper's rate-selection rule, its Table 2 layout in Markdown, the
 //! spectral-tail and dial tables, `zoo.csv`, and the paper's own numbers beside ours.
 
+use super::reference::{REFERENCE_CLASS, is_reference, reference_markdown};
 use super::{Outcome, Rule, RunResult, ZooPreset, ZooSchedule};
 use crate::metrics::mean_sd;
 use crate::optim::Schedule;
@@ -70,7 +71,14 @@ fn in_group(s: &RuleSummary, r: &RunResult) -> bool {
 /// Selects each (rule, τ, size, init, schedule) group's rate by the paper's rule — the lowest
 /// mean recovery among rates at which every seed interpolates; if no rate qualifies, the lowest
 /// mean recovery overall, flagged — and summarises it. Groups in first-appearance order.
+/// Convex-reference rows are left out: they are no rule's.
 pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
+    let results: Vec<RunResult> = results
+        .iter()
+        .filter(|r| !is_reference(r))
+        .cloned()
+        .collect();
+    let results = &results[..];
     let mut groups: Vec<GroupKey> = Vec::new();
     for r in results {
         let key = group_key(r);
@@ -154,7 +162,9 @@ pub fn class_gap(summaries: &[RuleSummary]) -> Option<(f64, f64)> {
 /// `zoo.csv`: one row per run in cell order (rule, class, then n, init and schedule when the
 /// runs sweep them, τ, rate, seed, steps, outcome, final training loss, recovery, effective
 /// rank, balancedness, twin drift), with `selected` 1 for the runs at the rate [`summarise`]
-/// picked for their group.
+/// picked for their group. A convex-reference row ([`is_reference`]) comes after the runs, in
+/// the class `reference`, with its iterations as steps, no rate, balancedness, twin drift or
+/// selection, and the loss, recovery and effective rank of its matrix.
 pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec<u8>, csv::Error> {
     use crate::output::csv_num as num;
     let has_n = results.iter().any(|r| r.n.is_some());
@@ -182,6 +192,33 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
     ]);
     csv.write_record(&head)?;
     for r in results {
+        if is_reference(r) {
+            let mut row = vec![r.rule.clone(), REFERENCE_CLASS.to_string()];
+            if has_n {
+                row.push(r.n.map_or(String::new(), |n| n.to_string()));
+            }
+            row.extend(
+                [has_init, has_schedule]
+                    .iter()
+                    .filter(|on| **on)
+                    .map(|_| String::new()),
+            );
+            row.extend([
+                num(r.tau),
+                String::new(),
+                r.seed.to_string(),
+                r.steps.to_string(),
+                format!("{:?}", r.outcome),
+                num(r.train_loss),
+                num(r.recovery),
+                num(r.erank),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+            csv.write_record(&row)?;
+            continue;
+        }
         let selected = summaries
             .iter()
             .any(|s| in_group(s, r) && s.lr.to_bits() == r.lr.to_bits());
@@ -234,8 +271,23 @@ pub fn write_report(
     Ok(md)
 }
 
-/// A Markdown table in the shape of the paper's Table 2, with our spread beside its means.
+/// A Markdown table in the shape of the paper's Table 2, with our spread beside its means, and
+/// the convex reference's section after it when `results` hold reference rows.
 pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunResult]) -> String {
+    let paper = paper_problem(preset, None, preset.tau_values()[0], ZooSchedule::Paper)
+        && preset.problem.n == 40
+        && preset.sizes.is_empty()
+        && preset.tau_values() == [0.0];
+    let runs: Vec<RunResult> = results
+        .iter()
+        .filter(|r| !is_reference(r))
+        .cloned()
+        .collect();
+    runs_markdown(preset, summaries, &runs) + &reference_markdown(results, paper)
+}
+
+/// [`markdown`] of the rules' runs.
+fn runs_markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunResult]) -> String {
     let taus = preset.tau_values();
     let tau_text = taus
         .iter()
@@ -981,6 +1033,7 @@ mod tests {
             n: None,
             init: None,
             schedule: ZooSchedule::Paper,
+            reference: None,
         }
     }
 

@@ -27,7 +27,7 @@ use crate::app::widgets::status::{before_results, progress_row};
 use crate::figure::Figure;
 use crate::live::Task;
 use crate::sensing::zoo::{
-    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, run_zoo, summarise,
+    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, is_reference, run_zoo, summarise,
 };
 use crate::validate::check_count;
 
@@ -215,7 +215,7 @@ impl Panel for SweepTab {
             return true;
         }
         let preset = self.preset();
-        let total = preset.cells().len();
+        let total = preset.units();
         let task = ZooTask(preset.clone());
         self.analysis
             .start(preset, total, lab.repaint_handle(), task);
@@ -303,7 +303,7 @@ impl Panel for SweepTab {
                     .update_while_editing(false),
             )
             .labelled_by(l.id);
-            ui.label(RichText::new(format!("{} runs", self.preset().cells().len())).weak());
+            ui.label(RichText::new(format!("{} runs", self.preset().units())).weak());
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true);
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save every run of the sweep (zoo.csv)");
@@ -336,9 +336,11 @@ impl Panel for SweepTab {
             ))
             .weak(),
         );
-        // Leave room for a table below (a row per rule) when there is one.
+        // Leave room for a table below (a row per rule, and the convex reference's) when there
+        // is one.
+        let rows = summarise(runs).len() + runs.iter().any(is_reference) as usize;
         let below = match self.below {
-            Some(_) => 40.0 * summarise(runs).len() as f32 + 60.0,
+            Some(_) => 40.0 * rows as f32 + 60.0,
             None => 20.0,
         };
         let h = (ui.available_height() - below).clamp(240.0, 520.0);

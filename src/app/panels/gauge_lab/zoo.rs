@@ -6,19 +6,23 @@ use eframe::egui::{self, RichText};
 use super::{SweepTab, class_label, named_rule_color};
 use crate::app::widgets::reflow;
 use crate::sensing::zoo::figures as zoo_figures;
-use crate::sensing::zoo::{RunResult, class_gap, fmt4, paper_table2, summarise};
+use crate::sensing::zoo::{
+    RECOVERED, REFERENCE, REFERENCE_CLASS, RunResult, class_gap, fmt4, is_reference, paper_table2,
+    summarise,
+};
 
 /// The zoo tab.
 pub fn tab() -> SweepTab {
     SweepTab::new(
         ("zoo", "Optimizer zoo"),
         "zoo-paper",
-        "The nine rules of the paper's Table 2 at its selected rates: n = 40, rank 3, m = 2·dof, init 1e-3, up to 2·10⁴ steps, run until the training loss interpolates.",
+        "The nine rules of the paper's Table 2 at its selected rates: n = 40, rank 3, m = 2·dof, init 1e-3, up to 2·10⁴ steps, run until the training loss interpolates. The dotted line is the convex reference: the minimum-nuclear-norm matrix of each instance's measurements (not an optimizer).",
         (|_, runs| zoo_figures::zoo_figure(runs), Some(below)),
     )
 }
 
-/// Below the bars: a note when the classes overlap, and the table beside the paper's means.
+/// Below the bars: a note when the classes overlap, and the table beside the paper's means, with
+/// the convex reference's row last, in grey (a reference, not a rule).
 fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
     let summaries = summarise(runs);
     if let Some((top, bottom)) = class_gap(&summaries)
@@ -77,6 +81,39 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
                 ui.label(RichText::new(paper).weak());
                 ui.end_row();
             }
+            let rec: Vec<f64> = runs
+                .iter()
+                .filter(|r| is_reference(r))
+                .map(|r| r.recovery)
+                .collect();
+            if !rec.is_empty() {
+                reference_row(ui, runs, &rec);
+            }
         },
     );
+}
+
+/// The convex reference's row: mean ± sd and range of its recoveries `rec` over the instances,
+/// its effective rank, and how many instances recovered X* exactly.
+fn reference_row(ui: &mut egui::Ui, runs: &[RunResult], rec: &[f64]) {
+    let (m, sd) = crate::metrics::mean_sd(rec);
+    let erank: Vec<f64> = runs
+        .iter()
+        .filter(|r| is_reference(r))
+        .map(|r| r.erank)
+        .collect();
+    let lo = rec.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = rec.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let hit = rec.iter().filter(|&&x| x < RECOVERED).count();
+    ui.label(RichText::new(REFERENCE).weak().strong())
+        .on_hover_text("the minimum-nuclear-norm matrix of each instance's measurements");
+    ui.label(RichText::new(REFERENCE_CLASS).weak());
+    ui.label("—");
+    ui.label(RichText::new(format!("{} ± {}", fmt4(m), fmt4(sd))).monospace());
+    ui.label(RichText::new(format!("{} … {}", fmt4(lo), fmt4(hi))).monospace());
+    ui.label(RichText::new(format!("{:.2}", crate::metrics::mean_sd(&erank).0)).monospace());
+    ui.label("—");
+    ui.label(format!("X* in {hit} of {}", rec.len()));
+    ui.label(RichText::new("0.0335 / 3.30 / —").weak());
+    ui.end_row();
 }
