@@ -341,7 +341,7 @@ fn the_size_estimates_are_close_to_what_a_run_writes() {
         p.steps = steps;
         let opts = RunOptions {
             trace: true,
-            figures: false,
+            figures: None,
             max_output_bytes: basis_lab::experiment::MAX_OUTPUT_BYTES,
         };
         let dir = tempfile::tempdir().unwrap();

@@ -144,7 +144,7 @@ fn trace_has_the_documented_schema_and_replays_bit_exactly() {
         dir.path(),
         RunOptions {
             trace: true,
-            figures: false,
+            figures: None,
             max_output_bytes: basis_lab::experiment::MAX_OUTPUT_BYTES,
         },
         &|_| {},

@@ -178,7 +178,7 @@ pub fn heads_figure(
             });
             vec![Heatmap {
                 title: format!(
-                    "{} {} twin, step {} (rows: layers, columns: heads)",
+                    "{} {} twin, step {}",
                     preset.runs[run].name(),
                     twin.label(),
                     rec.step
@@ -192,6 +192,8 @@ pub fn heads_figure(
         body: Body::Heatmaps {
             maps,
             caption: "log10 scale: 0 = 1e-16, 1 = 1".into(),
+            x_label: "head".into(),
+            y_label: "layer".into(),
         },
     }
 }

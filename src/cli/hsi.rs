@@ -59,6 +59,8 @@ pub struct HsiArgs {
     /// view) as SVG and PNG (3×) next to the tables.
     #[arg(long, requires = "grid")]
     figures: bool,
+    #[command(flatten)]
+    look: super::shared::FigureLook,
     /// With --grid: `paper` (the paper's grids; GD's CPU and GPU grids) or `own` (the project's
     /// wider grids).
     #[arg(long, default_value = "paper", requires = "grid")]
@@ -156,7 +158,7 @@ impl HsiArgs {
             bar.finish_and_clear();
             let mut set = OutputSet::new(&out.out, "hsi");
             let md = report::write_grid(&mut set, &report)?;
-            super::shared::write_figures(self.figures, &mut set, || {
+            super::shared::write_figures(self.look.options(self.figures), &mut set, || {
                 basis_lab::sensing::hsi::figures::figures(&report)
             })?;
             return commit(set, &out.out, &md);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::prepare_dir;
+use super::shared::{FigureLook, prepare_dir};
 use basis_lab::shard::{Merged, merge, read_shard};
 
 /// Combine the shard.ron outputs of `--shard i/N` runs into the tables the unsharded
@@ -18,9 +18,11 @@ pub struct MergeArgs {
     /// Output folder (created if missing).
     #[arg(long, short)]
     out: PathBuf,
-    /// Also write the plots as SVG and PNG (3×) next to the tables.
+    /// Also write the plots as SVG, PNG (3×) and caption text next to the tables.
     #[arg(long)]
     figures: bool,
+    #[command(flatten)]
+    look: FigureLook,
 }
 
 impl MergeArgs {
@@ -34,17 +36,18 @@ impl MergeArgs {
             .map_err(anyhow::Error::msg)?;
         let merged = merge(shards).map_err(anyhow::Error::msg)?;
         prepare_dir(&self.out, "merge", &[])?;
+        let figures = self.look.options(self.figures);
         match merged {
-            Merged::Sweep(r) => super::sweep::finish(&self.out, &r, self.figures),
+            Merged::Sweep(r) => super::sweep::finish(&self.out, &r, figures),
             Merged::Points { job, sweeps } => {
                 let points = job.points_report(sweeps).expect("a points job");
-                super::points::finish(&self.out, &*points, self.figures)
+                super::points::finish(&self.out, &*points, figures)
             }
             Merged::Zoo {
                 preset,
                 results,
                 seconds,
-            } => super::zoo::finish(&self.out, &preset, &results, seconds, self.figures, None),
+            } => super::zoo::finish(&self.out, &preset, &results, seconds, figures, None),
         }
     }
 }

@@ -103,14 +103,18 @@ fn run<A: ShardAxis>(
         points_sweep::<A>(&preset, &values, seeds, progress, cancel)
     };
     match shared.run(&job, "seeds", work)? {
-        Some(points) => finish(&shared.output.out, &points, shared.figures),
+        Some(points) => finish(&shared.output.out, &points, shared.figure_options()),
         None => Ok(()),
     }
 }
 
 /// Writes a points sweep's `<ID>_sweep.csv` and `<ID>_sweep.json` (with `figures` also its
 /// plots) into `dir` and prints its table; also for `merge`.
-pub fn finish(dir: &Path, points: &dyn PointsReport, figures: bool) -> Result<()> {
+pub fn finish(
+    dir: &Path,
+    points: &dyn PointsReport,
+    figures: Option<basis_lab::figure::FigureOptions>,
+) -> Result<()> {
     let mut set = OutputSet::new(dir, &points.stem());
     points.write(&mut set)?;
     write_figures(figures, &mut set, || points.figures())?;

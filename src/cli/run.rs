@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::shared::{Output, load_preset, wrote};
+use super::shared::{FigureLook, Output, load_preset, wrote};
 use basis_lab::console;
 use basis_lab::experiment::{MAX_OUTPUT_BYTES, RunOptions, report, run_to_dir};
 
@@ -24,9 +24,12 @@ pub struct RunArgs {
     /// Skip trace.json (every episode and matrix; large for long runs).
     #[arg(long)]
     no_trace: bool,
-    /// Also write the live run's plots (a)–(d) as SVG and PNG (3×) next to the tables.
+    /// Also write the live run's plots (a)–(d) as SVG, PNG (3×) and caption text next to the
+    /// tables.
     #[arg(long)]
     figures: bool,
+    #[command(flatten)]
+    look: FigureLook,
     /// Largest output file the run may write, in GB (metrics.csv grows with steps × arms; the
     /// size of each file is estimated before the run starts).
     #[arg(long, default_value_t = MAX_OUTPUT_BYTES as f64 / 1e9, value_parser = positive_gb)]
@@ -49,7 +52,7 @@ impl RunArgs {
         let bar = self.output.progress_bar(p.steps as u64, "steps");
         let opts = RunOptions {
             trace: !self.no_trace,
-            figures: self.figures,
+            figures: self.look.options(self.figures),
             max_output_bytes: (self.max_output_gb * 1e9) as u64,
         };
         let (summary, done) =

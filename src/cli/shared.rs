@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use basis_lab::console;
 use basis_lab::experiment::SweepError;
+use basis_lab::figure::{FigureOptions, FigureSize};
 use basis_lab::output::OutputSet;
 use basis_lab::preset::Preset;
 use basis_lab::shard::{Job, Shard};
@@ -69,6 +70,31 @@ impl Output {
     }
 }
 
+/// How a command with `--figures` draws them: their size and whether they carry titles.
+#[derive(Args, Debug, Clone)]
+pub struct FigureLook {
+    /// With --figures: where the figures go: `single` (one column of a paper, 3.5 in wide),
+    /// `double` (a full page width, 7 in) or `slide` (16:9). Text is 8–9 pt at print size
+    /// for papers and 20 pt or more for slides.
+    #[arg(long, value_name = "SIZE", default_value = "single", value_parser = FigureSize::parse, requires = "figures")]
+    pub figure_size: FigureSize,
+    /// With --figures: leave the titles out of slides too (papers have none: the caption,
+    /// written beside each figure as a .txt, says what it shows).
+    #[arg(long, requires = "figures")]
+    pub no_titles: bool,
+}
+
+impl FigureLook {
+    /// The options `--figures` draws with, or None without it (`on`).
+    pub fn options(&self, on: bool) -> Option<FigureOptions> {
+        on.then(|| {
+            let mut opts = FigureOptions::new(self.figure_size);
+            opts.titles &= !self.no_titles;
+            opts
+        })
+    }
+}
+
 /// How many threads a parallel command uses.
 #[derive(Args, Debug)]
 pub struct Parallel {
@@ -104,13 +130,20 @@ pub struct Shared {
     /// `basis-lab merge`.
     #[arg(long, value_name = "i/N")]
     pub shard: Option<Shard>,
-    /// Also write the plots as SVG and PNG (3×) next to the tables (not with --shard: give it
-    /// to `merge`).
+    /// Also write the plots as SVG, PNG (3×) and caption text next to the tables (not with
+    /// --shard: give it to `merge`).
     #[arg(long, conflicts_with = "shard")]
     pub figures: bool,
+    #[command(flatten)]
+    pub look: FigureLook,
 }
 
 impl Shared {
+    /// The options `--figures` draws with, or None without it.
+    pub fn figure_options(&self) -> Option<FigureOptions> {
+        self.look.options(self.figures)
+    }
+
     /// Checks `job` as `merge` will, then runs it: with `--shard` that shard of its cells,
     /// written to `shard.ron` (returns `None`); otherwise all of it through `work(progress,
     /// cancel)` on the thread pool, with a progress bar over its cells called `unit`.
@@ -186,14 +219,14 @@ pub fn load_preset(name: &std::ffi::OsStr, steps: Option<usize>) -> Result<Prese
     Ok(p)
 }
 
-/// With `on`, stages every `(stem, figure)` of `figures()` as SVG and PNG in `set`.
+/// With `opts`, stages every `(stem, figure)` of `figures()` as SVG, PNG and caption in `set`.
 pub fn write_figures(
-    on: bool,
+    opts: Option<FigureOptions>,
     set: &mut OutputSet,
     figures: impl FnOnce() -> Vec<(String, basis_lab::figure::Figure)>,
 ) -> Result<()> {
-    if on {
-        basis_lab::figure::write_all(set, &figures())?;
+    if let Some(opts) = opts {
+        basis_lab::figure::write_all(set, &figures(), &opts)?;
     }
     Ok(())
 }

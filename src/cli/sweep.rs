@@ -36,14 +36,22 @@ impl SweepArgs {
         let work =
             |progress: &(dyn Fn() + Sync), cancel: &_| sweep_until(&p, seeds, progress, cancel);
         match self.shared.run(&job, "seeds", work)? {
-            Some(result) => finish(&self.shared.output.out, &result, self.shared.figures),
+            Some(result) => finish(
+                &self.shared.output.out,
+                &result,
+                self.shared.figure_options(),
+            ),
             None => Ok(()),
         }
     }
 }
 
 /// Writes the sweep's files and prints its table (also for `merge`).
-pub fn finish(dir: &std::path::Path, result: &SweepResult, figures: bool) -> Result<()> {
+pub fn finish(
+    dir: &std::path::Path,
+    result: &SweepResult,
+    figures: Option<basis_lab::figure::FigureOptions>,
+) -> Result<()> {
     let mut set = OutputSet::new(dir, "sweep");
     report::write_sweep(&mut set, result)?;
     write_figures(figures, &mut set, || {

@@ -84,7 +84,7 @@ impl ZooArgs {
                     &p,
                     &results,
                     seconds,
-                    self.shared.figures,
+                    self.shared.figure_options(),
                     trace,
                 )
             }
@@ -101,7 +101,7 @@ pub fn finish(
     p: &ZooPreset,
     results: &[RunResult],
     seconds: f64,
-    figures: bool,
+    figures: Option<basis_lab::figure::FigureOptions>,
     trace: Option<Vec<u8>>,
 ) -> Result<()> {
     let mut set = OutputSet::new(dir, "zoo");

@@ -259,7 +259,9 @@ pub fn keys_figure(keys: &[(String, DMatrix<f64>)]) -> Figure {
                     values: k.abs(),
                 })
                 .collect(),
-            caption: "|k| (rows: coordinates, columns: keys)".into(),
+            caption: "|k| (unit-norm keys)".into(),
+            x_label: "key".into(),
+            y_label: "coordinate".into(),
         },
     }
 }

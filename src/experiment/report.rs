@@ -579,7 +579,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let opts = crate::experiment::RunOptions {
             trace: false,
-            figures: false,
+            figures: None,
             max_output_bytes: crate::experiment::MAX_OUTPUT_BYTES,
         };
         let (mut s, _) = crate::experiment::run_to_dir(&tiny(), dir.path(), opts, &|_| {}).unwrap();

@@ -108,8 +108,9 @@ pub struct Summary {
 pub struct RunOptions {
     /// Write `trace.json` (every episode, W0, Q, final weights and metrics).
     pub trace: bool,
-    /// Also draw plots (a)–(d) of the live run as SVG and PNG ([`super::figures`]).
-    pub figures: bool,
+    /// Also draw plots (a)–(d) of the live run as SVG, PNG and caption ([`super::figures`]),
+    /// as these options say.
+    pub figures: Option<crate::figure::FigureOptions>,
     /// Largest estimated output file, in bytes, a run may start ([`output_estimates`]).
     pub max_output_bytes: u64,
 }
@@ -283,7 +284,9 @@ pub fn run_to_dir(
             (RUN_FIGURES[3].into(), figures::norms_figure(&curves)),
             (RUN_FIGURES[4].into(), figures::keys_figure(&keys)),
         ];
-        crate::figure::write_all(&mut set, &all)?;
+        if let Some(look) = opts.figures {
+            crate::figure::write_all(&mut set, &all, &look)?;
+        }
     }
     let done = set.commit()?;
     Ok((summary, done))
@@ -316,7 +319,7 @@ fn run_core(
     act_csv.write_record(ACTIVATIONS_HEADER)?;
     let mut trace = opts.trace.then(|| TraceLog::new(&run));
     let mut last_loss = vec![[f64::NAN; 2]; names.len()];
-    let mut curves = opts.figures.then(|| {
+    let mut curves = opts.figures.is_some().then(|| {
         run.arms()
             .iter()
             .zip(&names)
@@ -416,7 +419,7 @@ pub fn run_tables(preset: &Preset) -> Result<[String; 3]> {
     let (mut metrics, mut activations) = (Vec::new(), Vec::new());
     let opts = RunOptions {
         trace: false,
-        figures: false,
+        figures: None,
         max_output_bytes: MAX_OUTPUT_BYTES,
     };
     let ran = run_core(preset, opts, &mut metrics, &mut activations, &|_| {})?;

@@ -106,7 +106,14 @@ impl Axis {
             return (narrow_log_ticks(axis, lo, hi), 0.5);
         }
         let step = if axis.log && span >= 1.5 {
-            (span / 8.0).ceil().max(1.0)
+            // Decades in steps of 1, 2, 3 or 5 times a power of ten (or 2.5 × one).
+            let raw = span / 8.0;
+            let mag = 10f64.powf(raw.log10().floor().max(0.0));
+            [1.0, 2.0, 2.5, 3.0, 5.0, 10.0]
+                .into_iter()
+                .map(|f| f * mag)
+                .find(|s| *s >= raw && s.fract() == 0.0)
+                .unwrap_or(10.0 * mag)
         } else {
             let raw = span / 6.0;
             let mag = 10f64.powf(raw.log10().floor());

@@ -10,12 +10,15 @@
 //! Headless: no GUI import, so the command line and the tests use it without a window.
 
 mod axis;
+#[cfg(test)]
+pub(crate) mod check;
 mod render;
+mod text;
 
 #[cfg(test)]
 pub(crate) use axis::assert_readable;
 pub use axis::{dot_radius, pieces, plot_ranges};
-pub use render::{FigureError, png, svg};
+pub use render::{FigureError, png, png_as, svg, svg_as};
 
 use crate::output::OutputSet;
 
@@ -55,6 +58,10 @@ pub enum Body {
         maps: Vec<Heatmap>,
         /// The colour bar's caption.
         caption: String,
+        /// What a map's columns are (printed below the maps).
+        x_label: String,
+        /// What a map's rows are (printed left of the maps).
+        y_label: String,
     },
 }
 
@@ -323,24 +330,139 @@ pub fn magnitude(v: f64, dark: bool) -> Rgb {
 /// Largest PNG scale (pixels per point) [`png`] accepts.
 pub const MAX_SCALE: f64 = 8.0;
 
-/// Size (points) of a figure the command line writes: a single-column paper figure.
-pub const CLI_SIZE: (u32, u32) = (720, 450);
+/// Where a figure goes, which fixes its canvas (in points of 1/96 inch, as SVG user units)
+/// and its text: print sizes set text at 8–9 pt at print size, slides at 20 pt and above.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FigureSize {
+    /// One column of a two-column paper: 3.5 × 2.7 in.
+    Single,
+    /// The full width of a two-column paper: 7 × 3.5 in.
+    Double,
+    /// A 16:9 slide, 13.33 × 7.5 in.
+    Slide,
+    /// The plot's size on screen (`width`, `height` points) with the screen's text sizes.
+    Screen(u32, u32),
+}
+
+impl FigureSize {
+    /// The print sizes, for the command line's `--figure-size` and the app's menu.
+    pub const PRINT: [FigureSize; 3] = [FigureSize::Single, FigureSize::Double, FigureSize::Slide];
+
+    /// The canvas, `(width, height)` points (1/96 inch).
+    pub fn points(self) -> (u32, u32) {
+        match self {
+            FigureSize::Single => (336, 260),
+            FigureSize::Double => (672, 336),
+            FigureSize::Slide => (1280, 720),
+            FigureSize::Screen(w, h) => (w, h),
+        }
+    }
+
+    /// The name the command line and the file menu use (`single`, `double`, `slide`;
+    /// `screen` for the on-screen size).
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureSize::Single => "single",
+            FigureSize::Double => "double",
+            FigureSize::Slide => "slide",
+            FigureSize::Screen(..) => "screen",
+        }
+    }
+
+    /// The print size named `name` (`single`, `double` or `slide`).
+    ///
+    /// # Errors
+    /// Any other name, with the names allowed.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::PRINT
+            .into_iter()
+            .find(|s| s.name() == name.trim())
+            .ok_or_else(|| format!("`{name}` is not a figure size; allowed: single, double, slide"))
+    }
+}
+
+/// How the command line writes figures: their size and whether they carry their titles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FigureOptions {
+    /// Canvas and text size.
+    pub size: FigureSize,
+    /// Print the figure's title above it (a paper puts it in the caption instead).
+    pub titles: bool,
+}
+
+impl FigureOptions {
+    /// `size` with titles as a figure there wants them: off for papers, on for slides and
+    /// the screen.
+    pub fn new(size: FigureSize) -> Self {
+        let titles = !matches!(size, FigureSize::Single | FigureSize::Double);
+        Self { size, titles }
+    }
+}
 
 /// Scale of the command line's PNGs: 3 pixels per point (288 dpi), print resolution.
 pub const CLI_SCALE: f64 = 3.0;
 
-/// Stages `figure` as `<stem>.svg` and `<stem>.png` ([`CLI_SIZE`] at [`CLI_SCALE`]) in `set`,
-/// to be renamed into place with the rest of its result.
+/// The text a paper's caption can start from: the title, what each axis shows, and the
+/// series, as one paragraph.
+pub fn caption(figure: &Figure) -> String {
+    let mut text = figure.title.trim().to_string();
+    if !text.is_empty() && !text.ends_with('.') {
+        text.push('.');
+    }
+    let mut sentence = |s: String| {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&s);
+    };
+    match &figure.body {
+        Body::Plot { x, y, .. } => {
+            sentence(format!(
+                "Horizontal axis: {}; vertical axis: {}.",
+                x.label, y.label
+            ));
+        }
+        Body::Heatmaps {
+            caption,
+            x_label,
+            y_label,
+            ..
+        } => sentence(format!(
+            "One map per panel; columns: {x_label}; rows: {y_label}; colour: {caption}."
+        )),
+    }
+    let names = names(figure);
+    if !names.is_empty() {
+        let kind = if matches!(figure.body, Body::Plot { .. }) {
+            "Series"
+        } else {
+            "Panels"
+        };
+        sentence(format!("{kind}: {}.", names.join("; ")));
+    }
+    text.push('\n');
+    text
+}
+
+/// Stages `figure` as `<stem>.svg`, `<stem>.png` (at [`CLI_SCALE`]) and `<stem>.txt` (its
+/// [`caption`]) in `set`, drawn as `opts` says, to be renamed into place with the rest of its
+/// result.
 ///
 /// # Errors
-/// A rendering error or the I/O error of either file, naming the file.
-pub fn write_pair(figure: &Figure, set: &mut OutputSet, stem: &str) -> anyhow::Result<()> {
+/// A rendering error or the I/O error of any file, naming the file.
+pub fn write_pair(
+    figure: &Figure,
+    set: &mut OutputSet,
+    stem: &str,
+    opts: &FigureOptions,
+) -> anyhow::Result<()> {
     use anyhow::Context;
     let (svg_name, png_name) = (format!("{stem}.svg"), format!("{stem}.png"));
-    let text = svg(figure, CLI_SIZE).with_context(|| format!("drawing {svg_name}"))?;
+    let text = svg_as(figure, opts).with_context(|| format!("drawing {svg_name}"))?;
     set.write(&svg_name, text.as_bytes())?;
-    let bytes = png(figure, CLI_SIZE, CLI_SCALE).with_context(|| format!("drawing {png_name}"))?;
+    let bytes = png_as(figure, opts, CLI_SCALE).with_context(|| format!("drawing {png_name}"))?;
     set.write(&png_name, &bytes)?;
+    set.write(&format!("{stem}.txt"), caption(figure).as_bytes())?;
     Ok(())
 }
 
@@ -348,9 +470,13 @@ pub fn write_pair(figure: &Figure, set: &mut OutputSet, stem: &str) -> anyhow::R
 ///
 /// # Errors
 /// The first failure of [`write_pair`].
-pub fn write_all(set: &mut OutputSet, figures: &[(String, Figure)]) -> anyhow::Result<()> {
+pub fn write_all(
+    set: &mut OutputSet,
+    figures: &[(String, Figure)],
+    opts: &FigureOptions,
+) -> anyhow::Result<()> {
     for (stem, fig) in figures {
-        write_pair(fig, set, stem)?;
+        write_pair(fig, set, stem, opts)?;
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ pub fn run_csv(preset: &Preset) -> Vec<u8> {
         dir.path(),
         RunOptions {
             trace: false,
-            figures: false,
+            figures: None,
             max_output_bytes: basis_lab::experiment::MAX_OUTPUT_BYTES,
         },
         &|_| {},
