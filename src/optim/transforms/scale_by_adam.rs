@@ -71,6 +71,19 @@ impl Transform for ScaleByAdam {
             count += u.len();
         }
         let shared = libm::pow((sum / count.max(1) as f64).sqrt() + eps, 1.0 - p);
+        if p == 0.0 {
+            // (√v̂ + ε)^0 is 1 for every v̂: one division by the shared scale, the same bits.
+            for (u, m) in u.iter_mut().zip(&self.m) {
+                for (ui, &mi) in u.iter_mut().zip(m.iter()) {
+                    *ui = if shared != 0.0 {
+                        (mi / bc1) / shared
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            return;
+        }
         for ((u, m), v) in u.iter_mut().zip(&self.m).zip(&self.v) {
             for ((ui, &mi), &vi) in u.iter_mut().zip(m.iter()).zip(v.iter()) {
                 let denom = libm::pow((vi / bc2).sqrt() + eps, p) * shared;
