@@ -182,6 +182,33 @@ impl CompletionWorkload {
     }
 }
 
+/// One optimizer's update alone on the gauge lab's factor shapes (two 40 × 40 matrices) with a
+/// fixed gradient: what a chain adds over its hand-written rule (the `chains` group).
+pub struct UpdateWorkload {
+    params: [DMatrix<f64>; 2],
+    grads: [DMatrix<f64>; 2],
+    opt: Box<dyn Optimizer>,
+}
+
+impl UpdateWorkload {
+    /// The workload of `spec` (a registered rule or a chain), after one warm-up step.
+    pub fn new(spec: &crate::optim::OptimizerSpec) -> Self {
+        let m = |k: f64| DMatrix::from_fn(40, 40, |i, j| ((i * 40 + j) as f64 * k).sin());
+        let mut w = Self {
+            params: [m(0.37), m(0.11)],
+            grads: [m(0.013), m(0.029)],
+            opt: spec.build(),
+        };
+        w.step();
+        w
+    }
+
+    /// One update at rate 1e-6 (small, so the parameters stay put over a long timing).
+    pub fn step(&mut self) {
+        self.opt.step(&mut self.params, &self.grads, 1e-6);
+    }
+}
+
 /// Sum of `buf` in eight independent lanes: the memory-bandwidth probe. Reads every element once.
 pub fn stream_sum(buf: &[f64]) -> f64 {
     let mut acc = [0.0f64; 8];
@@ -398,7 +425,7 @@ pub struct Figure {
 }
 
 /// The groups of figures, as `basis-lab bench --only` names them.
-pub const GROUPS: [&str; 7] = [
+pub const GROUPS: [&str; 8] = [
     "episode",
     "paired",
     "attention",
@@ -406,6 +433,7 @@ pub const GROUPS: [&str; 7] = [
     "newton-schulz",
     "completion",
     "sensing",
+    "chains",
 ];
 
 /// How long `run_figures` measures.
@@ -664,6 +692,32 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
                     note,
                 ));
             }
+        }
+    }
+    if opts.wants("chains") {
+        for info in crate::optim::REGISTRY {
+            let spec = crate::optim::OptimizerSpec::new(info.name, info.lr);
+            let chain = crate::optim::OptimizerSpec {
+                optimizer: (info.chain)(&spec),
+                ..spec.clone()
+            };
+            let (mut rule, mut composed) =
+                (UpdateWorkload::new(&spec), UpdateWorkload::new(&chain));
+            let (rule_secs, _) = time_per_call(opts.per_figure, || rule.step());
+            let (chain_secs, _) = time_per_call(opts.per_figure, || composed.step());
+            let ratio = chain_secs / rule_secs;
+            push(Figure {
+                name: format!("update 2 × 40², {} as a chain", info.name),
+                unit: "steps/s",
+                per_second: 1.0 / chain_secs,
+                seconds: chain_secs,
+                gflops: None,
+                portable: None,
+                note: verdict(
+                    ratio <= 1.1,
+                    &format!("{ratio:.2}× the rule's step; target ≤ 1.10×"),
+                ),
+            });
         }
     }
     out

@@ -361,15 +361,22 @@ impl Preset {
 pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), FieldError> {
     let field = |f: &str| format!("{prefix}.{f}");
     if arm.info().is_none() {
-        let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
-        return Err(FieldError::new(
-            field("optimizer"),
-            format!(
-                "unknown optimizer `{}`; allowed: {}",
-                arm.optimizer,
-                names.join(", ")
-            ),
-        ));
+        let text = &arm.optimizer;
+        // Text with parentheses or `|`, or a transform's name, is meant as a chain.
+        let chain_like =
+            text.contains(['(', '|']) || crate::optim::transforms::transform(text.trim()).is_some();
+        let message = match crate::optim::ChainSpec::parse(text) {
+            Err(e) if chain_like => format!("chain: {e}"),
+            _ => {
+                let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
+                format!(
+                    "unknown optimizer `{text}`; allowed: {}, or a chain of transforms \
+                     such as `clip_by_global_norm(1.0) | scale_by_adam()`",
+                    names.join(", ")
+                )
+            }
+        };
+        return Err(FieldError::new(field("optimizer"), message));
     }
     if let Some(label) = &arm.label {
         let ok = !label.is_empty()

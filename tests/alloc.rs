@@ -183,3 +183,38 @@ fn an_attention_step_allocates_nothing_after_warm_up_on_two_threads() {
         }
     });
 }
+
+#[test]
+fn a_chain_step_allocates_nothing_after_its_first_call() {
+    use basis_lab::optim::transforms::TRANSFORMS;
+    use basis_lab::optim::{ChainSpec, Optimizer};
+    use nalgebra::DMatrix;
+    // Every transform but those documented to allocate when they refresh (Shampoo's roots,
+    // SOAP's bases: here every 1000 steps, so only at the first call) or by method (SVD).
+    let texts: Vec<String> = TRANSFORMS
+        .iter()
+        .map(|t| match t.name {
+            "scale_by_shampoo" | "scale_by_soap" => format!("{}(every=1000)", t.name),
+            "scale_by_adam" => "scale_by_adam(p=0.5) | scale_by_adam()".into(),
+            name => format!("{name}()"),
+        })
+        .collect();
+    let mut params = [
+        DMatrix::from_fn(6, 9, |i, j| ((i * 9 + j) as f64).sin()),
+        DMatrix::from_fn(9, 4, |i, j| ((i + 2 * j) as f64).cos()),
+    ];
+    let grads = [
+        DMatrix::from_fn(6, 9, |i, j| ((i + j) as f64 * 0.7).cos()),
+        DMatrix::from_fn(9, 4, |i, j| ((i * j) as f64 * 0.3).sin()),
+    ];
+    for text in texts {
+        let mut chain = ChainSpec::parse(&text).unwrap().build();
+        chain.step(&mut params, &grads, 1e-3);
+        let before = allocations();
+        for _ in 0..20 {
+            chain.step(&mut params, &grads, 1e-3);
+        }
+        let during = allocations() - before;
+        assert_eq!(during, 0, "{text}: {during} allocations in 20 steps");
+    }
+}

@@ -7,7 +7,7 @@ use basis_lab::bench;
 use basis_lab::console;
 
 /// Time the hot loops (episode, paired step, attention step, seed sweep, Newton–Schulz, sensing
-/// step, memory stream) in the fast and the portable arithmetic, and print steps/s, episodes/s
+/// step, memory stream, each registered rule's chain against the rule) in the fast and the portable arithmetic, and print steps/s, episodes/s
 /// and GFLOP/s against the operation counts documented in `basis_lab::bench`. About ten
 /// seconds; `--long` for about four minutes and the size ladder n = 64, 96, 128.
 #[derive(Args, Debug)]
@@ -16,7 +16,7 @@ pub struct BenchArgs {
     #[arg(long)]
     long: bool,
     /// Time only this group: episode, paired, attention, sweep, newton-schulz, completion or
-    /// sensing.
+    /// sensing, chains.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(bench::GROUPS))]
     only: Option<String>,
 }

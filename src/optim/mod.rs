@@ -9,6 +9,7 @@
 mod adafactor;
 mod adagrad;
 mod adam;
+mod chain;
 mod dial;
 mod gd;
 mod lion;
@@ -19,10 +20,12 @@ mod scalar_adam;
 mod shampoo;
 mod sign;
 mod signum;
+pub mod transforms;
 
 pub use adafactor::Adafactor;
 pub use adagrad::Adagrad;
 pub use adam::Adam;
+pub use chain::{Chain, ChainError, ChainSpec, Lab, MAX_CHAIN_BYTES, MAX_TRANSFORMS, Step};
 pub use dial::Dial;
 pub use gd::Gd;
 pub use lion::Lion;
@@ -33,8 +36,10 @@ pub use muon::{
 pub use rmsprop::RmsProp;
 pub use scalar_adam::ScalarAdam;
 pub use shampoo::Shampoo;
+pub(crate) use shampoo::inverse_fourth_root;
 pub use sign::{SignDescent, sign0};
 pub use signum::Signum;
+pub use transforms::{Action, Side};
 
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -264,6 +269,9 @@ pub enum Class {
     CoordinateWise,
     /// Equivariant exactly when this hyperparameter is 0 (the dial at p = 0 is scalar-Adam).
     EquivariantAtZero(Hyper),
+    /// A chain of transforms: predicted equivariant under a lab's action when every transform
+    /// commutes with it ([`ChainSpec::predicted`]).
+    Chain,
 }
 
 /// The learning rate over a run of `budget` steps, as a factor of the peak rate.
@@ -452,22 +460,43 @@ impl OptimizerSpec {
         s
     }
 
-    /// The arm's name in outputs: `label`, or the optimizer name.
+    /// The arm's name in outputs: `label`, or the optimizer name (`chain` for a chain, whose
+    /// text is no name).
     pub fn arm_name(&self) -> &str {
-        self.label.as_deref().unwrap_or(&self.optimizer)
+        match (&self.label, self.chain()) {
+            (Some(label), _) => label,
+            (None, Some(_)) => CHAIN_INFO.name,
+            (None, None) => &self.optimizer,
+        }
     }
 
-    /// The registry entry, if the name is known.
+    /// The registry entry, if the name is known; [`CHAIN_INFO`] when `optimizer` is a chain
+    /// that parses.
     pub fn info(&self) -> Option<&'static RuleInfo> {
-        lookup(&self.optimizer)
+        lookup(&self.optimizer).or_else(|| self.chain().map(|_| &CHAIN_INFO))
     }
 
-    /// Whether the rule with these hyperparameters is equivariant (see [`Class`]); false for
-    /// an unknown name.
+    /// The chain `optimizer` spells, when it is not a registered name and parses as one.
+    pub fn chain(&self) -> Option<ChainSpec> {
+        if lookup(&self.optimizer).is_some() {
+            return None;
+        }
+        ChainSpec::parse(&self.optimizer).ok()
+    }
+
+    /// Whether the rule with these hyperparameters is equivariant under `W → QW` (see
+    /// [`Class`]; a chain's prediction for the left action); false for an unknown name.
     pub fn equivariant(&self) -> bool {
+        self.equivariant_under(Action::Left)
+    }
+
+    /// Whether the rule is (for a chain: predicted) equivariant under `action`. The registered
+    /// rules' classes hold for both actions.
+    pub fn equivariant_under(&self, action: Action) -> bool {
         match self.info().map(|i| i.class) {
             Some(Class::Equivariant) => true,
             Some(Class::EquivariantAtZero(h)) => self.value(h) == Some(0.0),
+            Some(Class::Chain) => self.chain().is_some_and(|c| c.predicted(action)),
             _ => false,
         }
     }
@@ -530,6 +559,9 @@ pub struct RuleInfo {
     pub color: [u8; 3],
     /// How the gauge lab runs it.
     pub sensing: SensingDefaults,
+    /// Its chain of transforms with the spec's hyperparameters ([`ChainSpec::parse`] reads
+    /// it; tests/chains.rs runs both and compares their bits).
+    pub chain: fn(&OptimizerSpec) -> String,
     /// Builds the rule with zero state.
     pub build: fn(&OptimizerSpec) -> Box<dyn Optimizer>,
 }
@@ -542,6 +574,33 @@ impl std::fmt::Debug for RuleInfo {
             .finish()
     }
 }
+
+/// The entry an [`OptimizerSpec`] naming a chain has (not in [`REGISTRY`]): its `build` parses
+/// the spec's `optimizer` text; the rates are a default a preset overrides.
+pub static CHAIN_INFO: RuleInfo = RuleInfo {
+    name: "chain",
+    variant: "Chain",
+    title: "Chain of transforms",
+    class: Class::Chain,
+    hypers: &[],
+    defaults: &[],
+    zoo_arg: None,
+    lr: 0.01,
+    color: [60, 60, 60],
+    sensing: SensingDefaults {
+        lr: 1e-3,
+        grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+        schedule: Schedule::Constant,
+    },
+    chain: |s| s.optimizer.clone(),
+    build: |s| {
+        Box::new(
+            ChainSpec::parse(&s.optimizer)
+                .expect("a validated chain")
+                .build(),
+        )
+    },
+};
 
 /// The registry entry named `name`.
 pub fn lookup(name: &str) -> Option<&'static RuleInfo> {

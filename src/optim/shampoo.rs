@@ -42,7 +42,7 @@ impl Shampoo {
 }
 
 /// `(A + λI)^(−1/4)` of a symmetric matrix, eigenvalues clamped at 1e-6 first.
-fn inverse_fourth_root(a: &DMatrix<f64>, lambda: f64) -> DMatrix<f64> {
+pub(crate) fn inverse_fourth_root(a: &DMatrix<f64>, lambda: f64) -> DMatrix<f64> {
     let n = a.nrows();
     let damped = a + DMatrix::<f64>::identity(n, n) * lambda;
     let eig = damped.symmetric_eigen();
@@ -109,6 +109,12 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         lr: 0.03,
         grid: &[0.03, 0.1, 0.3, 1.0],
         schedule: Schedule::Constant,
+    },
+    chain: |s| {
+        format!(
+            "scale_by_shampoo(damping={}, every={})",
+            s.damping, s.root_every
+        )
     },
     build: |s| Box::new(Shampoo::new(s.damping, s.root_every)),
 };

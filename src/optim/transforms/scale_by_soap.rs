@@ -1,0 +1,185 @@
+use super::{Arg, ArgKind, Context, DECAY, EPS, EVERY, Side, Transform, TransformInfo};
+use crate::linalg::{mul_into, tr_mul_into};
+use crate::optim::{Statistic, axpby, moments_representable};
+use nalgebra::DMatrix;
+
+/// SOAP (Vyas et al. 2024): Adam run in the eigenbasis of Shampoo's statistics. Per matrix u
+/// (a × b): `L ← b2·L + (1−b2)·uuᵀ`, `R ← b2·R + (1−b2)·uᵀu`; at t = 1, 1 + every, … `Q_L`,
+/// `Q_R` ← eigenvectors of L and R; `m ← b1·m + (1−b1)·u` in the original basis;
+/// `u′ = Q_Lᵀ u Q_R`, `v′ ← b2·v′ + (1−b2)·u′⊙u′` in the eigenbasis;
+/// `u ← Q_L (m̂′/(√v̂′ + ε)) Q_Rᵀ` with `m′ = Q_Lᵀ m Q_R`, bias corrections as Adam's, an entry
+/// with denominator 0 giving 0. The second moment is not re-rotated when the basis is refreshed
+/// (SPEC §8). The eigenbases co-rotate with u, and Adam's squares do not see the eigenvectors'
+/// signs (and the eigenvectors are sorted by eigenvalue), so it commutes with both rotations
+/// while no two eigenvalues tie: a rectangular matrix's larger statistic has tied zero
+/// eigenvalues until its gradients span it, and there the basis is arbitrary. Allocates when it
+/// refreshes the bases (nalgebra's eigendecomposition).
+#[derive(Clone, Debug)]
+pub struct ScaleBySoap {
+    b1: f64,
+    b2: f64,
+    eps: f64,
+    every: usize,
+    t: i32,
+    mats: Vec<SoapMatrix>,
+}
+
+/// One matrix's state and scratch.
+#[derive(Clone, Debug)]
+struct SoapMatrix {
+    left: DMatrix<f64>,
+    right: DMatrix<f64>,
+    q_left: DMatrix<f64>,
+    q_right: DMatrix<f64>,
+    q_right_t: DMatrix<f64>,
+    m: DMatrix<f64>,
+    v: DMatrix<f64>,
+    rotated: DMatrix<f64>,
+    tmp: DMatrix<f64>,
+    gram_left: DMatrix<f64>,
+    gram_right: DMatrix<f64>,
+}
+
+impl SoapMatrix {
+    fn new(a: usize, b: usize) -> Self {
+        let z = DMatrix::zeros;
+        Self {
+            left: z(a, a),
+            right: z(b, b),
+            q_left: DMatrix::identity(a, a),
+            q_right: DMatrix::identity(b, b),
+            q_right_t: DMatrix::identity(b, b),
+            m: z(a, b),
+            v: z(a, b),
+            rotated: z(a, b),
+            tmp: z(a, b),
+            gram_left: z(a, a),
+            gram_right: z(b, b),
+        }
+    }
+}
+
+/// Eigenvectors of a symmetric matrix, as columns in decreasing order of their eigenvalues, so
+/// that a rotated matrix's come in the same order (nalgebra's order is not defined; allocates).
+fn eigenvectors(a: &DMatrix<f64>) -> DMatrix<f64> {
+    let eig = a.clone().symmetric_eigen();
+    let mut order: Vec<usize> = (0..a.nrows()).collect();
+    order.sort_by(|&i, &j| eig.eigenvalues[j].total_cmp(&eig.eigenvalues[i]));
+    DMatrix::from_fn(a.nrows(), a.nrows(), |r, c| eig.eigenvectors[(r, order[c])])
+}
+
+impl Transform for ScaleBySoap {
+    fn apply(&mut self, u: &mut [DMatrix<f64>], ctx: &Context<'_>) {
+        let fits = self.mats.len() == u.len()
+            && self
+                .mats
+                .iter()
+                .zip(ctx.params)
+                .all(|(s, p)| s.m.shape() == p.shape());
+        if !fits {
+            self.mats = ctx
+                .params
+                .iter()
+                .map(|p| SoapMatrix::new(p.nrows(), p.ncols()))
+                .collect();
+        }
+        self.t = self.t.saturating_add(1);
+        let (b1, b2, eps) = (self.b1, self.b2, self.eps);
+        let (bc1, bc2) = (1.0 - b1.powi(self.t), 1.0 - b2.powi(self.t));
+        let refresh = (self.t as usize - 1).is_multiple_of(self.every);
+        for (g, s) in u.iter_mut().zip(&mut self.mats) {
+            let SoapMatrix {
+                left,
+                right,
+                q_left,
+                q_right,
+                q_right_t,
+                m,
+                v,
+                rotated,
+                tmp,
+                gram_left,
+                gram_right,
+            } = s;
+            gram_left.fill(0.0);
+            crate::linalg::add_outer_into(gram_left, g);
+            axpby(left, 1.0 - b2, gram_left, b2);
+            gram_right.fill(0.0);
+            crate::linalg::add_gram_into(gram_right, g);
+            axpby(right, 1.0 - b2, gram_right, b2);
+            if refresh {
+                *q_left = eigenvectors(left);
+                *q_right = eigenvectors(right);
+                *q_right_t = q_right.transpose();
+            }
+            axpby(m, 1.0 - b1, g, b1);
+            // u′ = Q_Lᵀ u Q_R feeds the second moment in the eigenbasis.
+            tr_mul_into(tmp, q_left, g);
+            mul_into(rotated, tmp, q_right);
+            for (vi, &x) in v.iter_mut().zip(rotated.iter()) {
+                *vi = b2 * *vi + (1.0 - b2) * x * x;
+            }
+            // m′ = Q_Lᵀ m Q_R, divided entry by entry, and rotated back.
+            tr_mul_into(tmp, q_left, m);
+            mul_into(rotated, tmp, q_right);
+            for (x, &vi) in rotated.iter_mut().zip(v.iter()) {
+                let denom = (vi / bc2).sqrt() + eps;
+                *x = if denom != 0.0 {
+                    (*x / bc1) / denom
+                } else {
+                    0.0
+                };
+            }
+            mul_into(tmp, q_left, rotated);
+            mul_into(g, tmp, q_right_t);
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Transform> {
+        Box::new(self.clone())
+    }
+
+    fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
+        moments_representable("scale_by_soap", grads, self.eps, Statistic::Squares)
+    }
+}
+
+/// The registry entry.
+pub(super) static INFO: TransformInfo = TransformInfo {
+    name: "scale_by_soap",
+    summary: "SOAP: Adam's m̂/(√v̂ + ε) in the eigenbasis of Shampoo's EMA statistics",
+    args: &[
+        Arg {
+            name: "b1",
+            kind: ArgKind::Real(DECAY),
+            default: 0.9,
+        },
+        Arg {
+            name: "b2",
+            kind: ArgKind::Real(DECAY),
+            default: 0.999,
+        },
+        Arg {
+            name: "eps",
+            kind: ArgKind::Real(EPS),
+            default: 1e-8,
+        },
+        Arg {
+            name: "every",
+            kind: ArgKind::Whole(EVERY),
+            default: 10.0,
+        },
+    ],
+    side: |_| Side::Both,
+    why: "its eigenbases co-rotate with u and Adam's squares ignore eigenvector signs",
+    build: |a| {
+        Box::new(ScaleBySoap {
+            b1: a[0],
+            b2: a[1],
+            eps: a[2],
+            every: a[3] as usize,
+            t: 0,
+            mats: Vec::new(),
+        })
+    },
+};
