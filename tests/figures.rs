@@ -62,6 +62,8 @@ fn heatmaps() -> Figure {
                 },
             ],
             caption: "|k|".into(),
+            x_label: "item".into(),
+            y_label: "coordinate".into(),
         },
     }
 }
@@ -184,21 +186,20 @@ fn empty_and_degenerate_figures_draw_and_bad_sizes_are_errors() {
 }
 
 #[test]
-fn write_pair_writes_both_files() {
+fn write_pair_writes_the_figure_its_png_and_its_caption() {
     let dir = tempfile::tempdir().unwrap();
     let mut set = basis_lab::output::OutputSet::new(dir.path(), "figures");
-    figure::write_pair(&plot(), &mut set, "orientation").unwrap();
+    let opts = figure::FigureOptions::new(figure::FigureSize::Double);
+    figure::write_pair(&plot(), &mut set, "orientation", &opts).unwrap();
     let paths = set.commit().unwrap().written;
     assert!(paths[0].ends_with("orientation.svg") && paths[1].ends_with("orientation.png"));
+    assert!(paths[2].ends_with("orientation.txt"));
     let png_bytes = std::fs::read(&paths[1]).unwrap();
     let (w, h, _) = png_size(&png_bytes);
-    assert_eq!(
-        (w, h),
-        (
-            (figure::CLI_SIZE.0 as f64 * figure::CLI_SCALE) as u32,
-            (figure::CLI_SIZE.1 as f64 * figure::CLI_SCALE) as u32
-        )
-    );
+    // Double column: 672 × 336 points at 3 pixels per point.
+    assert_eq!((w, h), (2016, 1008));
+    let caption = std::fs::read_to_string(&paths[2]).unwrap();
+    assert!(caption.contains("Horizontal axis: "), "{caption}");
 }
 
 #[test]

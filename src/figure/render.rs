@@ -13,8 +13,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::text::{axis_title, tick_labels};
 use super::{
-    Axis, Body, Dash, Figure, FigureOptions, FigureSize, Heatmap, Mark, Rgb, Shape, magnitude,
-    dot_radius, pieces, plot_ranges,
+    Axis, Body, Dash, Figure, FigureOptions, FigureSize, Heatmap, Mark, Rgb, Shape, dot_radius,
+    magnitude, pieces, plot_ranges,
 };
 
 /// Why a figure could not be drawn.
