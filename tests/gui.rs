@@ -1622,3 +1622,98 @@ fn a_link_to_no_view_says_where_the_sections_are_at_the_window_s_width() {
         );
     }
 }
+
+#[test]
+fn presentation_s_next_offers_to_run_or_skip_an_empty_analysis() {
+    let mut s = settings("classroom");
+    s.preset.steps = 40;
+    s.preset.baseline_rotations = 8;
+    let mut h = harness_with(s, |a| {
+        a.presenting = true;
+        a.open_tab("test", "activations");
+        a.panel_mut::<SeedSweep>("test/sweep").unwrap().0.seeds = 2;
+    });
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
+    // A view without an analysis of its own makes no offer.
+    assert!(h.query_by_label("has not run yet:").is_none());
+    h.key_press(egui::Key::ArrowRight);
+    h.step();
+    assert_eq!(
+        app(&h).view_title(),
+        "basis-lab · 5 The controlled test · Seed sweep"
+    );
+    h.get_by_label("has not run yet:");
+    h.get_by_label("Run it").click();
+    let done = |a: &AppState| {
+        a.panel::<SeedSweep>("test/sweep")
+            .unwrap()
+            .analysis
+            .last
+            .is_some()
+    };
+    wait_for(&mut h, "the sweep result", done);
+    h.step();
+    assert!(h.query_by_label("has not run yet:").is_none());
+    assert_eq!(
+        panel::<SeedSweep>(&h, "test/sweep")
+            .analysis
+            .last
+            .as_ref()
+            .unwrap()
+            .result
+            .seeds,
+        vec![0, 1]
+    );
+    // The ε sweep has not run: skipping it lands on the next view without starting it.
+    h.key_press(egui::Key::ArrowRight);
+    h.step();
+    h.get_by_label("Skip it").click();
+    h.step();
+    assert_eq!(
+        app(&h).view_title(),
+        "basis-lab · 5 The controlled test · Matched loss"
+    );
+    assert!(
+        panel::<EpsSweep>(&h, "test/eps").analysis.last.is_none()
+            && !panel::<EpsSweep>(&h, "test/eps").analysis.is_running()
+    );
+}
+
+#[test]
+fn presentation_mode_at_1024x768_gives_the_live_plots_most_of_the_height() {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1024.0, 768.0))
+        .build_ui_state(
+            |ui, state: &mut State| {
+                let app = state.get_or_insert_with(|| {
+                    let mut app = AppState::new(ui.ctx(), settings("classroom"));
+                    app.presenting = true;
+                    app.open_tab("test", "live");
+                    app
+                });
+                app.logic();
+                app.ui(ui)
+            },
+            None,
+        );
+    wait_for(&mut h, "the run to start", |a| {
+        a.lab.history.preset.is_some()
+    });
+    // The run's controls stay; the seed, N and the preset's description fold away.
+    h.get_by_label("▶ Play").click();
+    wait_for(&mut h, "steps", |a| a.lab.history.step > 20);
+    h.get_by_label("About this run");
+    assert!(h.query_by_label("New seed").is_none());
+    assert!(h.query_by_label_contains("preset “classroom”").is_none());
+    // The first plot's title sits in the top third (it sat at half the height before).
+    let title = h.get_by_label_contains("(a) Twin orientation divergence");
+    let top = title.rect().top();
+    assert!(top < 768.0 / 3.0, "plot (a) starts at {top} of 768 points");
+    // Opening the fold shows what it holds.
+    h.get_by_label("About this run").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("preset “classroom”");
+}

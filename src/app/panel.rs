@@ -51,6 +51,12 @@ pub trait Panel: Any {
         false
     }
 
+    /// Whether the panel is an analysis with nothing to show: never run (or cleared) and not
+    /// running. Presentation mode's bar then offers to run it or to skip to the next view.
+    fn awaits_run(&self) -> bool {
+        false
+    }
+
     /// The step the panel's own live run has reached (the gauge lab's live runs, the attention
     /// twins); `None` for a panel without one, or before its first measured step. The page
     /// publishes it for the tests that drive it (`data-live-step`).

@@ -479,6 +479,24 @@ impl AppState {
                 None => s.title().to_string(),
             };
             ui.label(RichText::new(here).strong());
+            // An empty analysis view would otherwise show the class a blank plot.
+            if self.section().awaits_run() {
+                ui.label("has not run yet:");
+                if ui
+                    .button("Run it")
+                    .on_hover_text("Start this view's analysis")
+                    .clicked()
+                {
+                    self.start_open();
+                }
+                if ui
+                    .button("Skip it")
+                    .on_hover_text("Go on to the next view")
+                    .clicked()
+                {
+                    self.step_view(1);
+                }
+            }
             if ui.button("Leave presentation (Esc)").clicked() {
                 let ctx = ui.ctx().clone();
                 self.set_presenting(&ctx, false);

@@ -42,6 +42,24 @@ pub fn set_presenting(ctx: &egui::Context, on: bool) {
 
 const PRESENTING: &str = "basis-lab presenting";
 
+/// A view's notes and settings above its plots: drawn as they are on a desk; in presentation
+/// mode folded under one closed header called `title`, so the plots get the projector's
+/// height. Returns what `add` returned, or `None` while folded.
+pub fn fold_when_presenting<R>(
+    ui: &mut egui::Ui,
+    title: &str,
+    add: impl FnOnce(&mut egui::Ui) -> R,
+) -> Option<R> {
+    if presenting(ui.ctx()) {
+        egui::CollapsingHeader::new(title)
+            .default_open(false)
+            .show(ui, add)
+            .body_returned
+    } else {
+        Some(add(ui))
+    }
+}
+
 /// A plot line's width: `w` on a desk, twice that in presentation mode (on top of its larger
 /// zoom), so lines read from the back of a room.
 pub fn line_width(ctx: &egui::Context, w: f32) -> f32 {

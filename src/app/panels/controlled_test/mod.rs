@@ -106,6 +106,10 @@ impl Panel for ControlledTest {
         self.tabs.open_mut().start(lab)
     }
 
+    fn awaits_run(&self) -> bool {
+        self.tabs.open().awaits_run()
+    }
+
     /// Busy until the live run reaches its stop and the open tab has what it waits for.
     fn busy(&self, lab: &Lab) -> bool {
         let h = &lab.history;
@@ -146,22 +150,26 @@ impl Panel for ControlledTest {
 
 impl ControlledTest {
     fn content(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        reflow::heading_row(
-            ui,
-            "5 · The controlled test",
-            "every arm trained twice — from W0 and from Q·W0 — on the same episodes",
-        );
         let mut about = self.about_open;
-        ui.horizontal_wrapped(|ui| {
-            if ui
-                .selectable_label(about, "What am I looking at?")
-                .on_hover_text("How to read the four plots and the table")
-                .clicked()
-            {
-                about = !about;
-            }
-            let p = &lab.preset;
-            ui.label(RichText::new(format!("preset “{}”: {}", p.name, p.description)).weak());
+        // Presentation mode's bar names the section: the heading and the preset's
+        // description fold away so the plots keep a projector's height.
+        reflow::fold_when_presenting(ui, "About this run", |ui| {
+            reflow::heading_row(
+                ui,
+                "5 · The controlled test",
+                "every arm trained twice — from W0 and from Q·W0 — on the same episodes",
+            );
+            ui.horizontal_wrapped(|ui| {
+                if ui
+                    .selectable_label(about, "What am I looking at?")
+                    .on_hover_text("How to read the four plots and the table")
+                    .clicked()
+                {
+                    about = !about;
+                }
+                let p = &lab.preset;
+                ui.label(RichText::new(format!("preset “{}”: {}", p.name, p.description)).weak());
+            });
         });
         egui::Window::new("What am I looking at?")
             .open(&mut about)
@@ -180,6 +188,8 @@ impl ControlledTest {
     fn toolbar(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         let running = lab.history.running;
         let budget = lab.stop.at_step.unwrap_or(lab.preset.steps);
+        // One row on a projector: Play, Step, Reset and where the run is.
+        let compact = reflow::presenting(ui.ctx());
         reflow::controls_row(ui, |ui| {
             let play = if running { "❚❚ Pause" } else { "▶ Play" };
             if ui
@@ -192,12 +202,14 @@ impl ControlledTest {
             if ui.button("Step").on_hover_text("Period (.)").clicked() {
                 lab.send(Command::Step(1));
             }
-            if ui.button(format!("Step {}", self.step_n)).clicked() {
-                lab.send(Command::Step(self.step_n));
+            if !compact {
+                if ui.button(format!("Step {}", self.step_n)).clicked() {
+                    lab.send(Command::Step(self.step_n));
+                }
+                let n_label = ui.label("N");
+                ui.add(egui::DragValue::new(&mut self.step_n).range(STEP_N))
+                    .labelled_by(n_label.id);
             }
-            let n_label = ui.label("N");
-            ui.add(egui::DragValue::new(&mut self.step_n).range(STEP_N))
-                .labelled_by(n_label.id);
             if ui
                 .button("⟲ Reset")
                 .on_hover_text("R — back to step 0 with the same W0, Q and episodes")
@@ -205,10 +217,11 @@ impl ControlledTest {
             {
                 lab.send(Command::Reset);
             }
-            if ui
-                .button("New seed")
-                .on_hover_text("New W0, Q and episodes (seed + 1); restarts")
-                .clicked()
+            if !compact
+                && ui
+                    .button("New seed")
+                    .on_hover_text("New W0, Q and episodes (seed + 1); restarts")
+                    .clicked()
             {
                 let mut p = lab.preset.clone();
                 p.seed = p.seed.wrapping_add(1);
@@ -223,12 +236,16 @@ impl ControlledTest {
             );
             if running {
                 ui.label(RichText::new(format!("{:.0} steps/s", h.steps_per_sec)).weak());
+            } else if compact {
+                ui.label(RichText::new("paused").weak());
             } else if let Some(why) = &h.stopped {
                 ui.label(RichText::new(format!("paused: {why}")).weak());
             } else {
                 ui.label(RichText::new("paused").weak());
             }
-            ui.label(RichText::new(format!("seed {}", lab.preset.seed)).weak());
+            if !compact {
+                ui.label(RichText::new(format!("seed {}", lab.preset.seed)).weak());
+            }
         });
     }
 }

@@ -318,6 +318,10 @@ impl<A: TabAxis> Panel for PointsTab<A> {
         self.analysis.is_running()
     }
 
+    fn awaits_run(&self) -> bool {
+        self.analysis.last.is_none() && !self.analysis.is_running()
+    }
+
     fn save(&self) -> Option<String> {
         to_ron(self)
     }

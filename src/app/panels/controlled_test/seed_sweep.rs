@@ -108,6 +108,10 @@ impl Panel for SeedSweep {
         self.analysis.is_running()
     }
 
+    fn awaits_run(&self) -> bool {
+        self.analysis.last.is_none() && !self.analysis.is_running()
+    }
+
     fn save(&self) -> Option<String> {
         to_ron(self)
     }

@@ -83,13 +83,15 @@ impl Panel for Chapter {
         let avail = ui.available_width();
         match self.demo {
             // Text and demo side by side, each scrolling in its column, when both fit; else
-            // the demo follows the text and the central area scrolls.
+            // the demo comes first (a projector at 1024 px must not open on a screen of
+            // text) and the central area scrolls.
             Some(demo) => {
                 let text_w = (avail * 0.38).clamp(340.0, 640.0);
                 reflow::pair(ui, [text_w, DEMO_MIN_W], |ui, part, beside| {
-                    let id = if part == 0 { "text" } else { "demo" };
+                    let is_text = (part == 0) == beside;
+                    let id = if is_text { "text" } else { "demo" };
                     let mut draw = |ui: &mut egui::Ui| {
-                        if part == 0 {
+                        if is_text {
                             text(ui, self.id);
                         } else {
                             demo(&mut demos, ui, lab.hover);

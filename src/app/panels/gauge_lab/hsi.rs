@@ -218,6 +218,10 @@ impl Panel for HsiTab {
         self.analysis.is_running() || self.fetching()
     }
 
+    fn awaits_run(&self) -> bool {
+        self.analysis.last.is_none() && !self.analysis.is_running()
+    }
+
     fn link_settings(&self) -> Vec<(&'static str, String)> {
         let i = &self.inputs;
         let mut out = Vec::new();

@@ -268,6 +268,24 @@ impl Panel for LiveRuns {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        let start =
+            reflow::fold_when_presenting(ui, "What the twins show, rules and steps", |ui| {
+                self.settings_ui(ui)
+            });
+        if start == Some(true) {
+            self.start(lab);
+        }
+        if self.job.is_none() {
+            ui.label(RichText::new("Pick rules and press Run live.").weak());
+            return;
+        }
+        self.plots_ui(ui, lab);
+    }
+}
+
+impl LiveRuns {
+    /// The caption, the rule checkboxes and the run row; true when Run live was pressed.
+    fn settings_ui(&mut self, ui: &mut egui::Ui) -> bool {
         ui.label(
             "Each rule trains on one problem instance from (U, V), at the rate and schedule the zoo \
              runs it with; its gauge twin starts from (UQ, VQ), its noise twin from (U, V) moved by \
@@ -311,13 +329,11 @@ impl Panel for LiveRuns {
                 start = true;
             }
         });
-        if start {
-            self.start(lab);
-        }
-        if self.job.is_none() {
-            ui.label(RichText::new("Pick rules and press Run live.").weak());
-            return;
-        }
+        start
+    }
+
+    /// The legend and the plots of the running or finished live runs.
+    fn plots_ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         let rules = &self.rules;
         let hover = lab.hover;
         let items: Vec<(Color32, String, Swatch)> = rules

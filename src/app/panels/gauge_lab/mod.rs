@@ -67,11 +67,14 @@ impl Panel for GaugeLab {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        reflow::heading_row(
-            ui,
-            "Gauge lab",
-            "W = U Vᵀ on matrix sensing: the loss cannot see (U, V) → (UQ, VQ)",
-        );
+        // Presentation mode's bar names the section already.
+        if !reflow::presenting(ui.ctx()) {
+            reflow::heading_row(
+                ui,
+                "Gauge lab",
+                "W = U Vᵀ on matrix sensing: the loss cannot see (U, V) → (UQ, VQ)",
+            );
+        }
         self.tabs.bar(ui);
         ui.separator();
         self.tabs.open_mut().ui(ui, lab);
@@ -79,6 +82,10 @@ impl Panel for GaugeLab {
 
     fn start(&mut self, lab: &mut Lab) -> bool {
         self.tabs.open_mut().start(lab)
+    }
+
+    fn awaits_run(&self) -> bool {
+        self.tabs.open().awaits_run()
     }
 
     fn busy(&self, lab: &Lab) -> bool {
@@ -229,6 +236,10 @@ impl Panel for SweepTab {
 
     fn busy(&self, _lab: &Lab) -> bool {
         self.analysis.is_running()
+    }
+
+    fn awaits_run(&self) -> bool {
+        self.analysis.last.is_none() && !self.analysis.is_running()
     }
 
     fn save(&self) -> Option<String> {
