@@ -553,6 +553,8 @@ pub trait Task: serde::Serialize + serde::de::DeserializeOwned + Send + 'static 
 pub struct Job<T> {
     /// Work items requested (for the progress bar).
     pub total: usize,
+    /// When the job started (for its elapsed and remaining time).
+    pub started: Instant,
     done: Arc<AtomicUsize>,
     cancel: Arc<AtomicBool>,
     result: Arc<Mutex<Option<Result<T, String>>>>,
@@ -593,6 +595,7 @@ impl<T: Send + 'static> Job<T> {
                 .expect("spawn job thread");
             Self {
                 total,
+                started: Instant::now(),
                 done,
                 cancel,
                 result,
@@ -624,6 +627,7 @@ impl<T: Send + 'static> Job<T> {
             };
             Self {
                 total,
+                started: Instant::now(),
                 done,
                 cancel,
                 result,
@@ -635,6 +639,21 @@ impl<T: Send + 'static> Job<T> {
     /// Items finished so far.
     pub fn done(&self) -> usize {
         self.done.load(Ordering::Relaxed)
+    }
+
+    /// Time since the job started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The time the rest should take at the pace of the items finished so far (items are
+    /// taken to cost alike); `None` before the first one finishes.
+    pub fn remaining(&self) -> Option<Duration> {
+        let done = self.done();
+        (done > 0).then(|| {
+            let left = self.total.saturating_sub(done);
+            self.elapsed().mul_f64(left as f64 / done as f64)
+        })
     }
 
     /// Asks the work to stop soon (in the page: stops its worker at once).

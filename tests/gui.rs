@@ -251,6 +251,8 @@ fn a_sweep_runs_in_the_background_and_reports_every_arm() {
     wait_for(&mut h, "the run to start", |a| {
         a.lab.history.preset.is_some()
     });
+    // No pace is known before the first sweep on this computer.
+    h.get_by_label("its time is measured by the first run");
     h.get_by_label("Run sweep").click();
     let done = |a: &AppState| {
         a.panel::<SeedSweep>("test/sweep")
@@ -265,9 +267,16 @@ fn a_sweep_runs_in_the_background_and_reports_every_arm() {
     assert_eq!(r.seeds, vec![0, 1, 2, 3]);
     assert_eq!(r.aggregate.len(), 2);
     assert!(r.aggregate.iter().all(|a| a.seeds_ok == 4));
+    // The next sweep's estimate comes from this one's pace: 4 seeds × 80 steps × 2 arms.
+    let pace = sweep
+        .analysis
+        .pace
+        .expect("a finished sweep records its pace");
+    assert!(pace > 0.0 && pace < 0.1, "{pace} s per step and arm");
     h.step();
     h.get_by_label_contains("gd: mean excess");
     h.get_by_label_contains("adam: mean excess");
+    h.get_by_label_contains("here (the last run's pace)");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! outcome or a notice.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +30,15 @@ impl From<SweepError> for Stop {
     }
 }
 
+/// The work of `runs` paired runs of `preset` for [`Analysis::start`]: training steps times
+/// arms (each arm trains its twin too, so the factor 2 is common to all and left out).
+pub fn paired_work(preset: &crate::preset::Preset, runs: usize) -> f64 {
+    runs as f64 * preset.steps as f64 * preset.arms.len() as f64
+}
+
+/// The job of an analysis with result `R`.
+type Outcome<R> = Job<Result<R, Stop>>;
+
 /// What ran and what it gave.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finished<I, R> {
@@ -47,14 +57,20 @@ pub struct Finished<I, R> {
 pub struct Analysis<I, R> {
     /// The last finished run.
     pub last: Option<Finished<I, R>>,
+    /// Seconds per unit of work (the tab's own measure, see [`Analysis::start`]) that the last
+    /// finished run took on this computer: the pace the next run's estimate uses.
+    #[serde(default)]
+    pub pace: Option<f64>,
+    /// The inputs, the work they hold and the job.
     #[serde(skip)]
-    running: Option<(I, Job<Result<R, Stop>>)>,
+    running: Option<(I, f64, Outcome<R>)>,
 }
 
 impl<I, R> Default for Analysis<I, R> {
     fn default() -> Self {
         Self {
             last: None,
+            pace: None,
             running: None,
         }
     }
@@ -62,35 +78,50 @@ impl<I, R> Default for Analysis<I, R> {
 
 impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     /// Starts `task` for `total` items ([`Job::task`]: a thread on the desktop, a Web Worker
-    /// in the page). A running job is replaced (and cancelled).
+    /// in the page). `work` is the size of the job in the tab's own measure (training steps
+    /// times arms, say): its time over `work` becomes [`Analysis::pace`]. A running job is
+    /// replaced (and cancelled).
     pub fn start<K: Task<Output = Result<R, Stop>>>(
         &mut self,
         inputs: I,
         total: usize,
+        work: f64,
         repaint: Arc<dyn Fn() + Send + Sync>,
         task: K,
     ) where
         R: serde::de::DeserializeOwned,
     {
-        self.running = Some((inputs, Job::task(task, total, repaint)));
+        self.running = Some((inputs, work, Job::task(task, total, repaint)));
+    }
+
+    /// How long a job of `work` (the measure of [`Analysis::start`]) should take here, at the
+    /// last finished run's pace; `None` before any run finished.
+    pub fn estimate(&self, work: f64) -> Option<Duration> {
+        let secs = self.pace? * work;
+        (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)))
     }
 
     /// Files a finished job: its result becomes [`Analysis::last`]; a cancel, a failure or a
     /// panic becomes a notice naming `what`, and the previous result stays.
     pub fn poll(&mut self, what: &str, lab: &mut Lab) {
-        let Some((_, job)) = &mut self.running else {
+        let Some((_, _, job)) = &mut self.running else {
             return;
         };
         let Some(outcome) = job.take_result() else {
             return;
         };
-        let (inputs, job) = self.running.take().expect("checked above");
+        let (inputs, work, job) = self.running.take().expect("checked above");
         match outcome {
             // A page's worker is stopped, not told: its job ends with an error instead.
             Err(_) if job.is_cancelling() => {
                 lab.inform(format!("{what} cancelled; the previous results stay."))
             }
-            Ok(Ok(result)) => self.last = Some(Finished { inputs, result }),
+            Ok(Ok(result)) => {
+                if work > 0.0 {
+                    self.pace = Some(job.elapsed().as_secs_f64() / work);
+                }
+                self.last = Some(Finished { inputs, result });
+            }
             Ok(Err(Stop::Cancelled)) => {
                 lab.inform(format!("{what} cancelled; the previous results stay."))
             }
@@ -120,7 +151,7 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
 
     /// The job while it runs.
     pub fn job(&self) -> Option<&Job<Result<R, Stop>>> {
-        self.running.as_ref().map(|(_, j)| j)
+        self.running.as_ref().map(|(_, _, j)| j)
     }
 
     /// Whether a job runs.

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop};
+use crate::app::analysis::{Analysis, Stop, paired_work};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::optimizer_color;
@@ -82,7 +82,9 @@ impl Panel for Matched {
             preset: preset.clone(),
             levels,
         };
-        self.analysis.start(preset, 1, lab.repaint_handle(), task);
+        let work = paired_work(&preset, 1);
+        self.analysis
+            .start(preset, 1, work, lab.repaint_handle(), task);
         true
     }
 
@@ -158,7 +160,15 @@ impl Panel for Matched {
                 ))
                 .weak(),
             );
-            start = progress_row(ui, self.analysis.job(), "runs", "Run comparison", false);
+            let estimate = self.analysis.estimate(paired_work(&lab.preset, 1));
+            start = progress_row(
+                ui,
+                self.analysis.job(),
+                "runs",
+                "Run comparison",
+                false,
+                estimate,
+            );
             if self.analysis.is_running() {
                 ui.label("running the preset twice (the second pass replays it to measure)…");
             } else if self.analysis.last.is_some() {

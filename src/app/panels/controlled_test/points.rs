@@ -12,7 +12,7 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::app::analysis::{Analysis, Stop};
+use crate::app::analysis::{Analysis, Stop, paired_work};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
@@ -209,9 +209,10 @@ impl<A: TabAxis> PointsTab<A> {
             .validate()
             .map_err(|e| format!("{}: {e}", A::TITLE))?;
         let total = values.len() * seeds;
+        let work = paired_work(&preset, total);
         let task = PointsTask::<A>::new(preset.clone(), values, seeds);
         self.analysis
-            .start(preset, total, lab.repaint_handle(), task);
+            .start(preset, total, work, lab.repaint_handle(), task);
         Ok(())
     }
 }
@@ -356,7 +357,11 @@ impl<A: TabAxis> Panel for PointsTab<A> {
             seeds_row(ui, &mut self.seeds);
             ui.label(RichText::new(A::note(&lab.preset)).weak());
             let run = format!("Run {}", A::TITLE);
-            start = progress_row(ui, self.analysis.job(), "seeds", &run, true);
+            let runs = parse_list::<A::Value>(&self.text).map(|v| v.len() * self.seeds.max(2));
+            let estimate = runs
+                .ok()
+                .and_then(|n| self.analysis.estimate(paired_work(&lab.preset, n)));
+            start = progress_row(ui, self.analysis.job(), "seeds", &run, true, estimate);
             if self.analysis.last.is_some() {
                 export = export_button(ui, &format!("Save the sweep's table ({table})"));
             }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::atomic::AtomicBool;
 
-use crate::app::analysis::{Analysis, Stop};
+use crate::app::analysis::{Analysis, Stop, paired_work};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::optimizer_color;
@@ -81,8 +81,9 @@ impl Panel for SeedSweep {
             preset: preset.clone(),
             seeds,
         };
+        let work = paired_work(&preset, seeds);
         self.analysis
-            .start(preset, seeds, lab.repaint_handle(), task);
+            .start(preset, seeds, work, lab.repaint_handle(), task);
         true
     }
 
@@ -155,7 +156,17 @@ impl Panel for SeedSweep {
                 ))
                 .weak(),
             );
-            start = progress_row(ui, self.analysis.job(), "seeds", "Run sweep", true);
+            let estimate = self
+                .analysis
+                .estimate(paired_work(&lab.preset, self.seeds.max(1)));
+            start = progress_row(
+                ui,
+                self.analysis.job(),
+                "seeds",
+                "Run sweep",
+                true,
+                estimate,
+            );
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save the sweep's table (sweep.csv)");
                 figure = figure_menu(ui);

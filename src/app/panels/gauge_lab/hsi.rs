@@ -448,7 +448,7 @@ impl HsiTab {
             bytes: self.uploaded.clone(),
         };
         self.analysis
-            .start(inputs, total, lab.repaint_handle(), task);
+            .start(inputs, total, total as f64, lab.repaint_handle(), task);
     }
 
     /// Whether a run waits for the scene on its way (fetched for a link, or being chosen).
@@ -594,6 +594,7 @@ impl HsiTab {
         if choose {
             self.choose_scene(lab);
         }
+        let estimate = self.analysis.estimate(self.inputs.planned_steps() as f64);
         let inputs = &mut self.inputs;
         let mut open = false;
         reflow::controls_row(ui, |ui| {
@@ -617,7 +618,7 @@ impl HsiTab {
             };
             // A rule whose two grids pick two rates (GD) runs both on the report seeds.
             ui.label(RichText::new(format!("at least {runs} runs")).weak());
-            *start = progress_row(ui, self.analysis.job(), "steps", "Run", true);
+            *start = progress_row(ui, self.analysis.job(), "steps", "Run", true, estimate);
             if self.analysis.last.is_some() {
                 *export = export_button(ui, "Save the picked rates' paths (hsi_summary.csv)");
             }

@@ -168,6 +168,12 @@ impl Default for Saved {
     }
 }
 
+/// The work of a zoo preset for [`Analysis::start`]: runs times their step budget (a run that
+/// converges early takes less, so the estimate leans long).
+fn zoo_work(preset: &ZooPreset) -> f64 {
+    preset.units() as f64 * preset.budget as f64
+}
+
 /// A sweep tab's plot as a figure, from its preset and runs.
 type FigureFn = fn(&ZooPreset, &[RunResult]) -> Figure;
 /// Draws what a sweep tab shows below its plot, from its runs.
@@ -223,9 +229,10 @@ impl Panel for SweepTab {
         }
         let preset = self.preset();
         let total = preset.units();
+        let work = zoo_work(&preset);
         let task = ZooTask(preset.clone());
         self.analysis
-            .start(preset, total, lab.repaint_handle(), task);
+            .start(preset, total, work, lab.repaint_handle(), task);
         true
     }
 
@@ -315,7 +322,8 @@ impl Panel for SweepTab {
             )
             .labelled_by(l.id);
             ui.label(RichText::new(format!("{} runs", self.preset().units())).weak());
-            start = progress_row(ui, self.analysis.job(), "runs", "Run", true);
+            let estimate = self.analysis.estimate(zoo_work(&self.preset()));
+            start = progress_row(ui, self.analysis.job(), "runs", "Run", true, estimate);
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save every run of the sweep (zoo.csv)");
                 figure = figure_menu(ui);
