@@ -40,20 +40,27 @@ fn harness(s: Settings) -> Harness<'static, State> {
 /// A harness whose app is set up by `setup` before its first frame; every frame runs the
 /// app's logic, then draws it (as eframe does).
 fn harness_with(s: Settings, setup: fn(&mut AppState)) -> Harness<'static, State> {
-    Harness::builder()
-        .with_size(egui::vec2(1920.0, 1200.0))
-        .build_ui_state(
-            move |ui, state: &mut State| {
-                let app = state.get_or_insert_with(|| {
-                    let mut app = AppState::new(ui.ctx(), s.clone());
-                    setup(&mut app);
-                    app
-                });
-                app.logic();
-                app.ui(ui)
-            },
-            None,
-        )
+    harness_sized(s, egui::vec2(1920.0, 1200.0), setup)
+}
+
+/// [`harness_with`] in a window of `size` points.
+fn harness_sized(
+    s: Settings,
+    size: egui::Vec2,
+    setup: fn(&mut AppState),
+) -> Harness<'static, State> {
+    Harness::builder().with_size(size).build_ui_state(
+        move |ui, state: &mut State| {
+            let app = state.get_or_insert_with(|| {
+                let mut app = AppState::new(ui.ctx(), s.clone());
+                setup(&mut app);
+                app
+            });
+            app.logic();
+            app.ui(ui)
+        },
+        None,
+    )
 }
 
 /// The panel of type `P` at `path` (`test/eps`).
@@ -63,6 +70,15 @@ fn panel<'a, P: Panel>(h: &'a Harness<'static, State>, path: &str) -> &'a P {
 
 fn app<'a>(h: &'a Harness<'static, State>) -> &'a AppState {
     h.state().as_ref().expect("first frame ran")
+}
+
+/// Whether the seed sweep tab holds a result.
+fn seed_sweep_done(a: &AppState) -> bool {
+    a.panel::<SeedSweep>("test/sweep")
+        .unwrap()
+        .analysis
+        .last
+        .is_some()
 }
 
 /// Steps frames until `cond` holds; fails after ~20 s.
@@ -254,13 +270,7 @@ fn a_sweep_runs_in_the_background_and_reports_every_arm() {
     // No pace is known before the first sweep on this computer.
     h.get_by_label("its time is measured by the first run");
     h.get_by_label("Run sweep").click();
-    let done = |a: &AppState| {
-        a.panel::<SeedSweep>("test/sweep")
-            .unwrap()
-            .analysis
-            .last
-            .is_some()
-    };
+    let done = seed_sweep_done;
     wait_for(&mut h, "the sweep result", done);
     let sweep = panel::<SeedSweep>(&h, "test/sweep");
     let r = sweep.analysis.last.clone().unwrap().result;
@@ -1089,13 +1099,7 @@ fn a_panel_keeps_working_while_another_section_is_shown() {
         sweep.start(lab);
         a.open_section("model");
     });
-    let done = |a: &AppState| {
-        a.panel::<SeedSweep>("test/sweep")
-            .unwrap()
-            .analysis
-            .last
-            .is_some()
-    };
+    let done = seed_sweep_done;
     wait_for(
         &mut h,
         "the sweep, collected while section 1 is shown",
@@ -1655,13 +1659,7 @@ fn presentation_s_next_offers_to_run_or_skip_an_empty_analysis() {
     );
     h.get_by_label("has not run yet:");
     h.get_by_label("Run it").click();
-    let done = |a: &AppState| {
-        a.panel::<SeedSweep>("test/sweep")
-            .unwrap()
-            .analysis
-            .last
-            .is_some()
-    };
+    let done = seed_sweep_done;
     wait_for(&mut h, "the sweep result", done);
     h.step();
     assert!(h.query_by_label("has not run yet:").is_none());
@@ -1692,21 +1690,10 @@ fn presentation_s_next_offers_to_run_or_skip_an_empty_analysis() {
 
 #[test]
 fn presentation_mode_at_1024x768_gives_the_live_plots_most_of_the_height() {
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1024.0, 768.0))
-        .build_ui_state(
-            |ui, state: &mut State| {
-                let app = state.get_or_insert_with(|| {
-                    let mut app = AppState::new(ui.ctx(), settings("classroom"));
-                    app.presenting = true;
-                    app.open_tab("test", "live");
-                    app
-                });
-                app.logic();
-                app.ui(ui)
-            },
-            None,
-        );
+    let mut h = harness_sized(settings("classroom"), egui::vec2(1024.0, 768.0), |a| {
+        a.presenting = true;
+        a.open_tab("test", "live");
+    });
     wait_for(&mut h, "the run to start", |a| {
         a.lab.history.preset.is_some()
     });

@@ -321,8 +321,10 @@ impl Panel for SweepTab {
                     .update_while_editing(false),
             )
             .labelled_by(l.id);
-            ui.label(RichText::new(format!("{} runs", self.preset().units())).weak());
-            let estimate = self.analysis.estimate(zoo_work(&self.preset()));
+            // One preset per frame for the count and the estimate (it is built, not kept).
+            let preset = self.preset();
+            ui.label(RichText::new(format!("{} runs", preset.units())).weak());
+            let estimate = self.analysis.estimate(zoo_work(&preset));
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true, estimate);
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save every run of the sweep (zoo.csv)");
