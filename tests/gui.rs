@@ -1560,7 +1560,7 @@ fn step_within(a: &mut AppState, past: usize, limit: Duration) -> usize {
     a.lab.history.step
 }
 
-/// README's teacher link `?view=test/live&play#bl1:classroom`, the section's `?view=test&play`,
+/// The classroom link `?view=test/live&play#bl1:classroom`, the section's `?view=test&play`,
 /// memory & reads, and a link without a view all play the key lab's live run (their views
 /// have no analysis of their own): it runs and passes step 50 within seconds, at the page's
 /// default speed. A link to a view with an analysis of its own (the seed sweep, the gauge

@@ -413,8 +413,9 @@ fn key_lab_passes(dev: &mut Devtools, what: &str, past: usize, limit: Duration) 
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_page_opens_a_linked_preset_and_trains_it_live() {
-    // README's teacher link, the section's link and a link without a view each play the key
-    // lab's live run: the page's step counter passes 100 within 30 s, while playing.
+    // The classroom link to the live run, the section's link and a link without a view each
+    // play the key lab's live run: the page's step counter passes 100 within 30 s, while
+    // playing.
     let port = serve(vec![web_dir()]);
     let base = format!("http://127.0.0.1:{port}/index.html");
     let classroom = share::encode(&bundled("classroom"));
@@ -830,8 +831,8 @@ fn every_section_and_tab_opens_from_its_link_at_both_sizes() {
     );
 }
 
-/// `task` run as the desktop app runs it (on this process's threads), timed for README's
-/// table beside the page's figure.
+/// `task` run as the desktop app runs it (on this process's threads), timed for the table in
+/// docs/web.md ("Speed against the desktop") beside the page's figure.
 fn on_desktop<K: basis_lab::live::Task>(view: &str, task: K) -> K::Output {
     let start = Instant::now();
     let out = task.run(&|| {}, &Default::default());
