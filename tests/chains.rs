@@ -406,3 +406,245 @@ fn every_registered_rule_equals_its_chain_for_100_steps_in_the_attention_lab() {
         judge("attention", info.name, d, bound);
     }
 }
+
+#[test]
+fn share_strings_and_links_carry_a_chain_arm_and_a_chain_attention_rule() {
+    use basis_lab::link::{page_link, parse_page_link};
+    use basis_lab::share::{decode, encode};
+    let mut p = Preset::load("default").unwrap();
+    p.arms[1].optimizer = "clip_by_global_norm(1e+3) | scale_by_adam(b1=0.95)".into();
+    p.arms[1].label = Some("clipped".into());
+    let s = encode(&p);
+    assert!(!s.contains(' ') && !s.contains('|'), "{s}");
+    assert_eq!(decode::<Preset>(&s).unwrap(), p);
+    let link = page_link("https://x/page", "test", true, &[], &s);
+    let (search, hash) = link.split_once('?').unwrap().1.split_once('#').unwrap();
+    let back = parse_page_link(search, hash).share.unwrap();
+    assert_eq!(decode::<Preset>(&back).unwrap(), p);
+    // Old share strings of registered rules read as before.
+    let plain = Preset::load("default").unwrap();
+    assert_eq!(decode::<Preset>(&encode(&plain)).unwrap(), plain);
+
+    let mut a = AttentionPreset::load("attention").unwrap();
+    a.runs[0].rule.optimizer = "trace(0.9) | orthogonalize()".into();
+    a.runs[0].rule.label = Some("muon-chain".into());
+    let s = encode(&a);
+    assert_eq!(decode::<AttentionPreset>(&s).unwrap(), a);
+}
+
+/// The verdict a registered rule has in the check's settings: equivariant or basis-dependent
+/// by its class.
+fn class_verdict(spec: &OptimizerSpec) -> basis_lab::experiment::check::Verdict {
+    use basis_lab::experiment::check::Verdict;
+    if spec.equivariant() {
+        Verdict::Equivariant
+    } else {
+        Verdict::BasisDependent
+    }
+}
+
+#[test]
+fn the_verdict_calls_twins_that_rise_together_chaotic_not_basis_dependent() {
+    use basis_lab::experiment::check::{FLOOR, SEPARATION, Verdict};
+    assert_eq!(FLOOR, 1e-7);
+    assert_eq!(SEPARATION, 10.0);
+    assert_eq!(Verdict::of(7e-16, 4e-12), Verdict::Equivariant);
+    assert_eq!(Verdict::of(1e-7, 1e-12), Verdict::Equivariant);
+    assert_eq!(Verdict::of(4e-4, 4e-12), Verdict::BasisDependent);
+    // A rule that amplifies rounding (Muon where the loss barely sees the weights, SOAP's tied
+    // eigenvalues): the gauge twin leaves the floor, but the noise twin goes as far.
+    assert_eq!(Verdict::of(7.0e-2, 7.1e-2), Verdict::Chaotic);
+    assert_eq!(Verdict::of(5e-6, 1e-6), Verdict::Chaotic);
+    assert_eq!(Verdict::of(2e-7, 5e-8), Verdict::Inconclusive);
+    assert_eq!(Verdict::of(f64::NAN, 1e-12), Verdict::Inconclusive);
+    assert_eq!(Verdict::of(1e-15, f64::INFINITY), Verdict::Inconclusive);
+}
+
+#[test]
+fn check_gives_every_registered_rules_chain_the_rules_own_measured_verdict_in_every_lab() {
+    use basis_lab::experiment::check::{Verdict, check_chain, twin_distances};
+    let mut specs: Vec<OptimizerSpec> = REGISTRY
+        .iter()
+        .map(|i| OptimizerSpec::new(i.name, i.lr))
+        .collect();
+    let mut dial0 = OptimizerSpec::new("dial", 0.01);
+    dial0.p = 0.0;
+    specs.push(dial0);
+    for spec in specs {
+        let text = (spec.info().unwrap().chain)(&spec);
+        let c = check_chain(&text).unwrap();
+        // The registered rule itself, in the same settings.
+        let rule = twin_distances(&spec);
+        let want = class_verdict(&spec);
+        for (l, &(g, n)) in c.labs.iter().zip(&rule) {
+            let own = Verdict::of(g, n);
+            let what = format!(
+                "{} in the {} lab: {l:?}, rule ({g:e}, {n:e})",
+                spec.optimizer, l.lab
+            );
+            assert_eq!(own, want, "{what}");
+            assert_eq!(l.verdict, want, "{what}");
+            assert!(l.agrees, "{what}");
+            if want == Verdict::Equivariant {
+                // Rounding: GD's, Muon's and Shampoo's twins stay within a few ulps of ‖W‖.
+                assert!(l.gauge_distance < 1e-13 && g < 1e-13, "{what}");
+            } else {
+                assert!(l.gauge_distance > 1e-3 && g > 1e-3, "{what}");
+                assert!(l.noise_distance < 1e-10, "{what}");
+            }
+        }
+        assert_eq!(check_chain(&text).unwrap(), c, "same chain, same bits");
+    }
+    // A registered rule's name checks its chain.
+    let by_name = check_chain("adam").unwrap();
+    assert_eq!(by_name.name.as_deref(), Some("adam"));
+    assert_eq!(by_name.chain, check_chain("scale_by_adam()").unwrap().chain);
+    assert_eq!(
+        by_name.labs,
+        check_chain("scale_by_adam()").unwrap().labs,
+        "same chain, same bits"
+    );
+}
+
+#[test]
+fn bundled_chains_measure_what_they_predict_but_soaps_eigenbasis_is_chaotic_here() {
+    use basis_lab::experiment::check::{Verdict, check_chain, disagreements};
+    use basis_lab::optim::BUNDLED_CHAINS;
+    assert!(
+        BUNDLED_CHAINS.iter().all(|b| !b.0.contains("nadam")),
+        "left out"
+    );
+    for &(name, _, _) in BUNDLED_CHAINS {
+        let c = check_chain(name).unwrap();
+        assert_eq!(c.name.as_deref(), Some(name));
+        for l in &c.labs {
+            if name == "soap" {
+                // Its statistics have tied (zero) eigenvalues at these sizes, so the eigenbasis
+                // Adam's squares act in is set by rounding: the noise twin separates as far as
+                // the gauge twin, and the check reports the disagreement.
+                assert_eq!(l.verdict, Verdict::Chaotic, "{l:?}");
+                assert!(l.noise_distance > 1e-7, "{l:?}");
+                assert!(l.predicted_equivariant && !l.agrees);
+            } else if l.predicted_equivariant {
+                assert_eq!(l.verdict, Verdict::Equivariant, "{name}: {l:?}");
+                assert!(l.gauge_distance < 1e-13, "{name}: {l:?}");
+            } else {
+                assert_eq!(l.verdict, Verdict::BasisDependent, "{name}: {l:?}");
+                // GD's per-coordinate clip separates least: 8e-6 in attention, noise 1e-13.
+                assert!(l.gauge_distance > 1e-6, "{name}: {l:?}");
+                assert!(l.gauge_distance > 1e6 * l.noise_distance, "{name}: {l:?}");
+            }
+        }
+        assert_eq!(disagreements(&c).is_some(), name == "soap", "{name}");
+    }
+}
+
+#[test]
+fn check_reads_never_seen_chains_by_their_side() {
+    use basis_lab::experiment::check::{Verdict, check_chain};
+    let sides = |text: &str| {
+        let c = check_chain(text).unwrap();
+        assert!(c.labs.iter().all(|l| l.agrees), "{c:?}");
+        c.labs
+            .iter()
+            .map(|l| (l.predicted_equivariant, l.verdict))
+            .collect::<Vec<_>>()
+    };
+    use Verdict::{BasisDependent as B, Equivariant as E};
+    // Column norms are seen only by the gauge lab (which acts from the right), row norms only by
+    // the key lab and attention (from the left).
+    assert_eq!(
+        sides("trace(0.5) | normalize_columns() | scale(0.5)"),
+        vec![(true, E), (false, B), (true, E)]
+    );
+    assert_eq!(
+        sides("normalize_rows() | trace(0.9)"),
+        vec![(false, B), (true, E), (false, B)]
+    );
+    // A per-matrix clip of Muon's direction with decoupled decay: equivariant everywhere.
+    assert_eq!(
+        sides(
+            "trace(0.95, nesterov=true) | orthogonalize(svd) | clip_by_block_norm(0.5) | add_decayed_weights(0.1)"
+        ),
+        vec![(true, E); 3]
+    );
+    let c = check_chain("normalize_rows() | trace(0.9)").unwrap();
+    assert_eq!(c.labs[0].not_commuting, vec!["normalize_rows"]);
+    assert!(c.labs[1].gauge_distance < 1e-13 && c.labs[0].gauge_distance > 1e-2);
+}
+
+#[test]
+fn the_check_command_prints_a_table_writes_json_and_fails_on_a_disagreement() {
+    use basis_lab::experiment::check::check_chain;
+    use std::process::Command;
+    let bin = env!("CARGO_BIN_EXE_basis-lab");
+    let text = "normalize_rows() | trace(0.9)";
+    let out = Command::new(bin).args(["check", text]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("chain: normalize_rows() | trace()"),
+        "{table}"
+    );
+    assert_eq!(table.matches("basis-dependent").count(), 3, "{table}");
+    assert!(
+        table.contains("yes (not commuting: normalize_rows)"),
+        "{table}"
+    );
+
+    let out = Command::new(bin)
+        .args(["check", text, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = check_chain(text).unwrap();
+    assert_eq!(json, serde_json::to_value(&c).unwrap());
+    assert_eq!(json["labs"][1]["verdict"], "equivariant");
+    assert_eq!(json["labs"][0]["verdict"], "basis_dependent");
+    assert_eq!(
+        json["labs"][0]["gauge_distance"].as_f64().unwrap(),
+        c.labs[0].gauge_distance,
+        "the same bits"
+    );
+
+    // SOAP is predicted equivariant and measured chaotic: printed, then an error.
+    let out = Command::new(bin).args(["check", "soap"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("NO: predicted equivariant, measured chaotic"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("prediction and measurement disagree"),
+        "{stderr}"
+    );
+
+    let out = Command::new(bin)
+        .args(["check", "--bundled"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        md.lines().count(),
+        2 + basis_lab::optim::BUNDLED_CHAINS.len(),
+        "{md}"
+    );
+    assert!(
+        md.contains("| gd_coordinate_clip | `clip(max=0.001)` |"),
+        "{md}"
+    );
+
+    let out = Command::new(bin)
+        .args(["check", "scale_by_adam() |"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("transform 2")
+    );
+}

@@ -3,6 +3,7 @@
 
 mod attention;
 mod bench;
+mod check;
 mod hsi;
 mod matched;
 mod merge;
@@ -140,6 +141,7 @@ enum Command {
     Hsi(hsi::HsiArgs),
     Attention(attention::AttentionArgs),
     Bench(bench::BenchArgs),
+    Check(check::CheckArgs),
     Presets(presets::PresetsArgs),
     Share(share::ShareArgs),
 }
@@ -162,6 +164,7 @@ impl Cli {
             Some(Command::Hsi(a)) => a.run(),
             Some(Command::Attention(a)) => a.run(),
             Some(Command::Bench(a)) => a.run(),
+            Some(Command::Check(a)) => a.run(),
             Some(Command::Presets(a)) => a.run(),
             Some(Command::Share(a)) => a.run(),
         }

@@ -2,6 +2,7 @@
 //! their file outputs. Headless: nothing here knows about the GUI.
 
 pub mod activations;
+pub mod check;
 pub mod figures;
 pub mod matched;
 pub mod paired;

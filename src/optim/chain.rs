@@ -17,6 +17,53 @@ pub const MAX_TRANSFORMS: usize = 16;
 /// The longest chain text accepted, in bytes.
 pub const MAX_CHAIN_BYTES: usize = 2000;
 
+/// Chains the GUI and `basis-lab check --bundled` offer: (name, text, source). NAdam is left
+/// out: Dozat's rule applies a momentum-decay schedule and a look-ahead bias correction inside
+/// Adam's step, which `trace(nesterov=true)` before `scale_by_adam` does not reproduce.
+pub const BUNDLED_CHAINS: &[(&str, &str, &str)] = &[
+    (
+        "adamw",
+        "scale_by_adam() | add_decayed_weights(0.01)",
+        "Loshchilov & Hutter 2019",
+    ),
+    (
+        "lamb",
+        "scale_by_adam(eps=1e-6) | add_decayed_weights(0.01) | scale_by_trust_ratio()",
+        "You et al. 2020",
+    ),
+    (
+        "lars",
+        "add_decayed_weights(1e-4) | scale_by_trust_ratio() | trace(0.9)",
+        "You et al. 2017",
+    ),
+    ("soap", "scale_by_soap()", "Vyas et al. 2024"),
+    (
+        "normalized_gd",
+        "normalize()",
+        "GD along the unit direction",
+    ),
+    (
+        "adam_global_clip",
+        "clip_by_global_norm(1) | scale_by_adam()",
+        "Adam after a global-norm clip",
+    ),
+    (
+        "adam_coordinate_clip",
+        "clip(0.01) | scale_by_adam()",
+        "Adam after a per-coordinate clip",
+    ),
+    (
+        "gd_coordinate_clip",
+        "clip(0.001)",
+        "GD with a per-coordinate clip (the paper's Section 10)",
+    ),
+    (
+        "gd_global_clip",
+        "clip_by_global_norm(0.001)",
+        "GD with a global-norm clip (Section 10's repair)",
+    ),
+];
+
 /// A lab of basis-lab, for the predicted and measured classes of a chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lab {

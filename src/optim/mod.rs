@@ -25,7 +25,9 @@ pub mod transforms;
 pub use adafactor::Adafactor;
 pub use adagrad::Adagrad;
 pub use adam::Adam;
-pub use chain::{Chain, ChainError, ChainSpec, Lab, MAX_CHAIN_BYTES, MAX_TRANSFORMS, Step};
+pub use chain::{
+    BUNDLED_CHAINS, Chain, ChainError, ChainSpec, Lab, MAX_CHAIN_BYTES, MAX_TRANSFORMS, Step,
+};
 pub use dial::Dial;
 pub use gd::Gd;
 pub use lion::Lion;

@@ -445,6 +445,34 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
         }
     }
 
+    /// The same run (before its first step) with its optimizer, and its twin's, built by `make`
+    /// in place of the rule's: a chain of transforms (`basis-lab check`) runs through the same
+    /// loop and twin. The rule still names the run and gives its schedule.
+    pub fn with_optimizer(mut self, make: &dyn Fn() -> Box<dyn Optimizer>) -> Self {
+        self.opt = make();
+        if let Some(twin) = &mut self.twin {
+            twin.opt = make();
+        }
+        self
+    }
+
+    /// The same run (before its first step) with its twin moved from (UQ, VQ) to the noise
+    /// twin (U + std·E, V), E standard Gaussian from `seed`, Q = I: then
+    /// [`FactorRun::twin_drift`] measures how far rounding-sized differences grow (chaos), to
+    /// set a gauge twin's drift against. No effect on a run without twins.
+    pub fn with_noise_twin(mut self, std: f64, seed: u64) -> Self {
+        if let Some(twin) = &mut self.twin {
+            let n = self.params[0].nrows();
+            let mut rng = crate::rng::stream_id(seed, 0x6e6f697365);
+            twin.params = [
+                &self.params[0] + crate::rng::gaussian_matrix(&mut rng, n, n, std),
+                self.params[1].clone(),
+            ];
+            twin.q = DMatrix::identity(n, n);
+        }
+        self
+    }
+
     /// Takes one step unless a stopping rule fires first; returns the outcome when it does.
     pub fn step(&mut self) -> Option<Outcome> {
         let [u, v] = &self.params;

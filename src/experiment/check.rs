@@ -1,0 +1,372 @@
+//! `basis-lab check`: a chain's predicted class in each lab against a short measurement
+//! (docs/numerics.md, "Transforms and chains"). Each lab runs the chain from its start, from
+//! the gauge-rotated start (Haar Q) and from a noise-perturbed start, through the lab's own
+//! twin machinery ([`PairedRun`]'s twins and noise twin, [`FactorRun`]'s twin, attention's
+//! [`SeedRun`] twins), and compares the gauge twin's distance with [`FLOOR`] and with the noise
+//! twin's ([`Verdict::of`]).
+//!
+//! Settings, where every registered rule's class is known (tests/chains.rs checks each):
+//! - key lab: the default preset (d_k 16, 32 keys), one arm at [`KEY_LR`], [`KEY_STEPS`]
+//!   steps, distance `‖W′ − QW‖/‖W‖` (the noise twin from W0 + 1e-12·E);
+//! - gauge lab: n 12, rank 2, 2n² measurements, init 0.3, seed 3, [`GAUGE_LR`], constant
+//!   schedule, [`GAUGE_STEPS`] steps, distance `‖U′V′ᵀ − UVᵀ‖/‖UVᵀ‖` (noise twin from
+//!   U + 1e-12·E);
+//! - attention: one layer, two heads, d_model 8, MLP 12, modulus 11, [`ATTENTION_LR`],
+//!   [`ATTENTION_STEPS`] steps, distance between validation logits (noise twin 1e-12 on W_Q,
+//!   W_K).
+
+use crate::attention::{AttentionPreset, ModelConfig, RunSpec, SeedRun, TaskConfig, TwinKind};
+use crate::experiment::PairedRun;
+use crate::optim::{BUNDLED_CHAINS, ChainError, ChainSpec, Lab, OptimizerSpec, lookup};
+use crate::preset::Preset;
+use crate::sensing::zoo::{FactorRun, Rule};
+use crate::sensing::{SensingConfig, SensingProblem};
+use serde::Serialize;
+
+/// The rounding floor: a gauge twin at most this far from its run is equivariant. GD's,
+/// momentum's, scalar-Adam's, Muon's and Shampoo's stay below 1e-12 in the three settings;
+/// the floor leaves room for transforms that divide rounding by a small ε (SOAP's eigenbasis
+/// entries of size 1e-16·‖u‖ over ε = 1e-8 come to about 1e-8 relative).
+pub const FLOOR: f64 = 1e-7;
+
+/// How many times the noise twin's distance a gauge twin must exceed to be basis-dependent.
+pub const SEPARATION: f64 = 10.0;
+
+/// Steps of the key lab's run.
+pub const KEY_STEPS: usize = 100;
+/// Steps of the gauge lab's run.
+pub const GAUGE_STEPS: usize = 100;
+/// Steps of the attention run.
+pub const ATTENTION_STEPS: usize = 50;
+/// The key lab's learning rate.
+pub const KEY_LR: f64 = 0.01;
+/// The gauge lab's learning rate (constant schedule).
+pub const GAUGE_LR: f64 = 1e-3;
+/// The attention run's learning rate.
+pub const ATTENTION_LR: f64 = 1e-3;
+
+/// What the measurement says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The gauge twin stayed within [`FLOOR`].
+    Equivariant,
+    /// The gauge twin left the floor and separated beyond [`SEPARATION`] × the noise twin.
+    BasisDependent,
+    /// The noise twin left the floor too, as far as the gauge twin within [`SEPARATION`]:
+    /// rounding alone separates runs, so the gauge twin cannot tell.
+    Chaotic,
+    /// Neither (or the run diverged).
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The word tables use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Equivariant => "equivariant",
+            Verdict::BasisDependent => "basis-dependent",
+            Verdict::Chaotic => "chaotic",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// The verdict of a gauge twin at distance `gauge` and a noise twin at `noise`.
+    pub fn of(gauge: f64, noise: f64) -> Verdict {
+        if !(gauge.is_finite() && noise.is_finite()) {
+            Verdict::Inconclusive
+        } else if gauge <= FLOOR {
+            Verdict::Equivariant
+        } else if gauge > SEPARATION * noise {
+            Verdict::BasisDependent
+        } else if noise > FLOOR {
+            Verdict::Chaotic
+        } else {
+            Verdict::Inconclusive
+        }
+    }
+}
+
+/// One lab's row of the check.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LabCheck {
+    /// The lab (`key`, `gauge`, `attention`).
+    pub lab: &'static str,
+    /// Predicted equivariant: every transform commutes with the lab's action.
+    pub predicted_equivariant: bool,
+    /// The transforms that do not commute with the lab's action.
+    pub not_commuting: Vec<&'static str>,
+    /// The gauge twin's relative distance at the end.
+    pub gauge_distance: f64,
+    /// The noise twin's relative distance at the end.
+    pub noise_distance: f64,
+    /// The measured verdict.
+    pub verdict: Verdict,
+    /// Whether prediction and measurement agree: a predicted-equivariant chain must measure
+    /// equivariant; a chain not guaranteed agrees with any clear verdict (it may be either).
+    /// `false` is an error of a transform's declaration or of the numerics.
+    pub agrees: bool,
+}
+
+/// The whole check of one chain.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChainCheck {
+    /// The registered rule's or bundled chain's name, when the chain was given by name.
+    pub name: Option<String>,
+    /// The chain's canonical text.
+    pub chain: String,
+    /// The rounding floor used ([`FLOOR`]).
+    pub floor: f64,
+    /// One row per lab, in [`Lab::ALL`] order.
+    pub labs: Vec<LabCheck>,
+}
+
+/// The chain `text` names: a registered rule's name gives that rule's chain at its default
+/// hyperparameters (`adam`), a bundled chain's name its text (`adamw`,
+/// [`crate::optim::BUNDLED_CHAINS`]), anything else is read as a chain. Returns the name (when
+/// a name was given) and the parsed chain. Errors: the text does not parse.
+pub fn resolve(text: &str) -> Result<(Option<String>, ChainSpec), ChainError> {
+    let name = text.trim();
+    if let Some(info) = lookup(name) {
+        let chain = (info.chain)(&OptimizerSpec::new(info.name, info.lr));
+        return Ok((Some(info.name.into()), ChainSpec::parse(&chain)?));
+    }
+    if let Some(&(n, chain, _)) = BUNDLED_CHAINS.iter().find(|b| b.0 == name) {
+        return Ok((Some(n.into()), ChainSpec::parse(chain)?));
+    }
+    Ok((None, ChainSpec::parse(text)?))
+}
+
+/// Checks the chain `text` ([`resolve`]: a chain, a registered rule's name or a bundled
+/// chain's) in the three labs. Errors: the text does not parse. Deterministic: the same text
+/// gives the same bits. Well under a second in a release build.
+pub fn check_chain(text: &str) -> Result<ChainCheck, ChainError> {
+    let (name, chain) = resolve(text)?;
+    let spec = OptimizerSpec {
+        label: Some("chain".into()),
+        ..OptimizerSpec::new(&chain.to_string(), 0.0)
+    };
+    let labs = Lab::ALL
+        .iter()
+        .zip(twin_distances(&spec))
+        .map(|(&lab, (gauge, noise))| {
+            let predicted = chain.predicted(lab.action());
+            let verdict = Verdict::of(gauge, noise);
+            LabCheck {
+                lab: lab.name(),
+                predicted_equivariant: predicted,
+                not_commuting: chain.blocking(lab.action()),
+                gauge_distance: gauge,
+                noise_distance: noise,
+                verdict,
+                agrees: !predicted || verdict == Verdict::Equivariant,
+            }
+        })
+        .collect();
+    Ok(ChainCheck {
+        name,
+        chain: chain.to_string(),
+        floor: FLOOR,
+        labs,
+    })
+}
+
+/// The gauge twin's and the noise twin's distances at the end of the check's run in each lab
+/// ([`Lab::ALL`] order) for `spec`, a registered rule or a chain (its own learning rate is
+/// replaced by each lab's documented one, see the module documentation). NaN where the run
+/// could not start or diverged. Lets a registered rule be measured beside its chain.
+pub fn twin_distances(spec: &OptimizerSpec) -> [(f64, f64); 3] {
+    let at = |lr: f64| OptimizerSpec { lr, ..spec.clone() };
+    [
+        key_twins(&at(KEY_LR)),
+        gauge_twins(&at(GAUGE_LR)),
+        attention_twins(&at(ATTENTION_LR)),
+    ]
+}
+
+fn key_twins(spec: &OptimizerSpec) -> (f64, f64) {
+    let mut p = Preset::load("default").expect("the default preset is bundled");
+    p.arms = vec![spec.clone()];
+    p.noise_twins = true;
+    let Ok(mut run) = PairedRun::new(&p) else {
+        return (f64::NAN, f64::NAN);
+    };
+    for _ in 0..KEY_STEPS {
+        run.step();
+    }
+    match run.snapshot().first() {
+        Some(r) => (r.orientation_div, r.noise_div),
+        None => (f64::NAN, f64::NAN),
+    }
+}
+
+fn gauge_twins(spec: &OptimizerSpec) -> (f64, f64) {
+    let cfg = SensingConfig {
+        n: 12,
+        rank: 2,
+        ratio: 2.0,
+        init: 0.3,
+        tau: 0.0,
+    };
+    let problem = SensingProblem::new(&cfg, 3);
+    let carrier = Rule::named("gd").expect("registered");
+    let make = || spec.build();
+    let run = |noise: bool| {
+        let run = FactorRun::new(&problem, carrier, spec.lr, GAUGE_STEPS, 3, true)
+            .with_schedule(crate::optim::Schedule::Constant)
+            .with_optimizer(&make);
+        let mut run = if noise {
+            run.with_noise_twin(1e-12, 3)
+        } else {
+            run
+        };
+        for _ in 0..GAUGE_STEPS {
+            if run.step().is_some() {
+                return f64::NAN;
+            }
+        }
+        run.twin_drift().unwrap_or(f64::NAN)
+    };
+    (run(false), run(true))
+}
+
+fn attention_twins(spec: &OptimizerSpec) -> (f64, f64) {
+    let preset = AttentionPreset {
+        task: TaskConfig {
+            modulus: 11,
+            train_fraction: 0.5,
+        },
+        model: ModelConfig {
+            layers: 1,
+            heads: 2,
+            d_model: 8,
+            d_mlp: 12,
+            norm_eps: 1e-6,
+        },
+        steps: ATTENTION_STEPS,
+        seeds: 1,
+        dense_until: 0,
+        measure_every: ATTENTION_STEPS,
+        noise_std: 1e-12,
+        runs: vec![RunSpec {
+            rule: spec.clone(),
+            rest: None,
+            twins: vec![TwinKind::Gauge, TwinKind::Noise],
+        }],
+        ..AttentionPreset::load("attention").expect("bundled")
+    };
+    let Ok(mut run) = SeedRun::new(&preset, 0) else {
+        return (f64::NAN, f64::NAN);
+    };
+    while !run.finished() {
+        run.step();
+    }
+    let last = |kind: TwinKind| {
+        run.records()
+            .iter()
+            .rfind(|r| r.twin == Some(kind))
+            .map_or(f64::NAN, |r| r.logit_distance)
+    };
+    (last(TwinKind::Gauge), last(TwinKind::Noise))
+}
+
+/// The labs where prediction and measurement disagree, as one line naming each lab and its
+/// verdict (`None` when they agree everywhere): `basis-lab check` reports it as an error.
+pub fn disagreements(c: &ChainCheck) -> Option<String> {
+    let bad: Vec<String> = c
+        .labs
+        .iter()
+        .filter(|l| !l.agrees)
+        .map(|l| format!("{} lab measured {}", l.lab, l.verdict.name()))
+        .collect();
+    (!bad.is_empty()).then(|| {
+        format!(
+            "`{}`{}: predicted equivariant, but the {}",
+            c.chain,
+            c.name.as_ref().map_or(String::new(), |n| format!(" ({n})")),
+            bad.join(", the ")
+        )
+    })
+}
+
+/// What a predicted-equivariant chain measured otherwise means.
+fn disagreement(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Chaotic => {
+            "NO: predicted equivariant, measured chaotic: rounding alone separates the runs as \
+             far, so the numerics (not the declared maps) break the symmetry here"
+        }
+        _ => {
+            "NO: predicted equivariant, measured not: a transform's declaration or the numerics \
+              is wrong"
+        }
+    }
+}
+
+/// The checks of several chains as one Markdown table (the README's): per chain and lab the
+/// prediction and the measured verdict, `eq` / `not guaranteed` and `equivariant` /
+/// `basis-dependent` / `chaotic` / `inconclusive`, a disagreement marked `≠`.
+pub fn markdown(rows: &[ChainCheck]) -> String {
+    let mut out =
+        String::from("| chain | text | key lab | gauge lab | attention |\n|---|---|---|---|---|\n");
+    for c in rows {
+        let cells: Vec<String> = c
+            .labs
+            .iter()
+            .map(|l| {
+                let p = if l.predicted_equivariant {
+                    "eq"
+                } else {
+                    "not guaranteed"
+                };
+                let mark = if l.agrees { "" } else { " ≠" };
+                format!("{p} / {}{mark}", l.verdict.name())
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {} | `{}` | {} |\n",
+            c.name.as_deref().unwrap_or("—"),
+            c.chain.replace('|', "\\|"),
+            cells.join(" | ")
+        ));
+    }
+    out
+}
+
+/// The check as a plain-text table: per lab the prediction, both distances, the verdict and
+/// whether they agree; a disagreement says so in words.
+pub fn table(c: &ChainCheck) -> String {
+    let named = c.name.as_ref().map_or(String::new(), |n| format!(" ({n})"));
+    let mut out = format!(
+        "chain: {}{named}\nrounding floor {:e}; basis-dependent past {}× the noise twin\n\n",
+        c.chain, c.floor, SEPARATION
+    );
+    out.push_str(&format!(
+        "{:<10} {:<15} {:>12} {:>12} {:<16} {}\n",
+        "lab", "predicted", "gauge twin", "noise twin", "measured", "agree"
+    ));
+    for l in &c.labs {
+        let predicted = if l.predicted_equivariant {
+            "equivariant"
+        } else {
+            "not guaranteed"
+        };
+        let agree = if !l.agrees {
+            disagreement(l.verdict).to_string()
+        } else if l.predicted_equivariant {
+            "yes".into()
+        } else {
+            format!("yes (not commuting: {})", l.not_commuting.join(", "))
+        };
+        out.push_str(&format!(
+            "{:<10} {:<15} {:>12.2e} {:>12.2e} {:<16} {}\n",
+            l.lab,
+            predicted,
+            l.gauge_distance,
+            l.noise_distance,
+            l.verdict.name(),
+            agree
+        ));
+    }
+    out
+}
