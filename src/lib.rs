@@ -20,6 +20,7 @@ pub mod console;
 pub mod experiment;
 pub mod explainer;
 pub mod figure;
+pub mod history;
 pub mod linalg;
 pub mod link;
 pub mod live;

@@ -138,6 +138,20 @@ pub struct ArmLabel {
     pub equivariant: bool,
 }
 
+impl ArmLabel {
+    /// The labels of `run`'s arms, in preset order.
+    pub fn of(run: &PairedRun) -> Vec<ArmLabel> {
+        run.arms()
+            .iter()
+            .map(|a| ArmLabel {
+                name: a.name().into(),
+                optimizer: a.info().name.into(),
+                equivariant: a.equivariant(),
+            })
+            .collect()
+    }
+}
+
 /// Keys and baselines of every arm at one step.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
@@ -151,6 +165,31 @@ pub struct Snapshot {
     pub records: Vec<StepRecord>,
     /// Axis structure of the memory and reads of each arm's run from W0.
     pub activations: Vec<Option<ActivationStats>>,
+}
+
+impl Snapshot {
+    /// `run`'s snapshot at its current step: the pair metrics (which mark an arm whose keys
+    /// cannot be normalised diverged), each running arm's keys, random-rotation baselines and
+    /// activation statistics.
+    pub fn of(run: &mut PairedRun) -> Snapshot {
+        let step = run.step_index();
+        let records = run.snapshot();
+        let baselines = run.baselines();
+        let activations = run.activations();
+        let keys = run
+            .arms()
+            .iter()
+            .zip(&baselines)
+            .map(|(a, b)| b.as_ref().map(|_| a.keys(0).clone()))
+            .collect();
+        Snapshot {
+            step,
+            keys,
+            baselines,
+            records,
+            activations,
+        }
+    }
 }
 
 /// What the worker reports.
@@ -455,16 +494,7 @@ impl Loop {
         self.records.clear();
         self.snapshot_step = None;
         self.last_heldout.clear();
-        let arms = self
-            .run
-            .arms()
-            .iter()
-            .map(|a| ArmLabel {
-                name: a.name().into(),
-                optimizer: a.info().name.into(),
-                equivariant: a.equivariant(),
-            })
-            .collect();
+        let arms = ArmLabel::of(&self.run);
         self.send(Update::Started {
             preset: Box::new(self.run.preset().clone()),
             arms,
@@ -578,25 +608,10 @@ impl Loop {
 
     fn send_snapshot(&mut self) {
         let started = Instant::now();
-        let step = self.run.step_index();
-        let records = self.run.snapshot();
-        let baselines = self.run.baselines();
-        let activations = self.run.activations();
-        let keys = self
-            .run
-            .arms()
-            .iter()
-            .zip(&baselines)
-            .map(|(a, b)| b.as_ref().map(|_| a.keys(0).clone()))
-            .collect();
+        let snapshot = Snapshot::of(&mut self.run);
+        let step = snapshot.step;
         self.snapshot_unread.store(true, Ordering::Relaxed);
-        self.send(Update::Snapshot(Box::new(Snapshot {
-            step,
-            keys,
-            baselines,
-            records,
-            activations,
-        })));
+        self.send(Update::Snapshot(Box::new(snapshot)));
         self.snapshot_step = Some(step);
         self.last_snapshot = Instant::now();
         // Baselines of big presets are costly: keep them under a fifth of the worker's time.

@@ -176,7 +176,7 @@ fn the_identity_twin_reads_exactly_zero_to_the_end() {
     h.run_steps(2);
     let zeros = h.query_all_by_label("0").count();
     assert_eq!(zeros, 3, "the A = I row reads 0 at steps 0, 1 and 40");
-    let floor = basis_lab::app::history::LOG_FLOOR.log10();
+    let floor = basis_lab::history::LOG_FLOOR.log10();
     let a = h.state_mut().as_mut().unwrap();
     let (panel, _) = a.panel_mut::<AttentionTwins>("attention").unwrap();
     let points = panel.view.distance_points(0, TwinKind::Identity);

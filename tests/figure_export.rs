@@ -5,6 +5,8 @@
 use basis_lab::app::panels::controlled_test::{Export, LiveSettings, live_figure};
 use basis_lab::app::widgets::plots::{FigureFormat, write_figure};
 use basis_lab::app::{AppState, Settings};
+use basis_lab::experiment::run::run_history;
+use basis_lab::experiment::{MAX_OUTPUT_BYTES, RunOptions, run_to_dir};
 use basis_lab::figure;
 use basis_lab::preset::Preset;
 use basis_lab::worker::Command;
@@ -129,12 +131,78 @@ fn saved_live_figures_have_the_plot_size_times_the_scale_and_name_every_series()
         for name in figure::names(&fig) {
             assert!(texts.contains(&name), "{stem}: {name} missing");
         }
-        // Every arm appears by name in every figure of the run.
+        // Every arm appears by its display name in every figure of the run.
         for arm in &arms {
+            let title = figure::arm_title(arm);
             assert!(
-                texts.iter().any(|t| t.starts_with(arm.as_str())),
-                "{stem}: arm {arm} missing from {texts:?}"
+                texts.iter().any(|t| t.starts_with(title.as_str())),
+                "{stem}: arm {title} missing from {texts:?}"
             );
         }
+        // Sized for a paper: one column, 3.5 in wide whatever the plot's size on screen.
+        let path = dir.path().join(format!("{stem}-single.svg"));
+        let single = FigureFormat::Print(figure::FigureSize::Single, true);
+        assert!(write_figure(&mut app.lab, &ctx, single, &path, size, &fig));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(r#"width="336" height="260""#), "{stem}");
     }
+}
+
+/// `run --figures` and the app's Save figure… draw the same figure from the same run: each SVG
+/// the command line writes is, byte for byte, what the app's builder draws from the history
+/// the command line kept, with the rotation band, the 50-step loss average and the reference
+/// lines the app shows.
+#[test]
+fn the_command_line_draws_the_apps_figures() {
+    let mut preset = Preset::load("classroom").unwrap();
+    preset.steps = 60;
+    preset.eval_every = 20;
+    let dir = tempfile::tempdir().unwrap();
+    let opts = figure::FigureOptions::new(figure::FigureSize::Single);
+    let run = RunOptions {
+        trace: false,
+        figures: Some(opts),
+        max_output_bytes: MAX_OUTPUT_BYTES,
+    };
+    run_to_dir(&preset, dir.path(), run, &|_| {}).unwrap();
+    let mut h = harness(1.0);
+    h.run_steps(1);
+    let app = h.state_mut().as_mut().unwrap();
+    app.lab.history = run_history(&preset).unwrap();
+    let norms = LiveSettings {
+        show_norms: true,
+        ..LiveSettings::default()
+    };
+    let views = [
+        (Some(Export::Orientation), LiveSettings::default()),
+        (Some(Export::Axis), LiveSettings::default()),
+        (Some(Export::Loss), LiveSettings::default()),
+        (Some(Export::Loss), norms),
+        (None, LiveSettings::default()),
+    ];
+    let mut stems = Vec::new();
+    for (kind, settings) in views {
+        let (stem, fig) = live_figure(&app.lab, kind, &settings, preset.d_k);
+        let cli = std::fs::read_to_string(dir.path().join(format!("{stem}.svg"))).unwrap();
+        assert_eq!(figure::svg_as(&fig, &opts).unwrap(), cli, "{stem}");
+        let names = figure::names(&fig).join("; ");
+        match stem {
+            "axis_concentration" => {
+                // Arm 1's band (the app's default), over every evaluation and the end.
+                assert!(names.contains("random rotations, 5–95%"), "{names}");
+                assert!(names.contains("random directions, 3/(d_k+2)"), "{names}");
+                let figure::Body::Plot { marks, .. } = &fig.body else {
+                    panic!("a plot")
+                };
+                let figure::Shape::Band { x, .. } = &marks[0].shape else {
+                    panic!("the band first: {:?}", marks[0].name)
+                };
+                assert_eq!(x, &[0.0, 20.0, 40.0, 60.0]);
+            }
+            "loss" => assert!(names.contains("training (50-step average)"), "{names}"),
+            _ => {}
+        }
+        stems.push(stem);
+    }
+    assert_eq!(stems, basis_lab::experiment::run::RUN_FIGURES);
 }

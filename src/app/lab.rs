@@ -9,7 +9,7 @@ use std::time::Duration;
 use eframe::egui::Color32;
 use web_time::Instant;
 
-use super::history::RunHistory;
+use crate::history::RunHistory;
 use crate::preset::{BUNDLED, Preset, PresetError};
 use crate::worker::{Command, StopRule, Trainer, Update};
 

@@ -7,7 +7,6 @@
 pub mod analysis;
 pub mod files;
 pub mod follow;
-pub mod history;
 pub mod lab;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;

@@ -11,7 +11,7 @@ use super::preset::{AttentionPreset, TwinKind};
 use super::report::paper_value;
 use super::twins::Record;
 use crate::experiment::figures::LOG_FLOOR;
-use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb};
+use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, arm_title};
 use crate::optim::optimizer_rgb;
 use crate::output::csv_num;
 
@@ -80,7 +80,11 @@ pub fn distance_figure(preset: &AttentionPreset, models: &[ModelCurves]) -> Figu
         .iter()
         .filter_map(|m| {
             let kind = m.twin?;
-            let name = format!("{} {} twin", preset.runs[m.run].name(), kind.label());
+            let name = format!(
+                "{}, {} twin",
+                arm_title(preset.runs[m.run].name()),
+                kind.label()
+            );
             let points = m
                 .distance
                 .iter()
@@ -111,7 +115,7 @@ pub fn curves_figure(preset: &AttentionPreset, models: &[ModelCurves], curves: C
     let loss = curves == Curves::Loss;
     let mut marks = Vec::new();
     for m in models.iter().filter(|m| m.twin.is_none()) {
-        let name = preset.runs[m.run].name();
+        let name = arm_title(preset.runs[m.run].name());
         let (train, val) = if loss {
             (&m.train_loss, &m.val_loss)
         } else {
@@ -119,14 +123,14 @@ pub fn curves_figure(preset: &AttentionPreset, models: &[ModelCurves], curves: C
         };
         let c = run_rgb(preset, m.run);
         marks.push(Mark::line(
-            format!("{name} training"),
+            format!("{name}, training"),
             c,
             train.clone(),
             2.0,
             Dash::Solid,
         ));
         marks.push(Mark::line(
-            format!("{name} validation"),
+            format!("{name}, validation"),
             c,
             val.clone(),
             1.5,
@@ -178,8 +182,8 @@ pub fn heads_figure(
             });
             vec![Heatmap {
                 title: format!(
-                    "{} {} twin, step {}",
-                    preset.runs[run].name(),
+                    "{}, {} twin, step {}",
+                    arm_title(preset.runs[run].name()),
                     twin.label(),
                     rec.step
                 ),
@@ -370,8 +374,8 @@ mod tests {
         assert!(y.log);
         assert_eq!(y.label, "relative logit distance");
         assert_eq!(marks.len(), 2);
-        assert_eq!(marks[0].name, "adam gauge twin");
-        assert_eq!(marks[1].name, "adam A = I twin");
+        assert_eq!(marks[0].name, "Adam, gauge twin");
+        assert_eq!(marks[1].name, "Adam, A = I twin");
         let Shape::Line { points, dash, .. } = &marks[1].shape else {
             panic!("a line")
         };
@@ -386,7 +390,7 @@ mod tests {
         assert_eq!(f.title, "Base models' accuracy");
         assert_eq!(
             crate::figure::names(&f),
-            ["adam training", "adam validation"]
+            ["Adam, training", "Adam, validation"]
         );
         let Body::Plot { y, marks, .. } = &f.body else {
             panic!("a plot")
@@ -429,7 +433,7 @@ mod tests {
         assert_eq!(maps[0].values.shape(), (1, 2));
         assert_eq!(maps[0].values[(0, 0)], 1.0);
         assert!((maps[0].values[(0, 1)] - 0.5).abs() < 1e-12);
-        assert!(maps[0].title.starts_with("adam gauge twin, step 4"));
+        assert!(maps[0].title.starts_with("Adam, gauge twin, step 4"));
         let csv =
             String::from_utf8(heads_csv(&p, 0, TwinKind::Gauge, Some(&rec)).unwrap()).unwrap();
         assert!(csv.ends_with("adam,gauge,4,1,2,1e-8\n"), "{csv}");

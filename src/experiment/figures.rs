@@ -1,13 +1,16 @@
 //! The key lab's figures as [`Figure`] descriptions: the live run's plots (a)–(d), the seed
-//! sweep, and the points sweeps (ε, d_k). The app's "Save figure…" and the command line's `--figures`
-//! both call these, with the optimizers' registry colours, so the two draw the same figure.
+//! sweep, and the points sweeps (ε, d_k). The app's "Save figure…" and the command line's
+//! `--figures` both call these, with the optimizers' registry colours; the run's plots come from
+//! one [`RunHistory`] through [`run_figure`] on both paths, so the two draw the same figure.
 
 use nalgebra::DMatrix;
 
 pub use super::points::{ACCURACY, EXCESS, GRAM, Metric, ORIENTATION};
 use super::points::{Point, PointAxis};
 use super::sweep::SweepResult;
+pub use crate::figure::arm_title;
 use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, Mark, Rgb};
+use crate::history::{ArmHistory, RunHistory};
 use crate::metrics::isotropic_axis_concentration;
 use crate::optim::optimizer_rgb;
 
@@ -24,7 +27,8 @@ pub struct ArmCurves {
     pub noise: Vec<[f64; 2]>,
     /// A(K) of the run from W0 and from Q·W0.
     pub axis: [Vec<[f64; 2]>; 2],
-    /// Training loss of the run from W0 (a moving average in the app, raw on the command line).
+    /// Training loss of the run from W0, averaged over about [`LOSS_AVERAGE_STEPS`] steps
+    /// ([`loss_average`]), in the app and on the command line alike.
     pub loss: Vec<[f64; 2]>,
     /// Held-out loss of the run from W0.
     pub heldout: Vec<[f64; 2]>,
@@ -40,7 +44,107 @@ impl ArmCurves {
     fn color(&self, i: usize) -> Rgb {
         optimizer_rgb(&self.optimizer, i)
     }
+
+    /// The arm's name as a reader sees it: the rule's title for an arm named after its rule.
+    fn title(&self) -> String {
+        arm_title(&self.name)
+    }
 }
+
+/// Each arm's curves from a run's history, as the app and `run --figures` draw them.
+pub fn arm_curves(arms: &[ArmHistory]) -> Vec<ArmCurves> {
+    arms.iter()
+        .map(|a| ArmCurves {
+            name: a.name(),
+            optimizer: a.label.optimizer.clone(),
+            orientation: a.orientation_div.raw_points(),
+            noise: a.noise_div.raw_points(),
+            axis: [
+                a.axis_concentration[0].raw_points(),
+                a.axis_concentration[1].raw_points(),
+            ],
+            loss: a.loss_average.raw_points(),
+            heldout: a.heldout_loss[0].raw_points(),
+            norm_mean: a.column_norm[0].raw_points(),
+            norm_sd: a.column_norm_sd.raw_points(),
+            diverged_at: match a.status {
+                super::ArmStatus::Diverged { step, .. } => Some(step),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// How the live run's plots are shown: what the app's tab settings hold and `run --figures`
+/// takes at its defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunView {
+    /// Plot (c) shows raw column norms instead of the loss.
+    pub show_norms: bool,
+    /// Arm whose random-rotation band plot (b) shades (the last arm when out of range).
+    pub band_arm: usize,
+}
+
+impl Default for RunView {
+    fn default() -> Self {
+        Self {
+            show_norms: false,
+            band_arm: BAND_ARM,
+        }
+    }
+}
+
+/// The figure of live plot `plot` of `history` ((d), the keys of its latest snapshot, for
+/// `None`) and its file name stem: what the app's Save figure… and `run --figures` write.
+pub fn run_figure(
+    history: &RunHistory,
+    plot: Option<LivePlot>,
+    view: RunView,
+    d_k: usize,
+) -> (&'static str, Figure) {
+    let arms = &history.arms;
+    let Some(plot) = plot else {
+        let keys: Vec<(String, DMatrix<f64>)> = history
+            .snapshot
+            .iter()
+            .flat_map(|snap| {
+                arms.iter().zip(&snap.keys).filter_map(move |(a, k)| {
+                    Some((format!("{} · step {}", a.name(), snap.step), k.clone()?))
+                })
+            })
+            .collect();
+        return ("keys", keys_figure(&keys));
+    };
+    let curves = arm_curves(arms);
+    match plot {
+        LivePlot::Orientation => ("orientation_divergence", orientation_figure(&curves)),
+        LivePlot::Axis => {
+            let shown = view.band_arm.min(arms.len().saturating_sub(1));
+            let band = arms.get(shown).map(|a| BandRows {
+                name: &a.label.name,
+                color: optimizer_rgb(&a.label.optimizer, shown),
+                rows: a.band.finite_points().map(|p| [p[0], p[2], p[4]]).collect(),
+            });
+            ("axis_concentration", axis_figure(&curves, d_k, band))
+        }
+        LivePlot::Loss if view.show_norms => ("column_norms", norms_figure(&curves)),
+        LivePlot::Loss => ("loss", loss_figure(&curves)),
+    }
+}
+
+/// Steps in the training-loss moving average the live plot and `run --figures` draw.
+pub const LOSS_AVERAGE_STEPS: f64 = 50.0;
+
+/// The next value of the training-loss moving average after `loss`, from the previous value
+/// `prev` (None at the first finite loss): an exponential average with weight
+/// 1/[`LOSS_AVERAGE_STEPS`], about the mean of the last 50 steps.
+pub fn loss_average(prev: Option<f64>, loss: f64) -> f64 {
+    prev.map_or(loss, |m| m + (loss - m) / LOSS_AVERAGE_STEPS)
+}
+
+/// The arm whose random-rotation band plot (b) shows unless the reader picks another (the
+/// second, the first coordinate-wise rule in every bundled preset).
+pub const BAND_ARM: usize = 1;
 
 /// Lighter version of `c` (mixed with white by `t` in [0, 1]) for rotated twins.
 fn lighter(c: Rgb, t: f64) -> Rgb {
@@ -92,7 +196,7 @@ pub fn orientation_figure(arms: &[ArmCurves]) -> Figure {
     for (i, a) in arms.iter().enumerate() {
         let c = a.color(i);
         marks.push(Mark::line(
-            format!("{} twins", a.name),
+            format!("{}, gauge twin", a.title()),
             c,
             floored(&a.orientation),
             2.5,
@@ -100,7 +204,7 @@ pub fn orientation_figure(arms: &[ArmCurves]) -> Figure {
         ));
         if !a.noise.is_empty() {
             marks.push(Mark::line(
-                format!("{} noise twin", a.name),
+                format!("{}, noise twin", a.title()),
                 c,
                 floored(&a.noise),
                 1.5,
@@ -109,7 +213,7 @@ pub fn orientation_figure(arms: &[ArmCurves]) -> Figure {
         }
         if let Some(step) = a.diverged_at {
             marks.push(Mark::vline(
-                format!("{} diverged", a.name),
+                format!("{} diverged", a.title()),
                 c,
                 step as f64,
                 Dash::Dashed,
@@ -145,7 +249,7 @@ pub fn axis_figure(arms: &[ArmCurves], d_k: usize, band: Option<BandRows>) -> Fi
         let lo = b.rows.iter().map(|r| r[1]).collect();
         let hi = b.rows.iter().map(|r| r[2]).collect();
         marks.push(Mark::band(
-            format!("{} rotation baseline 5–95%", b.name),
+            format!("{}: random rotations, 5–95%", arm_title(b.name)),
             b.color,
             x,
             lo,
@@ -155,14 +259,14 @@ pub fn axis_figure(arms: &[ArmCurves], d_k: usize, band: Option<BandRows>) -> Fi
     for (i, a) in arms.iter().enumerate() {
         let c = a.color(i);
         marks.push(Mark::line(
-            format!("{} from Q·W0", a.name),
+            format!("{} from Q·W0", a.title()),
             lighter(c, 0.45),
             a.axis[1].clone(),
             1.0,
             Dash::Solid,
         ));
         marks.push(Mark::line(
-            format!("{} from W0", a.name),
+            format!("{} from W0", a.title()),
             c,
             a.axis[0].clone(),
             2.5,
@@ -170,7 +274,7 @@ pub fn axis_figure(arms: &[ArmCurves], d_k: usize, band: Option<BandRows>) -> Fi
         ));
     }
     marks.push(Mark::hline(
-        "3/(d_k+2), random directions",
+        "random directions, 3/(d_k+2)",
         GREY,
         isotropic_axis_concentration(d_k),
         Dash::Dashed,
@@ -185,20 +289,24 @@ pub fn axis_figure(arms: &[ArmCurves], d_k: usize, band: Option<BandRows>) -> Fi
     }
 }
 
-/// Plot (c), loss view: training loss (thin, lighter) and held-out loss (thick, with dots).
+/// Plot (c), loss view: training loss averaged over about [`LOSS_AVERAGE_STEPS`] steps (thin,
+/// lighter; the window in its legend) and held-out loss (thick, with dots).
 pub fn loss_figure(arms: &[ArmCurves]) -> Figure {
     let mut marks = Vec::new();
     for (i, a) in arms.iter().enumerate() {
         let c = a.color(i);
         marks.push(Mark::line(
-            format!("{} training", a.name),
+            format!(
+                "{}, training ({LOSS_AVERAGE_STEPS}-step average)",
+                a.title()
+            ),
             lighter(c, 0.35),
             a.loss.clone(),
             1.2,
             Dash::Solid,
         ));
         marks.push(Mark::line(
-            format!("{} held-out", a.name),
+            format!("{}, held-out", a.title()),
             c,
             a.heldout.clone(),
             2.5,
@@ -222,14 +330,14 @@ pub fn norms_figure(arms: &[ArmCurves]) -> Figure {
     for (i, a) in arms.iter().enumerate() {
         let c = a.color(i);
         marks.push(Mark::line(
-            format!("{} mean", a.name),
+            format!("{}, mean", a.title()),
             c,
             a.norm_mean.clone(),
             2.5,
             Dash::Solid,
         ));
         marks.push(Mark::line(
-            format!("{} sd", a.name),
+            format!("{}, sd over keys", a.title()),
             c,
             a.norm_sd.clone(),
             1.2,
@@ -255,7 +363,7 @@ pub fn keys_figure(keys: &[(String, DMatrix<f64>)]) -> Figure {
             maps: keys
                 .iter()
                 .map(|(name, k)| Heatmap {
-                    title: name.clone(),
+                    title: arm_title(name),
                     values: k.abs(),
                 })
                 .collect(),
@@ -338,7 +446,7 @@ pub fn live_csv(arms: &[ArmSeries], plot: LivePlot) -> String {
 /// The seed sweep: per arm, each seed's final excess A(K) − baseline mean (dots), mean ± sd
 /// over seeds (bar and whisker), ± the baseline's own sd (shaded), zero dashed.
 pub fn sweep_figure(r: &SweepResult) -> Figure {
-    let names: Vec<String> = r.aggregate.iter().map(|a| a.arm.clone()).collect();
+    let names: Vec<String> = r.aggregate.iter().map(|a| arm_title(&a.arm)).collect();
     let mut marks = vec![Mark::hline("zero excess", GREY, 0.0, Dash::Solid)];
     for (i, agg) in r.aggregate.iter().enumerate() {
         let optimizer = r
@@ -386,6 +494,16 @@ pub fn sweep_figure(r: &SweepResult) -> Figure {
             3.0,
             Dash::Solid,
         ));
+        // Caps on the whisker's ends.
+        for end in [m - s, m + s] {
+            marks.push(Mark::line(
+                String::new(),
+                c,
+                vec![[x - 0.1, end], [x + 0.1, end]],
+                2.0,
+                Dash::Solid,
+            ));
+        }
     }
     // The legend names what every arm draws, in grey; the arms are named on the x axis.
     marks.push(Mark::points("one seed's excess", GREY, Vec::new(), 3.5));
@@ -508,9 +626,22 @@ pub fn points_figure<A: PointAxis>(
     let y = |v: f64| if m.log_y { v.max(LOG_FLOOR) } else { v };
     let mut floored_any = false;
     let mut ticks = Vec::new();
+    // The decades the x axis spans (one around a single value), for offsets that show at
+    // any width.
+    let xs: Vec<f64> = arms
+        .iter()
+        .flat_map(|a| a.points.iter().map(|p| p.0))
+        .filter(|x| *x > 0.0)
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    let decades = if hi > lo { (hi / lo).log10() } else { 1.0 };
     for (i, a) in arms.iter().enumerate() {
-        // Each arm's whiskers sit slightly apart (as a factor on the log x axis).
-        let nudge = 10f64.powf((i as f64 - (arms.len() as f64 - 1.0) / 2.0) * 0.015);
+        // Arms sharing an x are dodged: each arm's whiskers 2% of the axis apart, capped.
+        let offset = (i as f64 - (arms.len() as f64 - 1.0) / 2.0) * 0.02 * decades;
+        let nudge = 10f64.powf(offset);
+        let cap = 10f64.powf(0.008 * decades);
         let pts: Vec<(f64, f64, f64)> = a
             .points
             .iter()
@@ -525,7 +656,7 @@ pub fn points_figure<A: PointAxis>(
         };
         floored_any |= m.log_y && pts.iter().any(|p| p.1 - p.2 <= LOG_FLOOR);
         marks.push(Mark::line(
-            a.name.clone(),
+            arm_title(&a.name),
             a.color,
             pts.iter().map(|p| [p.0, y(p.1)]).collect(),
             width,
@@ -533,13 +664,23 @@ pub fn points_figure<A: PointAxis>(
         ));
         for &(x, mean, sd) in &pts {
             if sd.is_finite() && sd > 0.0 {
+                let xn = x * nudge;
                 marks.push(Mark::line(
                     String::new(),
                     a.color,
-                    vec![[x * nudge, y(mean - sd)], [x * nudge, y(mean + sd)]],
-                    width,
+                    vec![[xn, y(mean - sd)], [xn, y(mean + sd)]],
+                    width.min(2.0),
                     Dash::Solid,
                 ));
+                for end in [y(mean - sd), y(mean + sd)] {
+                    marks.push(Mark::line(
+                        String::new(),
+                        a.color,
+                        vec![[xn / cap, end], [xn * cap, end]],
+                        width.min(2.0),
+                        Dash::Solid,
+                    ));
+                }
             }
         }
     }
@@ -663,6 +804,59 @@ mod tests {
             })
             .collect();
         assert_readable(&loss_figure(&flat));
+    }
+
+    /// Long arm names, a range of 600 decades and a diverged arm: every run figure and the
+    /// keys fit at every size.
+    #[test]
+    fn run_figures_with_long_names_and_huge_ranges_fit() {
+        let long = "adam with a label far longer than any legend column holds (β₂ = 0.999)";
+        let steps: Vec<f64> = (0..200).map(|i| i as f64 * 5e4).collect();
+        let wild = |k: f64| -> Vec<[f64; 2]> {
+            steps
+                .iter()
+                .map(|&x| [x, 10f64.powf(-300.0 + k * x / 1e7 * 600.0)])
+                .collect()
+        };
+        let arm = |name: &str, optimizer: &str, k: f64| ArmCurves {
+            name: name.into(),
+            optimizer: optimizer.into(),
+            orientation: wild(k),
+            noise: wild(k / 2.0),
+            axis: [wild(k / 600.0), wild(k / 700.0)],
+            loss: wild(k),
+            heldout: wild(k),
+            norm_mean: wild(k),
+            norm_sd: wild(k),
+            diverged_at: Some(3_000_000),
+        };
+        let arms = [
+            arm(long, "adam", 1.0),
+            arm("scalar_adam", "scalar_adam", 0.5),
+        ];
+        let band = BandRows {
+            name: long,
+            color: [0, 0, 0],
+            rows: steps.iter().map(|&x| [x, 0.1, 0.9]).collect(),
+        };
+        for f in [
+            orientation_figure(&arms),
+            axis_figure(&arms, 16, Some(band)),
+            loss_figure(&arms),
+            norms_figure(&arms),
+        ] {
+            crate::figure::check::assert_fits(&f, &f.title);
+        }
+        // The code name never reaches the reader.
+        let f = loss_figure(&arms);
+        let names = crate::figure::names(&f);
+        assert!(names.contains(&"Scalar-Adam, held-out"), "{names:?}");
+        assert!(names.iter().all(|n| !n.contains("scalar_adam")));
+        let keys = keys_figure(&[
+            (long.to_string(), DMatrix::from_element(16, 64, 0.5)),
+            ("gd · step 40".into(), DMatrix::from_element(1, 1, 1.0)),
+        ]);
+        crate::figure::check::assert_fits(&keys, "keys");
     }
 
     #[test]

@@ -11,13 +11,15 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
 use super::activations::ActivationStats;
-use super::figures::{self, ArmCurves};
+use super::figures::{self, LivePlot, RunView};
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
+use crate::history::RunHistory;
 use crate::metrics::{RotationBaseline, isotropic_axis_concentration};
 use crate::model::Episode;
 use crate::optim::Hyper;
 use crate::output::{Committed, OutputSet, csv_num};
 use crate::preset::Preset;
+use crate::worker::{ArmLabel, Snapshot, Update};
 
 /// Largest trace kept in memory, in episode pairs (steps × batch × k).
 pub const MAX_TRACE_PAIRS: usize = 20_000_000;
@@ -251,7 +253,7 @@ pub fn run_to_dir(
         names,
         summary,
         trace,
-        curves,
+        history,
     } = run_core(preset, opts, csv_file.writer(), act_file.writer(), progress)?;
     set.stage(csv_file)?;
     set.stage(act_file)?;
@@ -265,28 +267,8 @@ pub fn run_to_dir(
         f.writer().write_all(b"\n")?;
         set.stage(f)?;
     }
-    if let Some(mut curves) = curves {
-        let mut keys = Vec::new();
-        for (i, arm) in run.arms().iter().enumerate() {
-            if let ArmStatus::Diverged { step, .. } = arm.status() {
-                curves[i].diverged_at = Some(*step);
-            } else {
-                keys.push((names[i].clone(), arm.keys(0).clone()));
-            }
-        }
-        let all = vec![
-            (RUN_FIGURES[0].into(), figures::orientation_figure(&curves)),
-            (
-                RUN_FIGURES[1].into(),
-                figures::axis_figure(&curves, preset.d_k, None),
-            ),
-            (RUN_FIGURES[2].into(), figures::loss_figure(&curves)),
-            (RUN_FIGURES[3].into(), figures::norms_figure(&curves)),
-            (RUN_FIGURES[4].into(), figures::keys_figure(&keys)),
-        ];
-        if let Some(look) = opts.figures {
-            crate::figure::write_all(&mut set, &all, &look)?;
-        }
+    if let (Some(history), Some(look)) = (history, opts.figures) {
+        crate::figure::write_all(&mut set, &run_figures(&history, preset.d_k), &look)?;
     }
     let done = set.commit()?;
     Ok((summary, done))
@@ -299,7 +281,50 @@ struct Ran {
     names: Vec<String>,
     summary: Summary,
     trace: Option<TraceLog>,
-    curves: Option<Vec<ArmCurves>>,
+    /// What the app would hold of the run, when its figures are asked for.
+    history: Option<RunHistory>,
+}
+
+/// The figures `run --figures` writes ([`RUN_FIGURES`], in order) from `history`: the app's
+/// live plots at the tab's default view ([`figures::run_figure`]), plot (c) in both its views.
+fn run_figures(history: &RunHistory, d_k: usize) -> Vec<(String, crate::figure::Figure)> {
+    let view = RunView::default();
+    let norms = RunView {
+        show_norms: true,
+        ..view
+    };
+    [
+        (Some(LivePlot::Orientation), view),
+        (Some(LivePlot::Axis), view),
+        (Some(LivePlot::Loss), view),
+        (Some(LivePlot::Loss), norms),
+        (None, view),
+    ]
+    .into_iter()
+    .map(|(plot, v)| {
+        let (stem, figure) = figures::run_figure(history, plot, v, d_k);
+        (stem.to_string(), figure)
+    })
+    .collect()
+}
+
+/// The history `run --figures` draws its figures from, made in memory (the tables go
+/// nowhere): what the app's history holds after the same run when it snapshots at every
+/// held-out evaluation and at the end.
+///
+/// # Errors
+/// An invalid preset.
+pub fn run_history(preset: &Preset) -> Result<RunHistory> {
+    preset.validate()?;
+    let opts = RunOptions {
+        trace: false,
+        figures: Some(crate::figure::FigureOptions::new(
+            crate::figure::FigureSize::Single,
+        )),
+        max_output_bytes: MAX_OUTPUT_BYTES,
+    };
+    let ran = run_core(preset, opts, std::io::sink(), std::io::sink(), &|_| {})?;
+    Ok(ran.history.expect("kept when figures are asked for"))
 }
 
 /// Runs `preset` to its end, writing `metrics.csv` into `metrics` and `activations.csv` into
@@ -319,23 +344,27 @@ fn run_core(
     act_csv.write_record(ACTIVATIONS_HEADER)?;
     let mut trace = opts.trace.then(|| TraceLog::new(&run));
     let mut last_loss = vec![[f64::NAN; 2]; names.len()];
-    let mut curves = opts.figures.is_some().then(|| {
-        run.arms()
-            .iter()
-            .zip(&names)
-            .map(|(a, name)| ArmCurves {
-                name: name.clone(),
-                optimizer: a.info().name.into(),
-                ..ArmCurves::default()
-            })
-            .collect::<Vec<_>>()
+    // The app's history of the run, fed the updates its worker would send, snapshotting at
+    // every held-out evaluation (the app snapshots on a timer).
+    let mut history = opts.figures.is_some().then(|| {
+        let mut h = RunHistory::default();
+        h.apply(Update::Started {
+            preset: Box::new(preset.clone()),
+            arms: ArmLabel::of(&run),
+        });
+        h
     });
-    // At most about 4000 points per curve (plus every held-out evaluation and the end).
-    let stride = preset.steps.div_ceil(4000).max(1);
     for s in 0..preset.steps {
         let heldout = (s % preset.eval_every == 0).then(|| run.evaluate_heldout());
-        if heldout.is_some() {
+        if let Some(values) = &heldout {
             write_activations(&mut act_csv, s, &names, &run.activations())?;
+            if let Some(h) = history.as_mut() {
+                h.apply(Update::HeldOut {
+                    step: s,
+                    values: values.clone(),
+                });
+                h.apply(Update::Snapshot(Box::new(Snapshot::of(&mut run))));
+            }
         }
         run.step();
         let records = run.last_records();
@@ -347,12 +376,9 @@ fn run_core(
                 heldout.as_ref().and_then(|h| h[r.arm]),
             )?;
             last_loss[r.arm] = r.loss;
-            if let Some(c) = curves.as_mut() {
-                let h = heldout.as_ref().and_then(|h| h[r.arm]);
-                if s % stride == 0 || h.is_some() {
-                    push_curves(&mut c[r.arm], r, h);
-                }
-            }
+        }
+        if let Some(h) = history.as_mut() {
+            h.apply(Update::Steps(records.to_vec()));
         }
         if let Some(t) = trace.as_mut() {
             t.push_step(run.last_batch(), records, &names);
@@ -363,9 +389,20 @@ fn run_core(
     let heldout = run.evaluate_heldout();
     for r in &finals {
         write_row(&mut csv, &names[r.arm], r, heldout[r.arm])?;
-        if let Some(c) = curves.as_mut() {
-            push_curves(&mut c[r.arm], r, heldout[r.arm]);
-        }
+    }
+    if let Some(h) = history.as_mut() {
+        let step = run.step_index();
+        h.apply(Update::HeldOut {
+            step,
+            values: heldout.clone(),
+        });
+        h.apply(Update::Snapshot(Box::new(Snapshot::of(&mut run))));
+        h.apply(Update::Status {
+            step,
+            running: false,
+            steps_per_sec: 0.0,
+            arms: run.arms().iter().map(|a| a.status().clone()).collect(),
+        });
     }
     csv.flush()?;
     drop(csv);
@@ -404,7 +441,7 @@ fn run_core(
         names,
         summary,
         trace,
-        curves,
+        history,
     })
 }
 
@@ -426,26 +463,6 @@ pub fn run_tables(preset: &Preset) -> Result<[String; 3]> {
     let summary = serde_json::to_string_pretty(&ran.summary)?;
     let text = |b: Vec<u8>| String::from_utf8(b).expect("CSV of numbers and names is UTF-8");
     Ok([text(metrics), text(activations), summary])
-}
-
-/// Appends one record (and a held-out result, if any) to an arm's curves.
-fn push_curves(c: &mut ArmCurves, r: &StepRecord, h: Option<HeldOut>) {
-    let x = r.step as f64;
-    let push = |v: &mut Vec<[f64; 2]>, y: f64| {
-        if y.is_finite() {
-            v.push([x, y]);
-        }
-    };
-    push(&mut c.orientation, r.orientation_div);
-    push(&mut c.noise, r.noise_div);
-    push(&mut c.axis[0], r.axis_concentration[0]);
-    push(&mut c.axis[1], r.axis_concentration[1]);
-    push(&mut c.loss, r.loss[0]);
-    push(&mut c.norm_mean, r.mean_column_norm[0]);
-    push(&mut c.norm_sd, r.column_norm_sd[0]);
-    if let Some(h) = h {
-        push(&mut c.heldout, h.loss[0]);
-    }
 }
 
 fn write_row<W: Write>(

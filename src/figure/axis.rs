@@ -310,10 +310,12 @@ fn significant(v: f64) -> String {
 
 /// Asserts that every value `figure` draws lies inside its plot ranges ([`plot_ranges`]),
 /// at least 3% of the span from each edge, and that both spans are positive: a figure of one
-/// point, one swept value or all-equal values reads like any other. For the figure builders'
-/// tests.
+/// point, one swept value or all-equal values reads like any other; and that its texts fit
+/// ([`super::check::assert_fits`]). For the figure builders' tests.
 #[cfg(test)]
 pub(crate) fn assert_readable(figure: &super::Figure) {
+    // Every builder's test comes here: its texts must fit at every print size too.
+    super::check::assert_fits(figure, &figure.title);
     let super::Body::Plot { x, y, marks } = &figure.body else {
         return;
     };

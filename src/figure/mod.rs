@@ -481,6 +481,53 @@ pub fn write_all(
     Ok(())
 }
 
+/// The registry entry of the rule a file names `name`: the longest registry name `name`
+/// starts with (`dial_p0.5` is the dial's, `scalar_adam` is not Adam's).
+fn rule_info(name: &str) -> Option<&'static crate::optim::RuleInfo> {
+    crate::optim::REGISTRY
+        .iter()
+        .copied()
+        .filter(|i| name.starts_with(i.name))
+        .max_by_key(|i| i.name.len())
+}
+
+/// The name a reader sees for the rule a file names `name`: its registry title (`scalar_adam`
+/// → `Scalar-Adam`), with the zoo argument of a rule that has one (`dial_p0.5` →
+/// `Anisotropy dial, p = 0.5`); a name the registry does not know, as it is (a user's label).
+pub fn rule_title(name: &str) -> String {
+    rule_info(name)
+        .and_then(|i| {
+            let rest = &name[i.name.len()..];
+            if rest.is_empty() {
+                return Some(i.title.to_string());
+            }
+            let arg = rest.strip_prefix('_')?;
+            let at = arg.find(|c: char| c.is_ascii_digit() || c == '-' || c == '.')?;
+            Some(format!("{}, {} = {}", i.title, &arg[..at], &arg[at..]))
+        })
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// The colour of the rule a file names `name` (its registry entry's, found as
+/// [`rule_title`] finds it, so `dial_p0.3` takes the dial's), or the palette's colour number
+/// `index` for a name the registry does not know: one colour per optimizer in every figure
+/// and in the app.
+pub fn rule_rgb(name: &str, index: usize) -> Rgb {
+    rule_info(name).map_or_else(|| crate::optim::optimizer_rgb(name, index), |i| i.color)
+}
+
+/// An arm's name as a figure prints it: the rule's title ([`rule_title`]) when the name starts
+/// with the rule's registry name (`adam`, `adam (stopped at 40)`), otherwise as it is.
+pub fn arm_title(name: &str) -> String {
+    let head = name.split(' ').next().unwrap_or(name);
+    let title = rule_title(head);
+    if title == head {
+        name.to_string()
+    } else {
+        format!("{title}{}", &name[head.len()..])
+    }
+}
+
 /// Every series name of a figure (marks' and heatmaps' titles), in order: what its legend
 /// shows.
 pub fn names(figure: &Figure) -> Vec<&str> {
@@ -497,6 +544,19 @@ pub fn names(figure: &Figure) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rules_print_their_titles() {
+        assert_eq!(rule_title("scalar_adam"), "Scalar-Adam");
+        assert_eq!(rule_title("adam"), "Adam");
+        assert_eq!(rule_title("dial_p0.5"), "Anisotropy dial, p = 0.5");
+        assert_eq!(rule_title("my arm"), "my arm");
+        assert_eq!(rule_rgb("dial_p0.3", 0), rule_rgb("dial", 5));
+        assert_ne!(rule_rgb("scalar_adam", 0), rule_rgb("adam", 0));
+        assert_eq!(arm_title("adam (stopped at 40)"), "Adam (stopped at 40)");
+        assert_eq!(arm_title("scalar_adam"), "Scalar-Adam");
+        assert_eq!(arm_title("fast adam"), "fast adam");
+    }
 
     #[test]
     fn magnitude_ends_and_nan() {

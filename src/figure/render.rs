@@ -394,21 +394,33 @@ fn draw_legend<DB: DrawingBackend>(
     let sw = 1.8 * size;
     let (gap, spacing) = (0.4 * size, 1.0 * size);
     let right = c.w - st.pad();
-    let (mut x, mut y) = (left, top);
-    let mut seen: Vec<&str> = Vec::new();
-    let mut any = false;
+    let mut seen: Vec<&Mark> = Vec::new();
     for m in marks.iter().filter(|m| !m.name.is_empty()) {
-        if seen.contains(&m.name.as_str()) {
-            continue;
+        if !seen.iter().any(|s| s.name == m.name) {
+            seen.push(m);
         }
-        seen.push(&m.name);
-        let room = right - left - sw - gap;
+    }
+    // A grid of equal columns: as many as the widest entry allows (a name wider than the
+    // whole row shrinks, then ends in "…").
+    let widest = seen
+        .iter()
+        .map(|m| sw + gap + c.width(&m.name, size))
+        .fold(0.0, f64::max);
+    let avail = right - left;
+    let cols =
+        (((avail + spacing) / (widest + spacing)).floor() as usize).clamp(1, seen.len().max(1));
+    let col_w = (avail + spacing) / cols as f64;
+    let mut any = false;
+    let mut last = top;
+    let y0 = top;
+    for (k, m) in seen.into_iter().enumerate() {
+        let (x, y) = (
+            left + (k % cols) as f64 * col_w,
+            y0 + (k / cols) as f64 * row_h,
+        );
+        let room = col_w - spacing - sw - gap;
         let (name, tsize) = c.fit(&m.name, size, room);
-        let entry = sw + gap + c.width(&name, tsize);
-        if x + entry > right && x > left {
-            x = left;
-            y += row_h;
-        }
+        let bottom = y;
         any = true;
         let cy = y + row_h / 2.0;
         let col = color(m.color);
@@ -454,9 +466,9 @@ fn draw_legend<DB: DrawingBackend>(
             (HPos::Left, VPos::Center),
             false,
         )?;
-        x += entry + spacing;
+        last = last.max(bottom);
     }
-    Ok(if any { y + row_h + 0.3 * size } else { top })
+    Ok(if any { last + row_h + 0.3 * size } else { top })
 }
 
 /// The indices of `pos` (increasing or decreasing pixel positions of labels `sizes` wide
@@ -518,7 +530,7 @@ fn draw_plot<DB: DrawingBackend>(
     let xw: Vec<f64> = xt.labels.iter().map(|l| c.width(l, st.tick)).collect();
     let right = pad.max(xw.last().copied().unwrap_or(0.0) / 2.0 + gap);
     let pw = (c.w - left - right).max(1.0);
-    let legend_bottom = draw_legend(c, top, left, marks, st)?;
+    let legend_bottom = draw_legend(c, top, pad, marks, st)?;
     let to_x = |t: f64| left + (t - x0) / (x1 - x0) * pw;
     // Category names turn upright when they would touch side by side.
     let xpos: Vec<f64> = xt.at.iter().map(|&t| to_x(t)).collect();

@@ -15,7 +15,7 @@ use web_time::Instant;
 use super::zoo::{FactorRun, Outcome, Rule, RunResult};
 use super::{SensingConfig, SensingProblem, SensingStream, sensing_stream};
 use crate::figure::GREY;
-use crate::figure::{Axis, Body, Dash, Figure, Mark};
+use crate::figure::{Axis, Body, Dash, Figure, Mark, rule_title};
 use crate::linalg::norm::frobenius;
 use crate::live::{Failure, Host, LiveRun, Next, Outbox};
 use crate::optim::optimizer_rgb;
@@ -381,6 +381,7 @@ pub fn live_figure(
     };
     let mut marks = Vec::new();
     for (i, ((r, _), s)) in rules.iter().zip(runs).enumerate() {
+        let title = rule_title(&r.name());
         match plot {
             LivePlot::Loss | LivePlot::Recovery => {
                 let data = if plot == LivePlot::Loss {
@@ -389,7 +390,7 @@ pub fn live_figure(
                     &s.recovery
                 };
                 marks.push(Mark::line(
-                    r.name(),
+                    title.clone(),
                     rgb(r, i),
                     data.clone(),
                     2.0,
@@ -398,21 +399,21 @@ pub fn live_figure(
             }
             LivePlot::Drift => {
                 marks.push(Mark::line(
-                    r.name(),
+                    title.clone(),
                     rgb(r, i),
                     s.drift.clone(),
                     2.0,
                     Dash::Solid,
                 ));
                 marks.push(Mark::line(
-                    format!("{} noise twin", r.name()),
+                    format!("{title}, noise twin"),
                     rgb(r, i),
                     s.noise_drift.clone(),
                     2.0,
                     Dash::Dotted,
                 ));
                 marks.push(Mark::line(
-                    format!("{} factors", r.name()),
+                    format!("{title}, factors U, V"),
                     rgb(r, i),
                     s.factor_drift.clone(),
                     1.5,
@@ -422,7 +423,7 @@ pub fn live_figure(
             LivePlot::Spectrum => {
                 if let Some(sp) = &s.spectrum {
                     marks.push(Mark::line(
-                        r.name(),
+                        title.clone(),
                         rgb(r, i),
                         spectrum(sp),
                         2.0,
@@ -536,18 +537,18 @@ mod tests {
         assert_eq!(
             crate::figure::names(&f),
             [
-                "gd",
-                "gd noise twin",
-                "gd factors",
-                "adam",
-                "adam noise twin",
-                "adam factors"
+                "Gradient descent",
+                "Gradient descent, noise twin",
+                "Gradient descent, factors U, V",
+                "Adam",
+                "Adam, noise twin",
+                "Adam, factors U, V"
             ]
         );
         let f = live_figure(&rules, &runs, &[2.0, 0.0], LivePlot::Spectrum);
         assert_eq!(
             crate::figure::names(&f),
-            ["X*", "gd", "adam", "floor 1e-12"]
+            ["X*", "Gradient descent", "Adam", "floor 1e-12"]
         );
         let Body::Plot { x, marks, .. } = &f.body else {
             panic!("a plot")

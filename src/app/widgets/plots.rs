@@ -185,6 +185,9 @@ pub enum FigureFormat {
     Png(u8),
     /// SVG: vectors, for papers.
     Svg,
+    /// A figure for a paper or a slide at this size, as the command line's `--figures`
+    /// draws it: SVG (true) or PNG at 3 pixels per point (false).
+    Print(crate::figure::FigureSize, bool),
 }
 
 /// A plot with its title, "Save figure…" (with `figure`; a table has none) and an "Export
@@ -272,6 +275,31 @@ pub fn figure_menu(ui: &mut egui::Ui) -> Option<FigureFormat> {
             chosen = Some(FigureFormat::Svg);
             ui.close();
         }
+        ui.separator();
+        for size in crate::figure::FigureSize::PRINT {
+            let what = match size {
+                crate::figure::FigureSize::Single => "One column (3.5 in)",
+                crate::figure::FigureSize::Double => "Two columns (7 in)",
+                _ => "Slide (16:9)",
+            };
+            let kinds: &[(bool, &str)] = if cfg!(target_arch = "wasm32") {
+                &[(true, "SVG")]
+            } else {
+                &[(false, "PNG"), (true, "SVG")]
+            };
+            for &(svg, kind) in kinds {
+                if ui
+                    .button(format!("{what}: {kind}"))
+                    .on_hover_text(
+                        "Sized for print, text 8–9 pt (20 pt on slides), as `--figures` writes it",
+                    )
+                    .clicked()
+                {
+                    chosen = Some(FigureFormat::Print(size, svg));
+                    ui.close();
+                }
+            }
+        }
     })
     .response
     .on_hover_text("Save this plot alone as PNG or SVG");
@@ -290,8 +318,8 @@ pub fn save_figure(
     figure: impl FnOnce() -> crate::figure::Figure,
 ) {
     let ext = match format {
-        FigureFormat::Png(_) => "png",
-        FigureFormat::Svg => "svg",
+        FigureFormat::Png(_) | FigureFormat::Print(_, false) => "png",
+        FigureFormat::Svg | FigureFormat::Print(_, true) => "svg",
     };
     let Some(path) = save_dialog(&ext.to_uppercase(), ext, &format!("{stem}.{ext}")) else {
         return;
@@ -323,6 +351,14 @@ pub fn write_figure(
             crate::figure::png(figure, size, scale)
         }
         FigureFormat::Svg => crate::figure::svg(figure, size).map(String::into_bytes),
+        FigureFormat::Print(at, svg) => {
+            let opts = crate::figure::FigureOptions::new(at);
+            if svg {
+                crate::figure::svg_as(figure, &opts).map(String::into_bytes)
+            } else {
+                crate::figure::png_as(figure, &opts, crate::figure::CLI_SCALE)
+            }
+        }
     };
     match bytes {
         Ok(bytes) => lab.write_file(path, &bytes, "The plot is still here"),

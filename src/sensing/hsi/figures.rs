@@ -7,7 +7,7 @@ use super::LEVELS;
 use super::grid::{GridReport, RateSummary};
 use super::report::{paper_entry, paper_rows};
 use crate::figure::GREY;
-use crate::figure::{Axis, Body, Dash, Figure, Mark};
+use crate::figure::{Axis, Body, Dash, Figure, Mark, rule_title};
 use crate::optim::optimizer_rgb;
 
 /// The summaries a report shows: the rates the paper's rule picked, or every summary when no
@@ -61,7 +61,7 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
                 ok.then_some((x, stat.mean * scale, stat.sd * scale))
             })
             .collect();
-        let name = format!("{} (lr {})", s.rule, s.lr);
+        let name = format!("{}, lr {}", rule_title(&s.rule), s.lr);
         if pts.len() >= 2 {
             marks.push(Mark::band(
                 String::new(),
@@ -119,7 +119,7 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
         ));
     }
     let y = if rmse {
-        Axis::linear("held-out RMSE (×1e-2)").including(0.0)
+        Axis::linear("held-out RMSE (×10⁻²)").including(0.0)
     } else {
         Axis::linear("effective rank").including(0.0)
     };
@@ -196,8 +196,14 @@ mod tests {
             })
         };
         let (first, second) = (r.summaries[0].lr, r.summaries[1].lr);
-        assert_eq!(dash(&format!("gd (lr {first})")), Some(Dash::Solid));
-        assert_eq!(dash(&format!("gd (lr {second})")), Some(Dash::Dashed));
+        assert_eq!(
+            dash(&format!("Gradient descent, lr {first}")),
+            Some(Dash::Solid)
+        );
+        assert_eq!(
+            dash(&format!("Gradient descent, lr {second}")),
+            Some(Dash::Dashed)
+        );
         assert!(marks.iter().any(|m| m.name == "± 1 sd over the seeds"));
     }
 

@@ -8,13 +8,8 @@ use super::report::{
 };
 use super::{RunResult, ZooPreset};
 use crate::figure::GREY;
-use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb};
-use crate::optim::optimizer_rgb;
+use crate::figure::{Axis, Body, Dash, Figure, Mark, Rgb, rule_rgb, rule_title};
 
-/// Colour of the gauge-equivariant class (blue).
-pub const EQUIVARIANT: Rgb = [0, 114, 178];
-/// Colour of the coordinate-wise class (vermilion).
-pub const COORDINATEWISE: Rgb = [213, 94, 0];
 /// Colour of the gap between the classes (bluish green).
 pub const GAP: Rgb = [0, 158, 115];
 /// Colour of the convex reference (near black, drawn dotted: not a class of rules).
@@ -60,18 +55,10 @@ fn reference_line(runs: &[RunResult]) -> Option<Mark> {
     ))
 }
 
-/// The colour of a rule's class.
-pub fn class_rgb(equivariant: bool) -> Rgb {
-    if equivariant {
-        EQUIVARIANT
-    } else {
-        COORDINATEWISE
-    }
-}
-
-/// The zoo: each rule's mean recovery as a bar in its class's colour, every seed as a dot, the
-/// empty gap between the classes shaded when there is one, and the convex reference's mean as
-/// a dotted line across when the runs hold it.
+/// The zoo: each rule's mean recovery as a bar in the rule's colour, its class told by the
+/// line across the bar's top (solid: gauge-equivariant, dashed: coordinate-wise), every seed as
+/// a dot, the empty gap between the classes shaded when there is one, and the convex
+/// reference's mean as a dotted line across when the runs hold it.
 pub fn zoo_figure(runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let mut marks = Vec::new();
@@ -87,22 +74,34 @@ pub fn zoo_figure(runs: &[RunResult]) -> Figure {
             vec![bottom, bottom],
         ));
     }
-    for eq in [true, false] {
-        let bars: Vec<[f64; 2]> = summaries
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.equivariant == eq)
-            .map(|(i, s)| [i as f64, s.recovery[0]])
-            .collect();
-        if !bars.is_empty() {
+    for (i, s) in summaries.iter().enumerate() {
+        let c = rule_rgb(&s.rule, i);
+        let mut bar = Mark::bars("", c, vec![[i as f64, s.recovery[0]]], 0.6);
+        bar.opacity = 0.55;
+        marks.push(bar);
+        let dash = if s.equivariant {
+            Dash::Solid
+        } else {
+            Dash::Dashed
+        };
+        let x = i as f64;
+        marks.push(Mark::line(
+            "",
+            c,
+            vec![[x - 0.3, s.recovery[0]], [x + 0.3, s.recovery[0]]],
+            2.5,
+            dash,
+        ));
+    }
+    // The legend's entries for the classes, grey: every rule draws them in its own colour.
+    for (eq, dash) in [(true, Dash::Solid), (false, Dash::Dashed)] {
+        if summaries.iter().any(|s| s.equivariant == eq) {
             let name = if eq {
-                "gauge-equivariant: mean over seeds"
+                "mean over seeds, gauge-equivariant rule"
             } else {
-                "coordinate-wise: mean over seeds"
+                "mean over seeds, coordinate-wise rule"
             };
-            let mut m = Mark::bars(name, class_rgb(eq), bars, 0.6);
-            m.opacity = 0.55;
-            marks.push(m);
+            marks.push(Mark::line(name, GREY, Vec::new(), 2.5, dash));
         }
     }
     for (i, s) in summaries.iter().enumerate() {
@@ -115,17 +114,17 @@ pub fn zoo_figure(runs: &[RunResult]) -> Figure {
                 [i as f64 + jitter, r.recovery]
             })
             .collect();
-        marks.push(Mark::points("", class_rgb(s.equivariant), dots, 3.0));
+        marks.push(Mark::points("", rule_rgb(&s.rule, i), dots, 3.0));
     }
     // The legend's entry for the dots, grey as on screen: every class draws them.
     marks.push(Mark::points("one seed", GREY, Vec::new(), 3.0));
     marks.extend(reference_line(runs));
-    let names = summaries.iter().map(|s| s.rule.clone()).collect();
+    let names = summaries.iter().map(|s| rule_title(&s.rule)).collect();
     Figure {
         title: "Recovery after training, per update rule (Table 2)".into(),
         body: Body::Plot {
             x: Axis::categories("update rule (at its selected learning rate)", names),
-            y: Axis::linear("recovery ‖UVᵀ − X*‖F / ‖X*‖F").including(0.0),
+            y: Axis::linear("recovery error ‖UVᵀ − X*‖F / ‖X*‖F").including(0.0),
             marks,
         },
     }
@@ -146,22 +145,18 @@ pub fn dial_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let line: Vec<[f64; 2]> = pts.iter().map(|p| [p.0, p.1]).collect();
+    // The dial's own colour (the registry's, as every view draws the dial).
+    let c = rule_rgb("dial", 0);
     let mut marks = vec![
         Mark::band(
             "ours: ± sd over seeds",
-            COORDINATEWISE,
+            c,
             pts.iter().map(|p| p.0).collect(),
             pts.iter().map(|p| p.1 - p.2).collect(),
             pts.iter().map(|p| p.1 + p.2).collect(),
         ),
-        Mark::line(
-            "ours: mean over seeds",
-            COORDINATEWISE,
-            line.clone(),
-            2.5,
-            Dash::Solid,
-        ),
-        Mark::points(String::new(), COORDINATEWISE, line, 3.5),
+        Mark::line("ours: mean over seeds", c, line.clone(), 2.5, Dash::Solid),
+        Mark::points(String::new(), c, line, 3.5),
     ];
     if paper_dial(preset) {
         marks.push(Mark::line(
@@ -190,8 +185,8 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     let summaries = summarise(runs);
     let with_paper = paper_base(preset);
     let mut marks = Vec::new();
-    for (i, r) in preset.rules.iter().enumerate() {
-        let c = optimizer_rgb(r.info().name, i);
+    for r in &preset.rules {
+        let c = r.info().color;
         let mut pts: Vec<(f64, f64, f64)> = summaries
             .iter()
             .filter(|s| s.rule == r.name())
@@ -206,7 +201,7 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
             pts.iter().map(|p| p.1 + p.2).collect(),
         ));
         marks.push(Mark::line(
-            r.name(),
+            rule_title(&r.name()),
             c,
             pts.iter().map(|p| [p.0, p.1]).collect(),
             2.5,
@@ -222,7 +217,7 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
                 .map(|row| [row.0, [row.1, row.2, row.3, row.4][k]])
                 .collect();
             marks.push(Mark::line(
-                format!("{} (paper)", r.name()),
+                format!("{} (paper)", rule_title(&r.name())),
                 lighter(c),
                 paper,
                 1.2,
@@ -243,7 +238,7 @@ pub fn tail_figure(preset: &ZooPreset, runs: &[RunResult]) -> Figure {
     Figure {
         title: "Recovery against the spectral tail".into(),
         body: Body::Plot {
-            x: Axis::linear("tail amplitude τ (τ² of the target's energy lies outside rank 3)"),
+            x: Axis::linear("tail amplitude τ"),
             y: Axis::linear("recovery").including(0.0),
             marks,
         },

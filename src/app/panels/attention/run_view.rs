@@ -2,10 +2,10 @@
 //! latest one per model.
 
 use super::Msg;
-use crate::app::history::{MinMaxSeries, Scale};
 use crate::attention::figures::ModelCurves;
 use crate::attention::report::checkpoints;
 use crate::attention::{AttentionPreset, Record, TwinKind};
+use crate::history::{MinMaxSeries, Scale};
 
 /// The series of one model (a base model or a twin).
 struct ModelSeries {
@@ -134,12 +134,7 @@ impl RunView {
         let Some(i) = self.roles.iter().position(|&x| x == (run, Some(twin))) else {
             return Vec::new();
         };
-        self.series[i]
-            .distance
-            .points()
-            .iter()
-            .map(|p| [p.x, p.y])
-            .collect()
+        self.series[i].distance.points().to_vec()
     }
 
     /// Every model's series as the figures take them, in the run's order.

@@ -5,7 +5,6 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Line, LineStyle, PlotPoints};
 
 use super::{arm_legend, band_area, band_arm_picker};
-use crate::app::history::BandSeries;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::{faded, optimizer_color};
@@ -13,6 +12,7 @@ use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header, s
 use crate::app::widgets::reflow::{self, Cells};
 use crate::figure::GREY;
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
+use crate::history::BandSeries;
 use crate::optim::optimizer_rgb;
 
 /// The memory-and-reads tab.

@@ -4,9 +4,8 @@
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use super::{arm_legend, arm_name, band_arm_picker, sci};
+use super::{arm_legend, band_arm_picker, sci};
 use crate::app::files::save_dialog;
-use crate::app::history::{ArmHistory, LOG_FLOOR, RunHistory};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
@@ -19,7 +18,8 @@ use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::ArmStatus;
 /// Which plot's data an "Export CSV" button saves (the library's name for the live plots).
 pub use crate::experiment::figures::LivePlot as Export;
-use crate::experiment::figures::{self, ArmCurves, ArmSeries, BandRows};
+use crate::experiment::figures::{self, ArmSeries, RunView};
+use crate::history::{ArmHistory, LOG_FLOOR, RunHistory};
 use crate::optim::class_name;
 
 /// The live-run tab.
@@ -51,9 +51,20 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
+        let view = RunView::default();
         Self {
-            show_norms: false,
-            band_arm: 1,
+            show_norms: view.show_norms,
+            band_arm: view.band_arm,
+        }
+    }
+}
+
+impl Settings {
+    /// The plots' view these settings choose.
+    pub fn view(&self) -> RunView {
+        RunView {
+            show_norms: self.show_norms,
+            band_arm: self.band_arm,
         }
     }
 }
@@ -102,8 +113,7 @@ impl Panel for Live {
                 figure = Some((kind, f));
             }
         };
-        let curves = arm_curves(&lab.history.arms);
-        let arms = &lab.history.arms;
+        let (history, arms) = (&lab.history, &lab.history.arms);
         let d_k = preset.d_k;
         let size = |h: f32| [Some(col_w), Some(h)];
         reflow::grid(ui, 4, cells, |ui, i| match i {
@@ -116,7 +126,8 @@ impl Panel for Live {
                     true,
                     |ui, _, h| {
                         orientation_legend(ui, arms);
-                        let (_, fig) = plot_figure(arms, &curves, Export::Orientation, s, d_k);
+                        let (_, fig) =
+                            figures::run_figure(history, Some(Export::Orientation), s.view(), d_k);
                         figure_plot::plot(ui, "orientation", &fig, size(h - 24.0), hover);
                     },
                 ),
@@ -139,7 +150,8 @@ impl Panel for Live {
                                 &mut s.band_arm,
                             );
                         });
-                        let (_, fig) = plot_figure(arms, &curves, Export::Axis, s, d_k);
+                        let (_, fig) =
+                            figures::run_figure(history, Some(Export::Axis), s.view(), d_k);
                         figure_plot::plot(ui, "axis", &fig, size(h - 52.0), hover);
                     },
                 ),
@@ -157,7 +169,8 @@ impl Panel for Live {
                             ui.selectable_value(&mut s.show_norms, true, "column norms ‖w‖");
                         });
                         loss_legend(ui, arms, s.show_norms);
-                        let (_, fig) = plot_figure(arms, &curves, Export::Loss, s, d_k);
+                        let (_, fig) =
+                            figures::run_figure(history, Some(Export::Loss), s.view(), d_k);
                         let id = if s.show_norms { "norms" } else { "loss" };
                         figure_plot::plot(ui, id, &fig, size(h - 50.0), hover);
                     },
@@ -196,89 +209,20 @@ impl Panel for Live {
     }
 }
 
-/// The curves the live plots draw, per arm, as the figures' input.
-pub fn arm_curves(arms: &[ArmHistory]) -> Vec<ArmCurves> {
-    arms.iter()
-        .map(|a| ArmCurves {
-            name: arm_name(a),
-            optimizer: a.label.optimizer.clone(),
-            orientation: a.orientation_div.raw_points(),
-            noise: a.noise_div.raw_points(),
-            axis: [
-                a.axis_concentration[0].raw_points(),
-                a.axis_concentration[1].raw_points(),
-            ],
-            loss: a.loss_average.raw_points(),
-            heldout: a.heldout_loss[0].raw_points(),
-            norm_mean: a.column_norm[0].raw_points(),
-            norm_sd: a.column_norm_sd.raw_points(),
-            diverged_at: match a.status {
-                ArmStatus::Diverged { step, .. } => Some(step),
-                _ => None,
-            },
-        })
-        .collect()
-}
-
 /// The figure of live plot `kind` ((d), the keys, for `None`) as the window shows it, and its
-/// file name stem.
+/// file name stem ([`figures::run_figure`], which `run --figures` calls too).
 pub fn live_figure(
     lab: &Lab,
     kind: Option<Export>,
     settings: &Settings,
     d_k: usize,
 ) -> (&'static str, crate::figure::Figure) {
-    let arms = &lab.history.arms;
-    let Some(kind) = kind else {
-        let keys: Vec<(String, nalgebra::DMatrix<f64>)> = lab
-            .history
-            .snapshot
-            .iter()
-            .flat_map(|snap| {
-                arms.iter().zip(&snap.keys).filter_map(move |(a, k)| {
-                    Some((format!("{} · step {}", arm_name(a), snap.step), k.clone()?))
-                })
-            })
-            .collect();
-        return ("keys", figures::keys_figure(&keys));
-    };
-    plot_figure(arms, &arm_curves(arms), kind, settings, d_k)
-}
-
-/// Live plot `kind` of `arms` (their [`arm_curves`] `curves`) as drawn and saved, and its file
-/// name stem.
-fn plot_figure(
-    arms: &[ArmHistory],
-    curves: &[ArmCurves],
-    kind: Export,
-    settings: &Settings,
-    d_k: usize,
-) -> (&'static str, crate::figure::Figure) {
-    match kind {
-        Export::Orientation => (
-            "orientation_divergence",
-            figures::orientation_figure(curves),
-        ),
-        Export::Axis => {
-            let shown = settings.band_arm.min(arms.len().saturating_sub(1));
-            let band = arms.get(shown).map(|a| BandRows {
-                name: &a.label.name,
-                color: crate::optim::optimizer_rgb(&a.label.optimizer, shown),
-                rows: a.band.finite_points().map(|p| [p[0], p[2], p[4]]).collect(),
-            });
-            (
-                "axis_concentration",
-                figures::axis_figure(curves, d_k, band),
-            )
-        }
-        Export::Loss if settings.show_norms => ("column_norms", figures::norms_figure(curves)),
-        Export::Loss => ("loss", figures::loss_figure(curves)),
-    }
+    figures::run_figure(&lab.history, kind, settings.view(), d_k)
 }
 
 /// Plot (a)'s legend: each arm's twins, the noise twins and the floor.
 fn orientation_legend(ui: &mut egui::Ui, arms: &[ArmHistory]) {
-    let mut items = arm_legend(arms, " twins");
+    let mut items = arm_legend(arms, ", gauge twin");
     if arms.iter().any(|a| !a.noise_div.is_empty()) {
         items.push((
             Color32::GRAY,
@@ -364,7 +308,7 @@ impl Heatmaps {
                         ui.vertical(|ui| {
                             let c = optimizer_color(&a.label.optimizer, i);
                             ui.label(
-                                RichText::new(format!("{} · step {}", arm_name(a), snap.step))
+                                RichText::new(format!("{} · step {}", a.name(), snap.step))
                                     .color(c)
                                     .strong(),
                             );
@@ -422,7 +366,7 @@ fn table(lab: &Lab, ui: &mut egui::Ui) {
         |ui| {
             for (i, a) in lab.history.arms.iter().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
-                let name = ui.label(RichText::new(arm_name(a)).color(c).strong());
+                let name = ui.label(RichText::new(a.name()).color(c).strong());
                 if let ArmStatus::Diverged { .. } = &a.status {
                     // Why it stopped: a non-finite value, or a rule that cannot carry the run.
                     name.on_hover_text(a.status.to_string());

@@ -11,9 +11,7 @@ mod seed_sweep;
 mod settings;
 
 pub use activations::Activations;
-pub use live::{
-    Export, Live, Settings as LiveSettings, arm_curves, export_csv_to, live_figure, plot_csv,
-};
+pub use live::{Export, Live, Settings as LiveSettings, export_csv_to, live_figure, plot_csv};
 pub use matched::{Matched, MatchedTask};
 pub use points::{DkSweep, EpsSweep, PointsTab, PointsTask, TabAxis};
 pub use seed_sweep::{SeedSweep, SweepTask};
@@ -22,13 +20,12 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::FilledArea;
 use serde::{Deserialize, Serialize};
 
-use crate::app::history::{ArmHistory, BandSeries};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
 use crate::app::widgets::reflow;
-use crate::experiment::ArmStatus;
+use crate::history::{ArmHistory, BandSeries};
 use crate::validate::check_count;
 use crate::worker::Command;
 
@@ -308,14 +305,18 @@ fn crash_banner(ui: &mut egui::Ui, lab: &mut Lab) {
         });
 }
 
-/// One thick legend entry per arm in its colour, named `<arm><suffix>`.
+/// One thick legend entry per arm in its colour, named `<arm><suffix>` with the arm's display
+/// name ([`crate::experiment::figures::arm_title`], as the saved figure prints it).
 fn arm_legend(arms: &[ArmHistory], suffix: &str) -> Vec<(Color32, String, Swatch)> {
     arms.iter()
         .enumerate()
         .map(|(i, a)| {
             (
                 optimizer_color(&a.label.optimizer, i),
-                format!("{}{suffix}", arm_name(a)),
+                format!(
+                    "{}{suffix}",
+                    crate::experiment::figures::arm_title(&a.name())
+                ),
                 Swatch::Thick,
             )
         })
@@ -357,14 +358,6 @@ fn band_area(s: &BandSeries, name: String, fill: Color32) -> Option<FilledArea> 
     let lo: Vec<f64> = pts.iter().map(|p| p[2]).collect();
     let hi: Vec<f64> = pts.iter().map(|p| p[4]).collect();
     Some(FilledArea::new(name, &xs, &lo, &hi).fill_color(fill))
-}
-
-/// The arm's name, with the step it stopped at.
-fn arm_name(a: &ArmHistory) -> String {
-    match &a.status {
-        ArmStatus::Running => a.label.name.clone(),
-        ArmStatus::Diverged { step, .. } => format!("{} (stopped at {step})", a.label.name),
-    }
 }
 
 /// `x` as `1.23e-4`, or a dash when not finite.

@@ -6,12 +6,12 @@ use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
 use super::{class_label, rule_color};
-use crate::app::history::{MinMaxSeries, Scale};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{Swatch, legend_row, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
+use crate::history::{MinMaxSeries, Scale};
 use crate::live::Live;
 use crate::sensing::SensingConfig;
 use crate::sensing::live::{GaugeLive, LiveCommand, LivePlot, LiveUpdate, RuleCurves, live_figure};

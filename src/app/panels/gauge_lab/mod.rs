@@ -386,11 +386,9 @@ fn rule_color(rule: Rule, i: usize) -> Color32 {
     optimizer_color(rule.info().name, i)
 }
 
-/// The colour of the rule a zoo table names `name` (its registry colour; a name no bundled rule
-/// has takes the palette's colour number `i`).
+/// The colour of the rule a zoo table names `name` ([`crate::figure::rule_rgb`], the
+/// figures' map: `dial_p0.3` takes the dial's colour; an unknown name the palette's number `i`).
 fn named_rule_color(name: &str, i: usize) -> Color32 {
-    Rule::all()
-        .into_iter()
-        .find(|r| r.name() == name)
-        .map_or_else(|| optimizer_color(name, i), |r| rule_color(r, i))
+    let [r, g, b] = crate::figure::rule_rgb(name, i);
+    Color32::from_rgb(r, g, b)
 }

@@ -1,11 +1,15 @@
-//! What the UI keeps of a run: bounded, decimated series built from the worker's updates.
+//! What is kept of a key-lab run: bounded, decimated series built from the worker's updates.
+//! The app folds the worker's updates into a [`RunHistory`]; `run --figures` folds the same
+//! updates from its own loop into one, so both draw their figures from the same history with
+//! the same builders ([`crate::experiment::figures::run_figure`]).
 //!
 //! Each series keeps at most [`BUCKETS`] min/max buckets, doubling the steps per bucket when
 //! full, so a 10⁶-step run costs the same memory as a 10⁴-step one and a one-step spike still
 //! shows (as a bucket's max). Non-finite values are never stored.
+//!
+//! Headless: no GUI import (the command line keeps one too).
 
-use egui_plot::PlotPoint;
-
+use crate::experiment::figures::loss_average;
 use crate::experiment::{ArmStatus, HeldOut, StepRecord};
 use crate::metrics::{RotationBaseline, StatBaseline};
 use crate::preset::Preset;
@@ -38,7 +42,7 @@ pub struct MinMaxSeries {
     steps_per_bucket: u64,
     buckets: Vec<Bucket>,
     last: Option<[f64; 2]>,
-    cache: Vec<PlotPoint>,
+    cache: Vec<[f64; 2]>,
     dirty: bool,
 }
 
@@ -119,14 +123,15 @@ impl MinMaxSeries {
         self.buckets.is_empty()
     }
 
-    /// Points to draw, scaled: each bucket's min and max in step order.
-    pub fn points(&mut self) -> &[PlotPoint] {
+    /// Points to draw, `[step, value]` scaled (log10 on a log scale): each bucket's min and
+    /// max in step order.
+    pub fn points(&mut self) -> &[[f64; 2]] {
         if self.dirty {
             self.cache.clear();
             let scale = self.scale;
             let map = |p: [f64; 2]| match scale {
-                Scale::Linear => PlotPoint::new(p[0], p[1]),
-                Scale::Log => PlotPoint::new(p[0], p[1].max(LOG_FLOOR).log10()),
+                Scale::Linear => p,
+                Scale::Log => [p[0], p[1].max(LOG_FLOOR).log10()],
             };
             for b in &self.buckets {
                 let (a, c) = if b.min[0] <= b.max[0] {
@@ -221,7 +226,8 @@ pub struct ArmHistory {
     pub axis_concentration: [MinMaxSeries; 2],
     /// Training loss of [base, rotated].
     pub loss: [MinMaxSeries; 2],
-    /// Exponential moving average (about 50 steps) of the base twin's training loss.
+    /// Moving average of the base twin's training loss
+    /// ([`crate::experiment::figures::loss_average`]).
     pub loss_average: MinMaxSeries,
     loss_ema: Option<f64>,
     /// Held-out loss of [base, rotated].
@@ -267,6 +273,15 @@ impl ArmHistory {
         }
     }
 
+    /// The arm's name as its figures and tables show it: its label, and where it stopped if it
+    /// diverged (`adam (stopped at 40)`).
+    pub fn name(&self) -> String {
+        match &self.status {
+            ArmStatus::Running => self.label.name.clone(),
+            ArmStatus::Diverged { step, .. } => format!("{} (stopped at {step})", self.label.name),
+        }
+    }
+
     fn push(&mut self, r: &StepRecord) {
         self.orientation_div.push(r.step, r.orientation_div);
         self.gram_div.push(r.step, r.gram_div);
@@ -278,18 +293,13 @@ impl ArmHistory {
         }
         self.column_norm_sd.push(r.step, r.column_norm_sd[0]);
         if r.loss[0].is_finite() {
-            let ema = self
-                .loss_ema
-                .map_or(r.loss[0], |m| m + (r.loss[0] - m) / LOSS_AVERAGE_STEPS);
+            let ema = loss_average(self.loss_ema, r.loss[0]);
             self.loss_ema = Some(ema);
             self.loss_average.push(r.step, ema);
         }
         self.latest = Some(*r);
     }
 }
-
-/// Steps in the training-loss moving average.
-pub const LOSS_AVERAGE_STEPS: f64 = 50.0;
 
 /// The UI's copy of the current run.
 #[derive(Clone, Debug, Default)]
@@ -403,9 +413,9 @@ mod tests {
         assert!(s.len() <= BUCKETS);
         assert!(s.len() > BUCKETS / 2);
         let pts = s.points();
-        assert!(pts.iter().any(|p| p.y == 50.0 && p.x == 654_321.0));
+        assert!(pts.iter().any(|p| p[1] == 50.0 && p[0] == 654_321.0));
         assert!(
-            pts.windows(2).all(|w| w[0].x <= w[1].x),
+            pts.windows(2).all(|w| w[0][0] <= w[1][0]),
             "points in step order"
         );
         assert_eq!(s.last(), Some([999_999.0, (999_999f64).sin()]));
@@ -441,7 +451,7 @@ mod tests {
         s.push(0, 0.0);
         s.push(1, f64::NAN);
         s.push(2, 1e-3);
-        let pts: Vec<[f64; 2]> = s.points().iter().map(|p| [p.x, p.y]).collect();
+        let pts = s.points().to_vec();
         assert_eq!(pts, vec![[0.0, LOG_FLOOR.log10()], [2.0, 1e-3f64.log10()]]);
         assert!(pts.iter().all(|p| p[1].is_finite()));
     }
