@@ -382,7 +382,8 @@ fn figures_are_written_next_to_the_tables() {
         // The default size is one column (336 × 260 points) at 3 pixels per point.
         assert_eq!((png.width(), png.height()), (1008, 780), "{stem}.png");
         let texts = svg_texts(&dir.path().join(format!("{stem}.svg")));
-        for arm in ["gd", "adam"] {
+        // Arms go by their rules' display names in every figure.
+        for arm in ["Gradient descent", "Adam"] {
             assert!(
                 texts.iter().any(|t| t.starts_with(arm)),
                 "{stem}.svg lacks {arm}: {texts:?}"
@@ -404,7 +405,10 @@ fn figures_are_written_next_to_the_tables() {
     ]);
     let texts = svg_texts(&sweep.path().join("sweep.svg"));
     // The arms are named on the x axis, what each draws in the legend.
-    assert!(texts.iter().any(|t| t == "one seed's excess") && texts.iter().any(|t| t == "adam"));
+    assert!(
+        texts.iter().any(|t| t == "one seed's excess") && texts.iter().any(|t| t == "Adam"),
+        "{texts:?}"
+    );
     // A shard's figures would show a part of the sweep: `merge --figures` draws them.
     let err = fails(&[
         "sweep",
