@@ -289,12 +289,10 @@ fn the_global_clip_at_p_0_keeps_gauge_twins_at_rounding_and_the_per_coordinate_c
 fn the_registry_classes_and_the_zoo_report_its_gradients() {
     let per = OptimizerSpec::new("flow_adam", 1e-3);
     assert!(!per.equivariant());
-    let fp = OptimizerSpec::new("flow_adam_p", 1e-3);
-    assert_eq!(fp.p, 0.0);
+    let mut fp = OptimizerSpec::new("flow_adam_p", 1e-3);
+    assert!(!fp.equivariant(), "p = 0.5 by default, as the dial");
+    fp.p = 0.0;
     assert!(fp.equivariant());
-    let mut at_one = fp.clone();
-    at_one.p = 1.0;
-    assert!(!at_one.equivariant());
     let cfg = SensingConfig {
         n: 12,
         rank: 2,
@@ -303,7 +301,7 @@ fn the_registry_classes_and_the_zoo_report_its_gradients() {
         tau: 0.0,
     };
     let problem = SensingProblem::new(&cfg, 3);
-    let rule = Rule::named("flow_adam_p").unwrap();
+    let rule = Rule::named("flow_adam_p").unwrap().with_arg(0.0);
     let mut run = FactorRun::new(&problem, rule, 1e-2, 600, 3, true);
     for _ in 0..600 {
         if run.step().is_some() {

@@ -117,6 +117,16 @@ impl DormandPrince {
         Self::default()
     }
 
+    /// Sizes the buffers like `like` (nothing to do when they already are), so that a caller
+    /// can keep its later calls allocation-free.
+    pub fn prepare(&mut self, like: &[DMatrix<f64>]) {
+        for k in &mut self.k {
+            shape_like(k, like);
+        }
+        shape_like(&mut self.stage, like);
+        shape_like(&mut self.next, like);
+    }
+
     /// Integrates `y' = f(y)` from `y` over `t ∈ [0, t_end]` and leaves the end point in `y`.
     /// `f(at, out)` writes the slope at `at` into `out` (shapes of `y`). `first`, when given,
     /// is `f(y)` already known (it is copied, and not counted as an evaluation).
@@ -139,11 +149,7 @@ impl DormandPrince {
         f: &mut Field<'_>,
     ) -> OdeStats {
         assert!(t_end.is_finite() && t_end >= 0.0, "end time {t_end}");
-        for k in &mut self.k {
-            shape_like(k, y);
-        }
-        shape_like(&mut self.stage, y);
-        shape_like(&mut self.next, y);
+        self.prepare(y);
         let mut stats = OdeStats::default();
         match first {
             Some(slope) => {

@@ -271,6 +271,8 @@ impl FlowAdam {
         ] {
             ensure_like(buf, params);
         }
+        // Sized with the rest at the first step, so a later first flow step allocates nothing.
+        self.flow.prepare(params);
         let flow = self.triggered(grads);
         match oracle {
             Some(oracle) if flow && lr > 0.0 => self.flow_step(params, grads, lr, oracle),
