@@ -100,6 +100,8 @@ fn a_sensing_step_allocates_nothing_after_warm_up() {
         rule("lion"),
         rule("adafactor"),
         rule("adagrad"),
+        rule("flow_adam"),
+        rule("flow_adam_p"),
     ] {
         let mut run = FactorRun::new(&problem, rule, rule.default_lr(), 1000, 0, true);
         for _ in 0..3 {

@@ -5,7 +5,9 @@
 use basis_lab::attention::{AttentionPreset, ModelConfig, RunSpec, SeedRun, TaskConfig, TwinKind};
 use basis_lab::experiment::{BASE, PairedRun, ROTATED};
 use basis_lab::optim::transforms::{Action, Context, Side, TRANSFORMS};
-use basis_lab::optim::{ChainSpec, Lab, MAX_TRANSFORMS, Optimizer, OptimizerSpec, REGISTRY};
+use basis_lab::optim::{
+    ChainSpec, Lab, MAX_TRANSFORMS, Optimizer, OptimizerSpec, REGISTRY, RuleInfo,
+};
 use basis_lab::preset::Preset;
 use basis_lab::rng::{gaussian_matrix, haar_orthogonal};
 use basis_lab::sensing::{SensingConfig, SensingProblem, SensingWorkspace};
@@ -245,11 +247,23 @@ fn the_prediction_is_equivariant_only_where_every_transform_commutes_with_the_la
     assert_eq!(Side::Left.name(), "left");
 }
 
+/// The registered rules that have a chain: all but FlowAdam's two, whose flow steps need a
+/// gradient oracle no transform has.
+fn chained() -> impl Iterator<Item = &'static RuleInfo> {
+    let without: Vec<&str> = REGISTRY
+        .iter()
+        .filter(|i| i.chain.is_none())
+        .map(|i| i.name)
+        .collect();
+    assert_eq!(without, ["flow_adam", "flow_adam_p"]);
+    REGISTRY.iter().copied().filter(|i| i.chain.is_some())
+}
+
 #[test]
 fn every_registered_rules_chain_has_the_rules_class_in_every_lab() {
-    for info in REGISTRY {
+    for info in chained() {
         let spec = OptimizerSpec::new(info.name, info.lr);
-        let chain = ChainSpec::parse(&(info.chain)(&spec)).unwrap();
+        let chain = ChainSpec::parse(&(info.chain.unwrap())(&spec)).unwrap();
         for lab in Lab::ALL {
             assert_eq!(
                 chain.predicted(lab.action()),
@@ -266,7 +280,7 @@ fn every_registered_rules_chain_has_the_rules_class_in_every_lab() {
 fn pair(name: &str, lr: f64) -> (OptimizerSpec, OptimizerSpec) {
     let spec = OptimizerSpec::new(name, lr);
     let mut chain = spec.clone();
-    chain.optimizer = (spec.info().unwrap().chain)(&spec);
+    chain.optimizer = (spec.info().unwrap().chain.unwrap())(&spec);
     chain.label = Some("chain".into());
     (spec, chain)
 }
@@ -299,7 +313,7 @@ fn judge(lab: &str, name: &str, d: f64, bound: f64) {
 
 #[test]
 fn every_registered_rule_equals_its_chain_for_100_steps_in_the_key_lab() {
-    for info in REGISTRY {
+    for info in chained() {
         let (spec, chain) = pair(info.name, info.lr);
         let mut p = Preset::load("default").unwrap();
         p.arms = vec![spec, chain];
@@ -332,7 +346,7 @@ fn every_registered_rule_equals_its_chain_for_100_steps_in_the_gauge_lab() {
         tau: 0.0,
     };
     let problem = SensingProblem::new(&cfg, 3);
-    for info in REGISTRY {
+    for info in chained() {
         let (spec, chain) = pair(info.name, info.sensing.lr);
         let mut runs: Vec<Factored> = [spec, chain]
             .iter()
@@ -356,7 +370,7 @@ fn every_registered_rule_equals_its_chain_for_100_steps_in_the_gauge_lab() {
 
 #[test]
 fn every_registered_rule_equals_its_chain_for_100_steps_in_the_attention_lab() {
-    for info in REGISTRY {
+    for info in chained() {
         let (spec, chain) = pair(info.name, info.lr.min(1e-3));
         let preset = AttentionPreset {
             task: TaskConfig {

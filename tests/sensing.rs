@@ -294,6 +294,7 @@ fn result(rule: &str, lr: f64, seed: u64, recovery: f64, outcome: Outcome) -> Ru
         seed,
         tau: 0.0,
         steps: 100,
+        extra_gradients: 0,
         outcome,
         train_loss: 1e-8,
         recovery,

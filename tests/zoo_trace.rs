@@ -90,6 +90,14 @@ struct Plain {
     row: Vec<Vec<f64>>,
     col: Vec<Vec<f64>>,
     roots: Vec<(DMatrix<f64>, DMatrix<f64>)>,
+    /// FlowAdam's step count, running norm and change, previous gradient, and the problem its
+    /// flow evaluates.
+    k: usize,
+    norm_avg: f64,
+    change_avg: f64,
+    g_prev: [DMatrix<f64>; 2],
+    a: Vec<DMatrix<f64>>,
+    y: Vec<f64>,
 }
 
 impl Plain {
@@ -105,7 +113,160 @@ impl Plain {
             row: vec![vec![0.0; n]; 2],
             col: vec![vec![0.0; n]; 2],
             roots: Vec::new(),
+            k: 0,
+            norm_avg: 0.0,
+            change_avg: 0.0,
+            g_prev: [DMatrix::zeros(n, n), DMatrix::zeros(n, n)],
+            a: cell["operator"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(matrix)
+                .collect(),
+            y: cell["y"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect(),
         }
+    }
+
+    /// FlowAdam's trigger (numerics §2): updates the running norm and change and says whether
+    /// this step is a flow step.
+    fn flow_trigger(&mut self, g: &[DMatrix<f64>; 2]) -> bool {
+        let norm = (g[0].norm_squared() + g[1].norm_squared()).sqrt();
+        let change = ((&g[0] - &self.g_prev[0]).norm_squared()
+            + (&g[1] - &self.g_prev[1]).norm_squared())
+        .sqrt();
+        if self.k == 0 {
+            (self.norm_avg, self.change_avg) = (norm, change);
+        } else {
+            self.norm_avg = 0.9 * self.norm_avg + 0.1 * norm;
+            self.change_avg = 0.9 * self.change_avg + 0.1 * change;
+        }
+        let flow = (norm < 0.5 * self.norm_avg || change > 2.0 * self.change_avg) && self.k > 10;
+        self.g_prev = g.clone();
+        self.k += 1;
+        flow
+    }
+
+    /// `−clip(∇L(at))`: per entry for `flow_adam`, by the global norm for `flow_adam_p`.
+    fn flow_slope(&self, g: &[DMatrix<f64>; 2]) -> [DMatrix<f64>; 2] {
+        let mut c = g.clone();
+        if self.name == "flow_adam" {
+            for x in c.iter_mut().flat_map(|m| m.iter_mut()) {
+                *x = x.clamp(-1.0, 1.0);
+            }
+        } else {
+            let norm = (c[0].norm_squared() + c[1].norm_squared()).sqrt();
+            if norm > 1.0 {
+                c = [&c[0] / norm, &c[1] / norm];
+            }
+        }
+        [-&c[0], -&c[1]]
+    }
+
+    /// FlowAdam's flow step: Dormand–Prince 5(4) over [0, lr] at tolerance 1e-4 with the
+    /// whole-state error test, then the velocity blended into m.
+    fn flow(&mut self, p: &mut [DMatrix<f64>; 2], g: &[DMatrix<f64>; 2], lr: f64) {
+        const A: [[f64; 6]; 6] = [
+            [0.2, 0.0, 0.0, 0.0, 0.0, 0.0],
+            [3.0 / 40.0, 9.0 / 40.0, 0.0, 0.0, 0.0, 0.0],
+            [44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0, 0.0, 0.0, 0.0],
+            [
+                19372.0 / 6561.0,
+                -25360.0 / 2187.0,
+                64448.0 / 6561.0,
+                -212.0 / 729.0,
+                0.0,
+                0.0,
+            ],
+            [
+                9017.0 / 3168.0,
+                -355.0 / 33.0,
+                46732.0 / 5247.0,
+                49.0 / 176.0,
+                -5103.0 / 18656.0,
+                0.0,
+            ],
+            [
+                35.0 / 384.0,
+                0.0,
+                500.0 / 1113.0,
+                125.0 / 192.0,
+                -2187.0 / 6784.0,
+                11.0 / 84.0,
+            ],
+        ];
+        const E: [f64; 7] = [
+            71.0 / 57600.0,
+            0.0,
+            -71.0 / 16695.0,
+            71.0 / 1920.0,
+            -17253.0 / 339200.0,
+            22.0 / 525.0,
+            -1.0 / 40.0,
+        ];
+        let count = (p[0].len() + p[1].len()) as f64;
+        let rms =
+            |x: &[DMatrix<f64>; 2]| ((x[0].norm_squared() + x[1].norm_squared()) / count).sqrt();
+        let start = p.clone();
+        let mut y = p.clone();
+        let mut first = self.flow_slope(g);
+        let (mut t, mut h) = (0.0, lr);
+        while t < lr {
+            let last = h >= lr - t;
+            if last {
+                h = lr - t;
+            }
+            let mut ks = vec![first.clone()];
+            let mut next = y.clone();
+            for row in &A {
+                let mut at = y.clone();
+                for k in 0..2 {
+                    let mut sum = DMatrix::zeros(at[k].nrows(), at[k].ncols());
+                    for (w, kj) in row.iter().zip(&ks) {
+                        sum += &kj[k] * *w;
+                    }
+                    at[k] += sum * h;
+                }
+                let (_, grad) = loss_and_grads(&self.a, &self.y, &at[0], &at[1]);
+                ks.push(self.flow_slope(&grad));
+                next = at;
+            }
+            let mut err = [y[0].clone() * 0.0, y[1].clone() * 0.0];
+            for k in 0..2 {
+                for (e, kj) in E.iter().zip(&ks) {
+                    err[k] += &kj[k] * (h * e);
+                }
+            }
+            let ratio = rms(&err) / (1e-4 + 1e-4 * rms(&y).max(rms(&next)));
+            if !ratio.is_finite() || ratio <= 1.0 {
+                y = next;
+                first = ks[6].clone();
+                if last || !ratio.is_finite() {
+                    break;
+                }
+                t += h;
+                h *= if ratio == 0.0 {
+                    10.0
+                } else {
+                    (0.9 * ratio.powf(-0.2)).clamp(0.2, 10.0)
+                };
+            } else {
+                h *= (0.9 * ratio.powf(-0.2)).max(0.2);
+            }
+        }
+        for k in 0..2 {
+            let mut u = (&start[k] - &y[k]) / lr;
+            let cap = 5.0 * self.m[k].norm();
+            if u.norm() > cap {
+                u *= cap / (u.norm() + 1e-8);
+            }
+            self.m[k] = &self.m[k] * 0.5 + u * 0.5;
+        }
+        *p = y;
     }
 
     fn hp(&self, key: &str) -> f64 {
@@ -113,6 +274,11 @@ impl Plain {
     }
 
     fn step(&mut self, p: &mut [DMatrix<f64>; 2], g: &[DMatrix<f64>; 2], lr: f64) {
+        // A flow step leaves Adam's t and second moment as they were.
+        if self.name.starts_with("flow_adam") && self.flow_trigger(g) {
+            self.flow(p, g, lr);
+            return;
+        }
         self.t += 1;
         let t = self.t;
         let each = |f: &mut dyn FnMut(usize, usize, usize)| {
@@ -150,9 +316,9 @@ impl Plain {
                     self.m[k][(i, j)] = b2 * m + (1.0 - b2) * gi;
                 })
             }
-            "adam" | "dial" => {
+            "adam" | "dial" | "flow_adam" | "flow_adam_p" => {
                 let (b1, b2, eps) = (self.hp("beta1"), self.hp("beta2"), self.hp("eps"));
-                let p_dial = if self.name == "dial" {
+                let p_dial = if self.name == "dial" || self.name == "flow_adam_p" {
                     self.hp("p")
                 } else {
                     1.0

@@ -19,7 +19,7 @@ use basis_lab::shard::Job;
 #[derive(Args, Debug)]
 pub struct ZooArgs {
     /// A zoo preset file, or a bundled one: zoo-paper, dial, tail, muon-rates, schedules, rates,
-    /// inits, ladder.
+    /// inits, ladder, section10.
     preset: PathBuf,
     /// Override the number of seeds.
     #[arg(long)]

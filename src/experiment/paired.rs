@@ -10,7 +10,9 @@ use super::activations::{
 use crate::metrics::{
     RotationBaseline, axis_concentration, gram_divergence_with, mean_sd, orientation_divergence,
 };
-use crate::model::{Episode, EpisodeSampler, MemoryConfig, Workspace, normalize_columns};
+use crate::model::{
+    BatchOracle, Episode, EpisodeSampler, MemoryConfig, Workspace, normalize_columns,
+};
 use crate::optim::{Optimizer, RuleInfo};
 use crate::preset::{ColumnNorms, Preset};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
@@ -314,10 +316,15 @@ impl PairedRun {
                     .loss_and_grad(&noise.w, &self.batch, &mut noise.grad)
                     .is_ok()
                 {
-                    noise.opt.step(
+                    let mut oracle = BatchOracle {
+                        ws: &mut noise.ws,
+                        episodes: &self.batch,
+                    };
+                    noise.opt.step_with(
                         std::slice::from_mut(&mut noise.w),
                         std::slice::from_ref(&noise.grad),
                         arm.lr,
+                        &mut oracle,
                     );
                     if renormalize {
                         renormalize_columns(&mut noise.w);
@@ -325,10 +332,15 @@ impl PairedRun {
                 }
             }
             for twin in &mut arm.twins {
-                twin.opt.step(
+                let mut oracle = BatchOracle {
+                    ws: &mut twin.ws,
+                    episodes: &self.batch,
+                };
+                twin.opt.step_with(
                     std::slice::from_mut(&mut twin.w),
                     std::slice::from_ref(&twin.grad),
                     arm.lr,
+                    &mut oracle,
                 );
                 if renormalize {
                     renormalize_columns(&mut twin.w);

@@ -8,6 +8,7 @@ use crate::arith::Ops;
 
 pub mod gemm;
 pub mod norm;
+pub mod ode;
 
 /// Defines `$name`, which runs `$imp` (a function generic over [`crate::arith::Ops`]) in one of
 /// three copies, chosen per call: with [`crate::arith::Fused`] compiled for AVX2 and FMA when

@@ -99,6 +99,31 @@ pub struct Workspace {
     scores: Vec<f64>,
 }
 
+/// The key lab's loss on one step's batch as a [`crate::optim::GradientOracle`] over
+/// `[W_K]`, for a rule that evaluates gradients at other points than the current keys
+/// (FlowAdam's flow): the batch stays the step's, only `W_K` moves.
+pub struct BatchOracle<'a> {
+    /// Buffers of [`Workspace::loss_and_grad`], shared with the twin.
+    pub ws: &'a mut Workspace,
+    /// The step's episodes.
+    pub episodes: &'a [Episode],
+}
+
+impl crate::optim::GradientOracle for BatchOracle<'_> {
+    /// [`Workspace::loss_and_grad`] at `at = [W_K]` into `grads = [∂L/∂W_K]`; a degenerate
+    /// column gives a NaN loss and gradient. Panics unless both hold one matrix.
+    fn gradient(&mut self, at: &[DMatrix<f64>], grads: &mut [DMatrix<f64>]) -> f64 {
+        let [w] = at else { panic!("one key matrix") };
+        let [g] = grads else { panic!("one gradient") };
+        self.ws
+            .loss_and_grad(w, self.episodes, g)
+            .unwrap_or_else(|_| {
+                g.fill(f64::NAN);
+                f64::NAN
+            })
+    }
+}
+
 impl Workspace {
     /// Buffers for `cfg`: about `(k + 2)·V_b·d_k + 2·d_k·V` numbers.
     pub fn new(cfg: MemoryConfig) -> Self {

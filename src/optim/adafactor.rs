@@ -94,6 +94,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[3e-4, 1e-3, 3e-3, 1e-2],
         schedule: Schedule::Constant,
     },
-    chain: |s| format!("scale_by_adafactor(decay={}, eps={})", s.beta2, s.eps),
+    chain: Some(|s| format!("scale_by_adafactor(decay={}, eps={})", s.beta2, s.eps)),
     build: |s| Box::new(Adafactor::new(s.beta2, s.eps)),
 };

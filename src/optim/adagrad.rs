@@ -75,6 +75,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-3, 3e-3, 1e-2, 3e-2],
         schedule: Schedule::Constant,
     },
-    chain: |s| format!("scale_by_rss(eps={})", s.eps),
+    chain: Some(|s| format!("scale_by_rss(eps={})", s.eps)),
     build: |s| Box::new(Adagrad::new(s.eps)),
 };

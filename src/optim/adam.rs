@@ -106,11 +106,11 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-3, 1e-2, 3e-2],
         schedule: Schedule::Constant,
     },
-    chain: |s| {
+    chain: Some(|s| {
         format!(
             "scale_by_adam(b1={}, b2={}, eps={})",
             s.beta1, s.beta2, s.eps
         )
-    },
+    }),
     build: |s| Box::new(Adam::new(s.beta1, s.beta2, s.eps)),
 };

@@ -93,11 +93,11 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-3, 3e-3, 1e-2, 3e-2],
         schedule: Schedule::Constant,
     },
-    chain: |s| {
+    chain: Some(|s| {
         format!(
             "scale_by_adam(b1={}, b2={}, eps={}, p={})",
             s.beta1, s.beta2, s.eps, s.p
         )
-    },
+    }),
     build: |s| Box::new(Dial::new(s.p, s.beta1, s.beta2, s.eps)),
 };

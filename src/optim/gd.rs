@@ -34,6 +34,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[0.01, 0.03, 0.1, 0.3],
         schedule: Schedule::Constant,
     },
-    chain: |_| "scale(1)".into(),
+    chain: Some(|_| "scale(1)".into()),
     build: |_| Box::new(Gd),
 };

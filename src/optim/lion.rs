@@ -60,6 +60,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-4, 3e-4, 1e-3, 3e-3],
         schedule: Schedule::Cosine,
     },
-    chain: |s| format!("scale_by_lion(b1={}, b2={})", s.beta1, s.beta2),
+    chain: Some(|s| format!("scale_by_lion(b1={}, b2={})", s.beta1, s.beta2)),
     build: |s| Box::new(Lion::new(s.beta1, s.beta2)),
 };

@@ -11,6 +11,8 @@ mod adagrad;
 mod adam;
 mod chain;
 mod dial;
+mod flow_adam;
+mod flow_adam_p;
 mod gd;
 mod lion;
 mod momentum;
@@ -29,6 +31,7 @@ pub use chain::{
     BUNDLED_CHAINS, Chain, ChainError, ChainSpec, Lab, MAX_CHAIN_BYTES, MAX_TRANSFORMS, Step,
 };
 pub use dial::Dial;
+pub use flow_adam::{FlowAdam, FlowClip};
 pub use gd::Gd;
 pub use lion::Lion;
 pub use momentum::MomentumSgd;
@@ -63,6 +66,8 @@ pub static REGISTRY: &[&RuleInfo] = &[
     &shampoo::INFO,
     &dial::INFO,
     &adagrad::INFO,
+    &flow_adam::INFO,
+    &flow_adam_p::INFO,
 ];
 
 /// An update rule with explicit state over a parameter set (one or more matrices updated
@@ -75,6 +80,26 @@ pub trait Optimizer: Send {
     /// `grads[i]` has the shape of `params[i]`; shapes must not change between calls.
     /// Panics on a shape or length mismatch.
     fn step(&mut self, params: &mut [DMatrix<f64>], grads: &[DMatrix<f64>], lr: f64);
+
+    /// [`Optimizer::step`] for a lab that can evaluate its loss's gradient at other points
+    /// than `params` (the same loss that gave `grads`). The default ignores `oracle`, so a rule
+    /// that needs no other points pays one call and nothing else; FlowAdam's flow uses it.
+    fn step_with(
+        &mut self,
+        params: &mut [DMatrix<f64>],
+        grads: &[DMatrix<f64>],
+        lr: f64,
+        oracle: &mut dyn GradientOracle,
+    ) {
+        let _ = oracle;
+        self.step(params, grads, lr);
+    }
+
+    /// Gradients this rule has asked an oracle for so far, beyond the one per step its lab
+    /// computes (0 for the rules that never ask).
+    fn oracle_evaluations(&self) -> u64 {
+        0
+    }
 
     /// A boxed copy including the current state.
     fn clone_box(&self) -> Box<dyn Optimizer>;
@@ -170,6 +195,14 @@ pub fn moments_representable(
         }
     }
     Ok(())
+}
+
+/// A lab's loss as a function of the parameters, for a rule that looks at other points than
+/// the current one (numerics §10). The labs provide it: the gauge lab's sensing loss.
+pub trait GradientOracle {
+    /// Writes `∇L(at)` into `grads` (one matrix per entry of `at`, same shapes) and returns
+    /// `L(at)`. A point where the loss is not finite gives non-finite values, not an error.
+    fn gradient(&mut self, at: &[DMatrix<f64>], grads: &mut [DMatrix<f64>]) -> f64;
 }
 
 impl Clone for Box<dyn Optimizer> {
@@ -562,8 +595,9 @@ pub struct RuleInfo {
     /// How the gauge lab runs it.
     pub sensing: SensingDefaults,
     /// Its chain of transforms with the spec's hyperparameters ([`ChainSpec::parse`] reads
-    /// it; tests/chains.rs runs both and compares their bits).
-    pub chain: fn(&OptimizerSpec) -> String,
+    /// it; tests/chains.rs runs both and compares their bits). `None` for a rule no chain
+    /// expresses: FlowAdam replaces whole steps with a flow that needs a [`GradientOracle`].
+    pub chain: Option<fn(&OptimizerSpec) -> String>,
     /// Builds the rule with zero state.
     pub build: fn(&OptimizerSpec) -> Box<dyn Optimizer>,
 }
@@ -594,7 +628,7 @@ pub static CHAIN_INFO: RuleInfo = RuleInfo {
         grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
         schedule: Schedule::Constant,
     },
-    chain: |s| s.optimizer.clone(),
+    chain: Some(|s| s.optimizer.clone()),
     build: |s| {
         Box::new(
             ChainSpec::parse(&s.optimizer)

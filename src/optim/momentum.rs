@@ -53,6 +53,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-3, 3e-3, 1e-2, 3e-2],
         schedule: Schedule::Constant,
     },
-    chain: |s| format!("trace(decay={})", s.momentum),
+    chain: Some(|s| format!("trace(decay={})", s.momentum)),
     build: |s| Box::new(MomentumSgd::new(s.momentum)),
 };

@@ -291,12 +291,12 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[3e-3, 1e-2, 3e-2, 0.1],
         schedule: Schedule::Cosine,
     },
-    chain: |s| {
+    chain: Some(|s| {
         let method = match s.polar {
             Polar::NewtonSchulz => "newton_schulz",
             Polar::Svd => "svd",
         };
         format!("trace(decay={}) | orthogonalize({method})", s.momentum)
-    },
+    }),
     build: |s| Box::new(Muon::new(s.momentum, s.polar)),
 };

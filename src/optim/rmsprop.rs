@@ -67,6 +67,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
         schedule: Schedule::Cosine,
     },
-    chain: |s| format!("scale_by_rms(decay={}, eps={})", s.alpha, s.eps),
+    chain: Some(|s| format!("scale_by_rms(decay={}, eps={})", s.alpha, s.eps)),
     build: |s| Box::new(RmsProp::new(s.alpha, s.eps)),
 };

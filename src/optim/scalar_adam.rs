@@ -83,11 +83,11 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-3, 3e-3, 1e-2, 3e-2],
         schedule: Schedule::Constant,
     },
-    chain: |s| {
+    chain: Some(|s| {
         format!(
             "scale_by_adam(b1={}, b2={}, eps={}, p=0)",
             s.beta1, s.beta2, s.eps
         )
-    },
+    }),
     build: |s| Box::new(ScalarAdam::new(s.beta1, s.beta2, s.eps)),
 };

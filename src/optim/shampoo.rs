@@ -110,11 +110,11 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[0.03, 0.1, 0.3, 1.0],
         schedule: Schedule::Constant,
     },
-    chain: |s| {
+    chain: Some(|s| {
         format!(
             "scale_by_shampoo(damping={}, every={})",
             s.damping, s.root_every
         )
-    },
+    }),
     build: |s| Box::new(Shampoo::new(s.damping, s.root_every)),
 };

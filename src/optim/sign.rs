@@ -49,6 +49,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-4, 3e-4, 1e-3, 3e-3],
         schedule: Schedule::Cosine,
     },
-    chain: |_| "scale_by_sign()".into(),
+    chain: Some(|_| "scale_by_sign()".into()),
     build: |_| Box::new(SignDescent),
 };

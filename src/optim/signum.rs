@@ -56,6 +56,6 @@ pub(super) static INFO: RuleInfo = RuleInfo {
         grid: &[1e-4, 3e-4, 1e-3, 3e-3],
         schedule: Schedule::Cosine,
     },
-    chain: |s| format!("ema(decay={}, debias=false) | scale_by_sign()", s.beta1),
+    chain: Some(|s| format!("ema(decay={}, debias=false) | scale_by_sign()", s.beta1)),
     build: |s| Box::new(Signum::new(s.beta1)),
 };

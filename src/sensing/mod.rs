@@ -379,6 +379,24 @@ pub(crate) fn dot<A: Ops>(a: &[f64], b: &[f64]) -> f64 {
     finish_dot::<A>(acc, ra, rb)
 }
 
+/// The sensing loss as a [`crate::optim::GradientOracle`] over `[U, V]`, for a rule that
+/// evaluates gradients at other points than the current factors (FlowAdam's flow).
+pub struct SensingOracle<'a> {
+    /// The instance whose loss it evaluates.
+    pub problem: &'a SensingProblem,
+    /// Buffers of [`SensingProblem::loss_and_grad`], shared with the run.
+    pub ws: &'a mut SensingWorkspace,
+}
+
+impl crate::optim::GradientOracle for SensingOracle<'_> {
+    /// [`SensingProblem::loss_and_grad`] at `at = [U, V]` into `grads = [∇U, ∇V]`. Panics
+    /// unless both hold two matrices.
+    fn gradient(&mut self, at: &[DMatrix<f64>], grads: &mut [DMatrix<f64>]) -> f64 {
+        let grads: &mut [DMatrix<f64>; 2] = grads.try_into().expect("[∇U, ∇V]");
+        self.problem.loss_and_grad(&at[0], &at[1], grads, self.ws)
+    }
+}
+
 /// Buffers for [`SensingProblem::loss_and_grad`] at side n.
 #[derive(Clone, Debug)]
 pub struct SensingWorkspace {

@@ -32,7 +32,9 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery};
+use super::{
+    SensingOracle, SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery,
+};
 use crate::linalg::norm::frobenius;
 use crate::optim::{Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule, lookup};
 
@@ -330,6 +332,10 @@ pub struct RunResult {
     pub tau: f64,
     /// Updates applied.
     pub steps: usize,
+    /// Gradients the rule evaluated beyond the one per step the run computes (FlowAdam's flow,
+    /// [`Optimizer::oracle_evaluations`]); 0, and left out of files, for every other rule.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub extra_gradients: u64,
     /// How it ended.
     pub outcome: Outcome,
     /// The training loss of the final factors (the pre-update loss at which the run stopped).
@@ -355,6 +361,10 @@ pub struct RunResult {
     /// Present on a convex-reference row ([`ZooPreset::run_reference`]), never on a rule's run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<ReferenceStats>,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// Pre-update loss is checked every this many steps (numerics §7).
@@ -495,12 +505,22 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
             return Some(Outcome::Interpolated);
         }
         let lr = self.schedule.lr_at(self.lr, self.t, self.budget);
-        self.opt.step(&mut self.params, &self.grads, lr);
+        let mut oracle = SensingOracle {
+            problem: &self.problem,
+            ws: &mut self.ws,
+        };
+        self.opt
+            .step_with(&mut self.params, &self.grads, lr, &mut oracle);
         if let Some(twin) = &mut self.twin {
             let [tu, tv] = &twin.params;
             self.problem
                 .loss_and_grad(tu, tv, &mut self.grads, &mut self.ws);
-            twin.opt.step(&mut twin.params, &self.grads, lr);
+            let mut oracle = SensingOracle {
+                problem: &self.problem,
+                ws: &mut self.ws,
+            };
+            twin.opt
+                .step_with(&mut twin.params, &self.grads, lr, &mut oracle);
         }
         self.t += 1;
         None
@@ -547,6 +567,7 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
             seed,
             tau: self.problem.cfg.tau,
             steps: self.t,
+            extra_gradients: self.opt.oracle_evaluations(),
             outcome,
             train_loss: self.loss,
             recovery: recovery(u, v, &self.problem.target),

@@ -23,6 +23,7 @@ pub const BUNDLED_ZOO: &[(&str, &str)] = &[
     ("rates", include_str!("../../../presets/rates.ron")),
     ("inits", include_str!("../../../presets/inits.ron")),
     ("ladder", include_str!("../../../presets/ladder.ron")),
+    ("section10", include_str!("../../../presets/section10.ron")),
 ];
 
 /// The bundled zoo preset `name`. Panics if it is missing or invalid (a test checks them all).

@@ -122,6 +122,7 @@ impl ZooPreset {
             seed: cell.seed,
             tau: problem.cfg.tau,
             steps,
+            extra_gradients: 0,
             outcome,
             train_loss: of(&|x| misfit(problem, x).powi(2) / m),
             recovery: of(&|x| recovery_of(problem, x)),

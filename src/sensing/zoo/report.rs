@@ -1024,6 +1024,7 @@ mod tests {
             seed,
             tau: 0.0,
             steps: 200,
+            extra_gradients: 0,
             outcome,
             train_loss: 1e-8,
             recovery,
