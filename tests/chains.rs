@@ -479,13 +479,14 @@ fn check_gives_every_registered_rules_chain_the_rules_own_measured_verdict_in_ev
     use basis_lab::experiment::check::{Verdict, check_chain, twin_distances};
     let mut specs: Vec<OptimizerSpec> = REGISTRY
         .iter()
+        .filter(|i| i.chain.is_some())
         .map(|i| OptimizerSpec::new(i.name, i.lr))
         .collect();
     let mut dial0 = OptimizerSpec::new("dial", 0.01);
     dial0.p = 0.0;
     specs.push(dial0);
     for spec in specs {
-        let text = (spec.info().unwrap().chain)(&spec);
+        let text = spec.info().unwrap().chain.unwrap()(&spec);
         let c = check_chain(&text).unwrap();
         // The registered rule itself, in the same settings.
         let rule = twin_distances(&spec);
@@ -661,4 +662,39 @@ fn the_check_command_prints_a_table_writes_json_and_fails_on_a_disagreement() {
             .unwrap()
             .contains("transform 2")
     );
+}
+
+/// Section 10's criterion as a tool (issue 41 item 4): FlowAdam is checked as a registered rule
+/// (no chain expresses its flow steps). Its per-coordinate clip and Adam's root make it
+/// basis-dependent; FlowAdam-p at p = 0 with the global-norm clip is a function of norms only
+/// and stays at the rounding floor in every lab, while at p = 1 (Adam's root) it separates.
+#[test]
+fn check_measures_flow_adam_by_name_with_its_hyperparameters() {
+    use basis_lab::experiment::check::{Verdict, check_chain, disagreements};
+    let coordinate = check_chain("flow_adam").unwrap();
+    assert_eq!(coordinate.chain, "flow_adam");
+    for l in &coordinate.labs {
+        assert!(!l.predicted_equivariant && l.not_commuting == ["flow_adam"], "{l:?}");
+        assert_eq!(l.verdict, Verdict::BasisDependent, "{l:?}");
+    }
+    let repaired = check_chain("flow_adam_p(p=0)").unwrap();
+    assert_eq!(repaired.chain, "flow_adam_p(p=0)");
+    assert_eq!(disagreements(&repaired), None);
+    for l in &repaired.labs {
+        assert!(l.predicted_equivariant, "{l:?}");
+        assert_eq!(l.verdict, Verdict::Equivariant, "{l:?}");
+        assert!(l.gauge_distance < 1e-10, "{l:?}");
+    }
+    let adam_root = check_chain("flow_adam_p(p=1)").unwrap();
+    assert!(adam_root.labs.iter().all(|l| !l.predicted_equivariant
+        && l.verdict == Verdict::BasisDependent));
+    for (text, want) in [
+        ("flow_adam_p(q=0)", "flow_adam_p: no argument `q` (it takes p, beta1, beta2, eps)"),
+        ("flow_adam_p(p=2)", "flow_adam_p: p = 2 is outside"),
+        ("flow_adam_p(p=0", "parenthesis is not closed"),
+        ("flow_adam_p(p=x)", "p = `x` is not a number"),
+    ] {
+        let e = check_chain(text).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
 }

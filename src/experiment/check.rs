@@ -113,7 +113,8 @@ pub struct LabCheck {
 pub struct ChainCheck {
     /// The registered rule's or bundled chain's name, when the chain was given by name.
     pub name: Option<String>,
-    /// The chain's canonical text.
+    /// The chain's canonical text (for a registered rule without a chain, its name and the
+    /// hyperparameters that differ from its defaults).
     pub chain: String,
     /// The rounding floor used ([`FLOOR`]).
     pub floor: f64,
@@ -121,41 +122,167 @@ pub struct ChainCheck {
     pub labs: Vec<LabCheck>,
 }
 
-/// The chain `text` names: a registered rule's name gives that rule's chain at its default
-/// hyperparameters (`adam`), a bundled chain's name its text (`adamw`,
-/// [`crate::optim::BUNDLED_CHAINS`]), anything else is read as a chain. Returns the name (when
-/// a name was given) and the parsed chain. Errors: the text does not parse.
-pub fn resolve(text: &str) -> Result<(Option<String>, ChainSpec), ChainError> {
-    let name = text.trim();
-    if let Some(info) = lookup(name) {
-        let chain = (info.chain)(&OptimizerSpec::new(info.name, info.lr));
-        return Ok((Some(info.name.into()), ChainSpec::parse(&chain)?));
-    }
-    if let Some(&(n, chain, _)) = BUNDLED_CHAINS.iter().find(|b| b.0 == name) {
-        return Ok((Some(n.into()), ChainSpec::parse(chain)?));
-    }
-    Ok((None, ChainSpec::parse(text)?))
+/// What `check` measures: a chain of transforms, or a registered rule no chain expresses
+/// (FlowAdam and FlowAdam-p, whose flow steps need the lab's gradient oracle).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Subject {
+    /// A chain; predicted from each transform's declared commuting side.
+    Chain(ChainSpec),
+    /// A registered rule without a chain; predicted from its registered class
+    /// ([`OptimizerSpec::equivariant_under`]).
+    Rule(OptimizerSpec),
 }
 
-/// Checks the chain `text` ([`resolve`]: a chain, a registered rule's name or a bundled
-/// chain's) in the three labs. Errors: the text does not parse. Deterministic: the same text
-/// gives the same bits. Well under a second in a release build.
-pub fn check_chain(text: &str) -> Result<ChainCheck, ChainError> {
-    let (name, chain) = resolve(text)?;
-    let spec = OptimizerSpec {
-        label: Some("chain".into()),
-        ..OptimizerSpec::new(&chain.to_string(), 0.0)
+impl Subject {
+    fn predicted(&self, action: crate::optim::Action) -> bool {
+        match self {
+            Subject::Chain(c) => c.predicted(action),
+            Subject::Rule(s) => s.equivariant_under(action),
+        }
+    }
+
+    fn blocking(&self, action: crate::optim::Action) -> Vec<&'static str> {
+        match self {
+            Subject::Chain(c) => c.blocking(action),
+            Subject::Rule(s) if !s.equivariant_under(action) => {
+                s.info().map(|i| i.name).into_iter().collect()
+            }
+            Subject::Rule(_) => Vec::new(),
+        }
+    }
+
+    /// The text the check reports: the chain's canonical text, or the rule with the
+    /// hyperparameters that differ from its defaults (`flow_adam_p(p=0)`).
+    fn text(&self) -> String {
+        match self {
+            Subject::Chain(c) => c.to_string(),
+            Subject::Rule(s) => {
+                let base = OptimizerSpec::new(&s.optimizer, s.lr);
+                let info = s.info().expect("a registered rule");
+                let args: Vec<String> = info
+                    .hypers
+                    .iter()
+                    .filter(|&&h| s.value(h) != base.value(h))
+                    .filter_map(|&h| s.value(h).map(|v| format!("{}={v}", h.name())))
+                    .collect();
+                if args.is_empty() {
+                    s.optimizer.clone()
+                } else {
+                    format!("{}({})", s.optimizer, args.join(", "))
+                }
+            }
+        }
+    }
+
+    fn spec(&self) -> OptimizerSpec {
+        match self {
+            Subject::Chain(c) => OptimizerSpec {
+                label: Some("chain".into()),
+                ..OptimizerSpec::new(&c.to_string(), 0.0)
+            },
+            Subject::Rule(s) => s.clone(),
+        }
+    }
+}
+
+/// A registered rule without a chain, written as its name with optional named
+/// hyperparameters in parentheses (`flow_adam_p(p=0, beta1=0.9)`); `Ok(None)` when `text` is
+/// not such a rule. Errors name the rule, the argument and the allowed range.
+fn chainless_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
+    let (name, args) = match text.split_once('(') {
+        Some((n, rest)) => (n.trim(), Some(rest)),
+        None => (text, None),
     };
+    let Some(info) = lookup(name).filter(|i| i.chain.is_none()) else {
+        return Ok(None);
+    };
+    let fail = |argument: Option<&str>, message: String| ChainError {
+        index: None,
+        argument: argument.map(str::to_string),
+        message,
+    };
+    let mut spec = OptimizerSpec::new(info.name, info.lr);
+    let Some(rest) = args else {
+        return Ok(Some(spec));
+    };
+    let inner = rest.trim_end().strip_suffix(')').ok_or_else(|| {
+        fail(None, format!("{name}: the arguments' parenthesis is not closed"))
+    })?;
+    let known = || {
+        info.hypers
+            .iter()
+            .map(|h| h.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((key, value)) = part.split_once('=') else {
+            return Err(fail(
+                None,
+                format!("{name}: `{part}`: write arguments as name=value ({})", known()),
+            ));
+        };
+        let key = key.trim();
+        let Some(&h) = info.hypers.iter().find(|h| h.name() == key) else {
+            return Err(fail(
+                Some(key),
+                format!("{name}: no argument `{key}` (it takes {})", known()),
+            ));
+        };
+        let value: f64 = value.trim().parse().map_err(|_| {
+            fail(Some(key), format!("{name}: {key} = `{}` is not a number", value.trim()))
+        })?;
+        if let Some(range) = h.range().filter(|r| !r.contains(value)) {
+            return Err(fail(
+                Some(key),
+                format!("{name}: {key} = {value} is outside {range}"),
+            ));
+        }
+        if let Some(slot) = spec.value_mut(h) {
+            *slot = value;
+        }
+    }
+    Ok(Some(spec))
+}
+
+/// What `text` names: a registered rule's name gives that rule's chain at its default
+/// hyperparameters (`adam`), a bundled chain's name its text (`adamw`,
+/// [`crate::optim::BUNDLED_CHAINS`]), a registered rule no chain expresses the rule itself
+/// (`flow_adam`, `flow_adam_p(p=0)`), anything else is read as a chain. Returns the name (when
+/// a name was given) and the subject. Errors: the text does not parse.
+pub fn resolve(text: &str) -> Result<(Option<String>, Subject), ChainError> {
+    let name = text.trim();
+    if let Some(spec) = chainless_rule(name)? {
+        return Ok((Some(spec.optimizer.clone()), Subject::Rule(spec)));
+    }
+    if let Some(info) = lookup(name) {
+        let chain = info.chain.expect("rules without a chain are handled above")(
+            &OptimizerSpec::new(info.name, info.lr),
+        );
+        return Ok((Some(info.name.into()), Subject::Chain(ChainSpec::parse(&chain)?)));
+    }
+    if let Some(&(n, chain, _)) = BUNDLED_CHAINS.iter().find(|b| b.0 == name) {
+        return Ok((Some(n.into()), Subject::Chain(ChainSpec::parse(chain)?)));
+    }
+    Ok((None, Subject::Chain(ChainSpec::parse(text)?)))
+}
+
+/// Checks `text` ([`resolve`]: a chain, a registered rule's name or a bundled chain's) in the
+/// three labs. Errors: the text does not parse. Deterministic: the same text gives the same
+/// bits. Well under a second in a release build for a chain; FlowAdam's flow steps take
+/// longer.
+pub fn check_chain(text: &str) -> Result<ChainCheck, ChainError> {
+    let (name, subject) = resolve(text)?;
     let labs = Lab::ALL
         .iter()
-        .zip(twin_distances(&spec))
+        .zip(twin_distances(&subject.spec()))
         .map(|(&lab, (gauge, noise))| {
-            let predicted = chain.predicted(lab.action());
+            let predicted = subject.predicted(lab.action());
             let verdict = Verdict::of(gauge, noise);
             LabCheck {
                 lab: lab.name(),
                 predicted_equivariant: predicted,
-                not_commuting: chain.blocking(lab.action()),
+                not_commuting: subject.blocking(lab.action()),
                 gauge_distance: gauge,
                 noise_distance: noise,
                 verdict,
@@ -165,7 +292,7 @@ pub fn check_chain(text: &str) -> Result<ChainCheck, ChainError> {
         .collect();
     Ok(ChainCheck {
         name,
-        chain: chain.to_string(),
+        chain: subject.text(),
         floor: FLOOR,
         labs,
     })
