@@ -320,6 +320,104 @@ pub struct RunHistory {
     pub stopped: Option<String>,
     /// Step records received since the run started (for tests and the status bar).
     pub records_received: usize,
+    /// Earlier runs, newest first, at most [`MAX_PAST_RUNS`]: a restart keeps the run it
+    /// replaces here so that runs can be compared on one plot, faded.
+    pub past: Vec<PastRun>,
+}
+
+/// How many earlier runs a [`RunHistory`] keeps.
+pub const MAX_PAST_RUNS: usize = 4;
+
+/// A finished or interrupted run kept beside the current one.
+#[derive(Clone, Debug)]
+pub struct PastRun {
+    /// What set it apart from the run that replaced it, in the settings' terms
+    /// (`adam lr 0.01`, `seed 3`; [`settings_difference`]), or `same settings`.
+    pub label: String,
+    /// Steps it had taken.
+    pub steps: usize,
+    /// Whether its faded curves are drawn.
+    pub shown: bool,
+    /// Its arms' series, as they were.
+    pub arms: Vec<ArmHistory>,
+}
+
+/// `x` as a person types it: `0.01`, `2`, `1e-8`.
+fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-3..1e4).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// What `old` had that `new` does not, as a short label of the changed fields with `old`'s
+/// values: every arm whose rule, rate or hyperparameters changed (`adam lr 0.01`), then the
+/// changed task fields (`seed 3`, `d_k 16`). `same settings` when nothing differs.
+pub fn settings_difference(old: &Preset, new: &Preset) -> String {
+    let mut parts = Vec::new();
+    if old.arms.len() != new.arms.len() {
+        let names: Vec<&str> = old.arms.iter().map(|a| a.arm_name()).collect();
+        parts.push(names.join(" + "));
+    } else {
+        for (a, b) in old.arms.iter().zip(&new.arms) {
+            if a == b {
+                continue;
+            }
+            let mut bits = vec![a.arm_name().to_string()];
+            if a.optimizer != b.optimizer && a.arm_name() == b.arm_name() {
+                bits.push(a.optimizer.clone());
+            }
+            if a.lr != b.lr {
+                bits.push(format!("lr {}", short(a.lr)));
+            }
+            let info = a.info().filter(|_| a.optimizer == b.optimizer);
+            for &h in info.map_or(&[][..], |i| i.hypers) {
+                if let (Some(x), y) = (a.value(h), b.value(h))
+                    && Some(x) != y
+                {
+                    bits.push(format!("{} {}", h.name(), short(x)));
+                }
+            }
+            parts.push(bits.join(" "));
+        }
+    }
+    let fields: [(&str, String, String); 11] = [
+        ("seed", old.seed.to_string(), new.seed.to_string()),
+        ("d_k", old.d_k.to_string(), new.d_k.to_string()),
+        ("keys", old.n_keys.to_string(), new.n_keys.to_string()),
+        ("values", old.n_values.to_string(), new.n_values.to_string()),
+        (
+            "k",
+            old.pairs_per_episode.to_string(),
+            new.pairs_per_episode.to_string(),
+        ),
+        ("β", old.beta.to_string(), new.beta.to_string()),
+        ("gain", old.gain.to_string(), new.gain.to_string()),
+        ("batch", old.batch.to_string(), new.batch.to_string()),
+        (
+            "init",
+            format!("{:?}", old.init_std),
+            format!("{:?}", new.init_std),
+        ),
+        (
+            "columns",
+            format!("{:?}", old.column_norms),
+            format!("{:?}", new.column_norms),
+        ),
+        ("steps", old.steps.to_string(), new.steps.to_string()),
+    ];
+    for (name, a, b) in fields {
+        if a != b {
+            let a = a.trim_start_matches("Some(").trim_end_matches(')');
+            parts.push(format!("{name} {a}"));
+        }
+    }
+    if parts.is_empty() {
+        "same settings".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 impl RunHistory {
@@ -327,9 +425,23 @@ impl RunHistory {
     pub fn apply(&mut self, update: Update) {
         match update {
             Update::Started { preset, arms } => {
+                let mut past = std::mem::take(&mut self.past);
+                if let Some(old) = self.preset.take().filter(|_| self.step > 0) {
+                    past.insert(
+                        0,
+                        PastRun {
+                            label: settings_difference(&old, &preset),
+                            steps: self.step,
+                            shown: true,
+                            arms: std::mem::take(&mut self.arms),
+                        },
+                    );
+                    past.truncate(MAX_PAST_RUNS);
+                }
                 *self = RunHistory {
                     preset: Some(*preset),
                     arms: arms.into_iter().map(ArmHistory::new).collect(),
+                    past,
                     ..RunHistory::default()
                 };
             }
@@ -419,6 +531,52 @@ mod tests {
             "points in step order"
         );
         assert_eq!(s.last(), Some([999_999.0, (999_999f64).sin()]));
+    }
+
+    /// A restart's earlier run is named by what it had that the next run changed.
+    #[test]
+    fn settings_difference_names_the_old_values_of_what_changed() {
+        let old = Preset::load("classroom").unwrap();
+        assert_eq!(settings_difference(&old, &old), "same settings");
+        let mut new = old.clone();
+        new.arms[1].lr = 0.1;
+        new.arms[1].eps = 1e-3;
+        new.seed = 7;
+        assert_eq!(
+            settings_difference(&old, &new),
+            format!("adam lr {} eps 1e-8, seed {}", old.arms[1].lr, old.seed)
+        );
+        let mut fewer = old.clone();
+        fewer.arms.truncate(1);
+        fewer.init_std = Some(0.5);
+        assert_eq!(settings_difference(&old, &fewer), "gd + adam, init None");
+    }
+
+    /// Restarts keep at most [`MAX_PAST_RUNS`] earlier runs, newest first; a run that never
+    /// stepped is not kept.
+    #[test]
+    fn restarts_keep_the_last_runs_newest_first() {
+        let preset = Preset::load("classroom").unwrap();
+        let started = |seed: u64| {
+            let mut p = preset.clone();
+            p.seed = seed;
+            Update::Started {
+                preset: Box::new(p),
+                arms: Vec::new(),
+            }
+        };
+        let mut h = RunHistory::default();
+        h.apply(started(0));
+        h.apply(started(1));
+        assert!(h.past.is_empty(), "no steps, nothing kept");
+        for seed in 2..8 {
+            h.step = 10 * seed as usize;
+            h.apply(started(seed));
+        }
+        let labels: Vec<&str> = h.past.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["seed 6", "seed 5", "seed 4", "seed 3"]);
+        assert_eq!(h.past[0].steps, 70);
+        assert_eq!(h.step, 0);
     }
 
     proptest::proptest! {

@@ -674,7 +674,10 @@ fn check_measures_flow_adam_by_name_with_its_hyperparameters() {
     let coordinate = check_chain("flow_adam").unwrap();
     assert_eq!(coordinate.chain, "flow_adam");
     for l in &coordinate.labs {
-        assert!(!l.predicted_equivariant && l.not_commuting == ["flow_adam"], "{l:?}");
+        assert!(
+            !l.predicted_equivariant && l.not_commuting == ["flow_adam"],
+            "{l:?}"
+        );
         assert_eq!(l.verdict, Verdict::BasisDependent, "{l:?}");
     }
     let repaired = check_chain("flow_adam_p(p=0)").unwrap();
@@ -686,10 +689,17 @@ fn check_measures_flow_adam_by_name_with_its_hyperparameters() {
         assert!(l.gauge_distance < 1e-10, "{l:?}");
     }
     let adam_root = check_chain("flow_adam_p(p=1)").unwrap();
-    assert!(adam_root.labs.iter().all(|l| !l.predicted_equivariant
-        && l.verdict == Verdict::BasisDependent));
+    assert!(
+        adam_root
+            .labs
+            .iter()
+            .all(|l| !l.predicted_equivariant && l.verdict == Verdict::BasisDependent)
+    );
     for (text, want) in [
-        ("flow_adam_p(q=0)", "flow_adam_p: no argument `q` (it takes p, beta1, beta2, eps)"),
+        (
+            "flow_adam_p(q=0)",
+            "flow_adam_p: no argument `q` (it takes p, beta1, beta2, eps)",
+        ),
         ("flow_adam_p(p=2)", "flow_adam_p: p = 2 is outside"),
         ("flow_adam_p(p=0", "parenthesis is not closed"),
         ("flow_adam_p(p=x)", "p = `x` is not a number"),

@@ -1713,3 +1713,113 @@ fn presentation_mode_at_1024x768_gives_the_live_plots_most_of_the_height() {
     h.step();
     h.get_by_label_contains("preset “classroom”");
 }
+
+/// Issue 37 item 6: a restart keeps the run it replaces as faded curves, named by what differed
+/// ("gd lr 1"), with a toggle that hides it from the plots and from Export CSV, and Forget.
+#[test]
+fn a_restart_keeps_the_earlier_run_faded_with_a_toggle_and_its_csv() {
+    use basis_lab::app::panels::controlled_test::plot_csv;
+    use basis_lab::experiment::figures::{LivePlot, PAST_OPACITY, RunView, run_figure};
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
+    h.get_by_label("▶ Play").click();
+    wait_for(&mut h, "50 steps", |a| a.lab.history.step >= 50);
+    let slider = egui::Role::Slider;
+    h.get_all_by_role_and_label(slider, "learning rate")
+        .next()
+        .unwrap()
+        .set_value_accesskit(16.0);
+    wait_for(&mut h, "the restarted run", |a| {
+        a.lab.history.past.len() == 1 && a.lab.history.preset.is_some()
+    });
+    let a = app(&h);
+    let run = &a.lab.history.past[0];
+    assert_eq!(run.label, "gd lr 1");
+    assert!(run.steps >= 50 && run.shown, "{} steps", run.steps);
+    assert_eq!(a.lab.preset.arms[0].lr, 2.0);
+    let (_, fig) = run_figure(
+        &a.lab.history,
+        Some(LivePlot::Orientation),
+        RunView::default(),
+        8,
+    );
+    let faded = |fig: &basis_lab::figure::Figure| match &fig.body {
+        basis_lab::figure::Body::Plot { marks, .. } => marks
+            .iter()
+            .filter(|m| m.opacity == PAST_OPACITY)
+            .map(|m| m.name.clone())
+            .collect::<Vec<_>>(),
+        _ => Vec::new(),
+    };
+    // One faded curve per arm, the legend naming the run once.
+    assert_eq!(faded(&fig), ["earlier: gd lr 1", ""]);
+    let csv = plot_csv(&a.lab.history, LivePlot::Orientation);
+    assert!(
+        csv.contains("\nearlier 1 [gd lr 1] gd_orientation_div,"),
+        "{csv:.300}"
+    );
+    h.run_steps(2);
+    h.get_by_label_contains("gd lr 1 (").click();
+    h.run_steps(2);
+    let a = app(&h);
+    assert!(!a.lab.history.past[0].shown);
+    let (_, fig) = run_figure(
+        &a.lab.history,
+        Some(LivePlot::Orientation),
+        RunView::default(),
+        8,
+    );
+    assert!(faded(&fig).is_empty());
+    assert!(!plot_csv(&a.lab.history, LivePlot::Orientation).contains("earlier"));
+    h.get_by_label("Forget").click();
+    h.run_steps(2);
+    assert!(app(&h).lab.history.past.is_empty());
+}
+
+/// Issue 37 item 6: Presets → a bundled preset over edited settings offers Undo, which brings
+/// the edits back; over an unedited bundled preset it just loads.
+#[test]
+fn a_bundled_preset_over_edits_offers_undo_and_undo_restores_them() {
+    let mut h = harness(settings("classroom"));
+    wait_for(&mut h, "the first snapshot", |a| a.lab.snapshot_serial >= 1);
+    h.get_all_by_role_and_label(egui::Role::Slider, "learning rate")
+        .next()
+        .unwrap()
+        .set_value_accesskit(16.0);
+    h.run_steps(2);
+    assert_eq!(app(&h).lab.preset.arms[0].lr, 2.0);
+    h.get_by_label("Presets").click();
+    h.run_steps(2);
+    h.get_by_label("dk32").click();
+    h.run_steps(2);
+    let a = app(&h);
+    assert_eq!(a.lab.preset.name, "dk32");
+    assert!(
+        a.lab.notice.as_ref().is_some_and(|n| n.undo.is_some()),
+        "{:?}",
+        a.lab.notice
+    );
+    h.get_by_label("Undo").click();
+    h.run_steps(2);
+    let a = app(&h);
+    assert_eq!(
+        (a.lab.preset.name.as_str(), a.lab.preset.arms[0].lr),
+        ("classroom", 2.0)
+    );
+    assert_eq!(
+        a.lab.notice.as_ref().map(|n| n.text.as_str()),
+        Some("Your settings are back.")
+    );
+    // Unedited settings: a bundled preset just loads, with nothing to undo.
+    h.get_by_label("Presets").click();
+    h.run_steps(2);
+    h.get_by_label("default").click();
+    h.run_steps(2);
+    h.get_by_label("Presets").click();
+    h.run_steps(2);
+    h.get_by_label("dk32").click();
+    h.run_steps(2);
+    let a = app(&h);
+    assert_eq!(a.lab.preset.name, "dk32");
+    assert!(a.lab.notice.as_ref().is_some_and(|n| n.undo.is_none()));
+}

@@ -20,6 +20,9 @@ pub struct Notice {
     pub text: String,
     /// Error (red) or information.
     pub error: bool,
+    /// The settings a bundled preset replaced, which the notice's Undo brings back; such a
+    /// notice stays until dismissed.
+    pub undo: Option<Box<Preset>>,
 }
 
 /// The shared state of the app: the experiment and its run, notices and the look.
@@ -122,6 +125,7 @@ impl Lab {
         self.notice = Some(Notice {
             text: text.into(),
             error: false,
+            undo: None,
         });
     }
 
@@ -130,6 +134,7 @@ impl Lab {
         self.notice = Some(Notice {
             text: text.into(),
             error: true,
+            undo: None,
         });
     }
 
@@ -182,6 +187,37 @@ impl Lab {
     pub fn load_preset_file(&mut self, path: &Path) -> bool {
         let loaded = Preset::load(path);
         self.apply_loaded(loaded, &format!("Opened {}.", path.display()))
+    }
+
+    /// Loads the bundled preset `name` (its RON `text`). When that replaces settings that are
+    /// not a bundled preset's (the reader's edits), the notice offers Undo ([`Lab::undo`]).
+    pub fn load_bundled(&mut self, name: &str, text: &str) -> bool {
+        let before = self.preset.clone();
+        let edited = !BUNDLED
+            .iter()
+            .filter_map(|(n, t)| Preset::from_ron(t, n).ok())
+            .any(|p| p.same_experiment(&before));
+        let ok = self.load_preset_text(text, &format!("the bundled preset `{name}`"));
+        if ok && edited && !before.same_experiment(&self.preset) {
+            self.notice = Some(Notice {
+                text: format!(
+                    "Loaded the bundled preset `{name}`; your edited settings were replaced."
+                ),
+                error: false,
+                undo: Some(Box::new(before)),
+            });
+        }
+        ok
+    }
+
+    /// Brings back the settings the notice's bundled preset replaced (and restarts the run on
+    /// them); does nothing without such a notice.
+    pub fn undo(&mut self) {
+        if let Some(before) = self.notice.as_mut().and_then(|n| n.undo.take())
+            && self.apply_preset(*before)
+        {
+            self.inform("Your settings are back.");
+        }
     }
 
     fn apply_loaded(&mut self, loaded: Result<Preset, PresetError>, success: &str) -> bool {
@@ -258,7 +294,7 @@ impl Lab {
         };
         match &self.notice_seen {
             Some((seen, at)) if seen == n => {
-                if !n.error && at.elapsed() > Duration::from_secs(8) {
+                if !n.error && n.undo.is_none() && at.elapsed() > Duration::from_secs(8) {
                     self.notice = None;
                     self.notice_seen = None;
                 }

@@ -654,8 +654,7 @@ impl AppState {
                         .map(|p| p.description)
                         .unwrap_or_default();
                     if ui.button(*name).on_hover_text(desc).clicked() {
-                        self.lab
-                            .load_preset_text(text, &format!("the bundled preset `{name}`"));
+                        self.lab.load_bundled(name, text);
                         ui.close();
                     }
                 }
@@ -844,6 +843,9 @@ fn notice_row(ui: &mut egui::Ui, lab: &mut Lab) {
     ui.horizontal_top(|ui| {
         if ui.small_button("dismiss").clicked() {
             lab.notice = None;
+        }
+        if n.undo.is_some() && ui.small_button("Undo").clicked() {
+            lab.undo();
         }
         ui.add(egui::Label::new(RichText::new(&n.text).color(lab.notice_color(n.error))).wrap());
     });

@@ -206,7 +206,10 @@ fn chainless_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
         return Ok(Some(spec));
     };
     let inner = rest.trim_end().strip_suffix(')').ok_or_else(|| {
-        fail(None, format!("{name}: the arguments' parenthesis is not closed"))
+        fail(
+            None,
+            format!("{name}: the arguments' parenthesis is not closed"),
+        )
     })?;
     let known = || {
         info.hypers
@@ -219,7 +222,10 @@ fn chainless_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
         let Some((key, value)) = part.split_once('=') else {
             return Err(fail(
                 None,
-                format!("{name}: `{part}`: write arguments as name=value ({})", known()),
+                format!(
+                    "{name}: `{part}`: write arguments as name=value ({})",
+                    known()
+                ),
             ));
         };
         let key = key.trim();
@@ -230,7 +236,10 @@ fn chainless_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
             ));
         };
         let value: f64 = value.trim().parse().map_err(|_| {
-            fail(Some(key), format!("{name}: {key} = `{}` is not a number", value.trim()))
+            fail(
+                Some(key),
+                format!("{name}: {key} = `{}` is not a number", value.trim()),
+            )
         })?;
         if let Some(range) = h.range().filter(|r| !r.contains(value)) {
             return Err(fail(
@@ -259,7 +268,10 @@ pub fn resolve(text: &str) -> Result<(Option<String>, Subject), ChainError> {
         let chain = info.chain.expect("rules without a chain are handled above")(
             &OptimizerSpec::new(info.name, info.lr),
         );
-        return Ok((Some(info.name.into()), Subject::Chain(ChainSpec::parse(&chain)?)));
+        return Ok((
+            Some(info.name.into()),
+            Subject::Chain(ChainSpec::parse(&chain)?),
+        ));
     }
     if let Some(&(n, chain, _)) = BUNDLED_CHAINS.iter().find(|b| b.0 == name) {
         return Ok((Some(n.into()), Subject::Chain(ChainSpec::parse(chain)?)));

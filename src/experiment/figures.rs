@@ -116,7 +116,7 @@ pub fn run_figure(
         return ("keys", keys_figure(&keys));
     };
     let curves = arm_curves(arms);
-    match plot {
+    let (stem, mut figure) = match plot {
         LivePlot::Orientation => ("orientation_divergence", orientation_figure(&curves)),
         LivePlot::Axis => {
             let shown = view.band_arm.min(arms.len().saturating_sub(1));
@@ -129,7 +129,44 @@ pub fn run_figure(
         }
         LivePlot::Loss if view.show_norms => ("column_norms", norms_figure(&curves)),
         LivePlot::Loss => ("loss", loss_figure(&curves)),
+    };
+    if let Body::Plot { marks, .. } = &mut figure.body {
+        // Earlier runs go under the current one, so its curves stay on top.
+        let faded = past_marks(history, plot, view);
+        marks.splice(0..0, faded);
     }
+    (stem, figure)
+}
+
+/// Opacity of an earlier run's curves.
+pub const PAST_OPACITY: f64 = 0.35;
+
+/// The faded curves of `history`'s earlier runs that are shown, for live plot `plot`: the
+/// quantity each arm's main curve draws (the gauge twin's divergence, A(K) from W0, held-out
+/// loss, mean column norm), thin, in the arm's colour at [`PAST_OPACITY`]; one legend entry
+/// per run (`earlier: adam lr 0.01`).
+pub fn past_marks(history: &RunHistory, plot: LivePlot, view: RunView) -> Vec<Mark> {
+    let mut marks = Vec::new();
+    for run in history.past.iter().filter(|r| r.shown) {
+        for (i, a) in arm_curves(&run.arms).iter().enumerate() {
+            let (points, log) = match plot {
+                LivePlot::Orientation => (&a.orientation, true),
+                LivePlot::Axis => (&a.axis[0], false),
+                LivePlot::Loss if view.show_norms => (&a.norm_mean, false),
+                LivePlot::Loss => (&a.heldout, false),
+            };
+            let points = if log { floored(points) } else { points.clone() };
+            let name = if i == 0 {
+                format!("earlier: {}", run.label)
+            } else {
+                String::new()
+            };
+            let mut m = Mark::line(name, a.color(i), points, 1.5, Dash::Solid);
+            m.opacity = PAST_OPACITY;
+            marks.push(m);
+        }
+    }
+    marks
 }
 
 /// Steps in the training-loss moving average the live plot and `run --figures` draw.

@@ -98,7 +98,12 @@ impl Panel for Live {
             return;
         };
         let hover = lab.hover;
-        let table_h = 48.0 + 25.0 * lab.history.arms.len() as f32;
+        let runs_h = if lab.history.past.is_empty() {
+            0.0
+        } else {
+            30.0
+        };
+        let table_h = 48.0 + 25.0 * lab.history.arms.len() as f32 + runs_h;
         let cells = Cells::fit(ui, "plots", 4, PLOT_MIN_W, 2);
         let plot_h = cells.height(ui.available_height(), table_h + 60.0, 560.0);
         let col_w = cells.w;
@@ -195,6 +200,7 @@ impl Panel for Live {
             save_figure(lab, ui.ctx(), format, stem, size, || fig);
         }
         ui.add_space(4.0);
+        past_runs(lab, ui);
         table(lab, ui);
         if let Some(kind) = export {
             let default = match kind {
@@ -221,6 +227,29 @@ pub fn live_figure(
 }
 
 /// Plot (a)'s legend: each arm's twins, the noise twins and the floor.
+/// The earlier runs the plots can show faded: a toggle per run, named by what differed from the
+/// run after it, and Forget.
+fn past_runs(lab: &mut Lab, ui: &mut egui::Ui) {
+    if lab.history.past.is_empty() {
+        return;
+    }
+    let mut forget = false;
+    reflow::controls_row(ui, |ui| {
+        ui.label("Earlier runs, faded:")
+            .on_hover_text("A restart keeps the run it replaces (the last 4), named by what it had that the next run changed; their data is in Export CSV too.");
+        for run in &mut lab.history.past {
+            ui.checkbox(
+                &mut run.shown,
+                format!("{} ({} steps)", run.label, run.steps),
+            );
+        }
+        forget = ui.button("Forget").clicked();
+    });
+    if forget {
+        lab.history.past.clear();
+    }
+}
+
 fn orientation_legend(ui: &mut egui::Ui, arms: &[ArmHistory]) {
     let mut items = arm_legend(arms, ", gauge twin");
     if arms.iter().any(|a| !a.noise_div.is_empty()) {
@@ -443,13 +472,25 @@ pub fn export_csv_to(lab: &mut Lab, kind: Export, path: &std::path::Path) -> boo
 }
 
 /// The data of plot `kind` as CSV ([`figures::live_csv`] of every arm's decimated series:
-/// each min/max bucket, and for plot (b) the baseline band).
+/// each min/max bucket, and for plot (b) the baseline band), then the shown earlier runs'.
 pub fn plot_csv(history: &RunHistory, kind: Export) -> String {
-    let arms: Vec<ArmSeries> = history
-        .arms
+    let current = history.arms.iter().map(|a| (a.label.name.clone(), a));
+    // The earlier runs shown, named `earlier N [what differed] arm` (commas become `;`).
+    let past = history
+        .past
         .iter()
-        .map(|a| ArmSeries {
-            name: a.label.name.clone(),
+        .enumerate()
+        .filter(|(_, r)| r.shown)
+        .flat_map(|(n, run)| {
+            let label = run.label.replace(',', ";");
+            run.arms
+                .iter()
+                .map(move |a| (format!("earlier {} [{label}] {}", n + 1, a.label.name), a))
+        });
+    let arms: Vec<ArmSeries> = current
+        .chain(past)
+        .map(|(name, a)| ArmSeries {
+            name,
             orientation: a.orientation_div.raw_points(),
             axis: [
                 a.axis_concentration[0].raw_points(),
