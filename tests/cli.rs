@@ -381,6 +381,13 @@ fn figures_are_written_next_to_the_tables() {
         let png = image::open(dir.path().join(format!("{stem}.png"))).unwrap();
         // The default size is one column (336 × 260 points) at 3 pixels per point.
         assert_eq!((png.width(), png.height()), (1008, 780), "{stem}.png");
+        // A vector PDF beside the SVG, on the same one-column page (3.5 × 2.7 in).
+        let pdf = std::fs::read(dir.path().join(format!("{stem}.pdf"))).unwrap();
+        assert!(
+            pdf.starts_with(b"%PDF-")
+                && String::from_utf8_lossy(&pdf).contains("/MediaBox [0 0 252 195]"),
+            "{stem}.pdf"
+        );
         let texts = svg_texts(&dir.path().join(format!("{stem}.svg")));
         // Arms go by their rules' display names in every figure.
         for arm in ["Gradient descent", "Adam"] {
@@ -406,7 +413,7 @@ fn figures_are_written_next_to_the_tables() {
     let texts = svg_texts(&sweep.path().join("sweep.svg"));
     // The arms are named on the x axis, what each draws in the legend.
     assert!(
-        texts.iter().any(|t| t == "one seed's excess") && texts.iter().any(|t| t == "Adam"),
+        texts.iter().any(|t| t == "one seed") && texts.iter().any(|t| t == "Adam"),
         "{texts:?}"
     );
     // A shard's figures would show a part of the sweep: `merge --figures` draws them.

@@ -3,7 +3,7 @@
 //! multiple (PNG), or an SVG that parses and names every series on screen.
 
 use basis_lab::app::panels::controlled_test::{Export, LiveSettings, live_figure};
-use basis_lab::app::widgets::plots::{FigureFormat, write_figure};
+use basis_lab::app::widgets::plots::{FigureFormat, PrintFile, write_figure};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::experiment::run::run_history;
 use basis_lab::experiment::{MAX_OUTPUT_BYTES, RunOptions, run_to_dir};
@@ -141,10 +141,18 @@ fn saved_live_figures_have_the_plot_size_times_the_scale_and_name_every_series()
         }
         // Sized for a paper: one column, 3.5 in wide whatever the plot's size on screen.
         let path = dir.path().join(format!("{stem}-single.svg"));
-        let single = FigureFormat::Print(figure::FigureSize::Single, true);
+        let single = FigureFormat::Print(figure::FigureSize::Single, PrintFile::Svg);
         assert!(write_figure(&mut app.lab, &ctx, single, &path, size, &fig));
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains(r#"width="336" height="260""#), "{stem}");
+        // The same as a PDF: a 3.5 × 2.7 in page (252 × 195 pt).
+        let pdf_path = dir.path().join(format!("{stem}-single.pdf"));
+        let pdf = FigureFormat::Print(figure::FigureSize::Single, PrintFile::Pdf);
+        assert!(write_figure(&mut app.lab, &ctx, pdf, &pdf_path, size, &fig));
+        let bytes = std::fs::read(&pdf_path).unwrap();
+        assert!(bytes.starts_with(b"%PDF-"), "{stem}");
+        let raw = String::from_utf8_lossy(&bytes);
+        assert!(raw.contains("/MediaBox [0 0 252 195]"), "{stem}");
     }
 }
 

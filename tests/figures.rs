@@ -189,19 +189,34 @@ fn empty_and_degenerate_figures_draw_and_bad_sizes_are_errors() {
 }
 
 #[test]
-fn write_pair_writes_the_figure_its_png_and_its_caption() {
+fn write_pair_writes_the_figure_its_pdf_its_png_and_its_caption() {
     let dir = tempfile::tempdir().unwrap();
     let mut set = basis_lab::output::OutputSet::new(dir.path(), "figures");
     let opts = figure::FigureOptions::new(figure::FigureSize::Double);
     figure::write_pair(&plot(), &mut set, "orientation", &opts).unwrap();
     let paths = set.commit().unwrap().written;
-    assert!(paths[0].ends_with("orientation.svg") && paths[1].ends_with("orientation.png"));
-    assert!(paths[2].ends_with("orientation.txt"));
-    let png_bytes = std::fs::read(&paths[1]).unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    // (then the set's own list of the files it wrote)
+    assert_eq!(
+        names[..4],
+        [
+            "orientation.svg",
+            "orientation.pdf",
+            "orientation.png",
+            "orientation.txt"
+        ]
+    );
+    // The PDF's page is the double-column size: 7 × 3.5 in.
+    let pdf = std::fs::read(&paths[1]).unwrap();
+    assert!(String::from_utf8_lossy(&pdf).contains("/MediaBox [0 0 504 252]"));
+    let png_bytes = std::fs::read(&paths[2]).unwrap();
     let (w, h, _) = png_size(&png_bytes);
     // Double column: 672 × 336 points at 3 pixels per point.
     assert_eq!((w, h), (2016, 1008));
-    let caption = std::fs::read_to_string(&paths[2]).unwrap();
+    let caption = std::fs::read_to_string(&paths[3]).unwrap();
     assert!(caption.contains("Horizontal axis: "), "{caption}");
 }
 

@@ -11,7 +11,7 @@ use super::preset::{AttentionPreset, TwinKind};
 use super::report::paper_value;
 use super::twins::Record;
 use crate::experiment::figures::LOG_FLOOR;
-use crate::figure::{Axis, Body, Dash, Figure, Heatmap, Mark, Rgb, arm_title};
+use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, Mark, Rgb, arm_title};
 use crate::optim::optimizer_rgb;
 use crate::output::csv_num;
 
@@ -74,31 +74,46 @@ pub fn twin_dash(kind: TwinKind) -> Dash {
 }
 
 /// Every twin's relative logit distance (log axis; exact zeros, as the A = I twin's, drawn at
-/// [`LOG_FLOOR`]), coloured by rule and stroked by [`twin_dash`].
+/// [`LOG_FLOOR`]), coloured by rule and stroked by [`twin_dash`]. With one rule each line is
+/// named (`Adam, gauge twin`); with several, the legend names the rules by colour and the twin
+/// kinds by stroke ([`factored_legend`]), so a paper's column still has room for the plot.
 pub fn distance_figure(preset: &AttentionPreset, models: &[ModelCurves]) -> Figure {
-    let marks = models
+    let twins: Vec<(&ModelCurves, TwinKind)> =
+        models.iter().filter_map(|m| Some((m, m.twin?))).collect();
+    let factored = runs_of(twins.iter().map(|t| t.0)) > 1;
+    let mut marks: Vec<Mark> = twins
         .iter()
-        .filter_map(|m| {
-            let kind = m.twin?;
-            let name = format!(
-                "{}, {} twin",
-                arm_title(preset.runs[m.run].name()),
-                kind.label()
-            );
+        .map(|&(m, kind)| {
+            let name = if factored {
+                String::new()
+            } else {
+                format!(
+                    "{}, {} twin",
+                    arm_title(preset.runs[m.run].name()),
+                    kind.label()
+                )
+            };
             let points = m
                 .distance
                 .iter()
                 .map(|p| [p[0], p[1].max(LOG_FLOOR)])
                 .collect();
-            Some(Mark::line(
-                name,
-                run_rgb(preset, m.run),
-                points,
-                2.0,
-                twin_dash(kind),
-            ))
+            Mark::line(name, run_rgb(preset, m.run), points, 2.0, twin_dash(kind))
         })
         .collect();
+    if factored {
+        let mut kinds: Vec<TwinKind> = Vec::new();
+        for &(_, k) in &twins {
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+        let strokes = kinds
+            .iter()
+            .map(|&k| (format!("{} twin", k.label()), twin_dash(k)))
+            .collect::<Vec<_>>();
+        factored_legend(&mut marks, preset, twins.iter().map(|t| t.0), &strokes);
+    }
     Figure {
         title: DISTANCE_TITLE.into(),
         body: Body::Plot {
@@ -109,12 +124,48 @@ pub fn distance_figure(preset: &AttentionPreset, models: &[ModelCurves]) -> Figu
     }
 }
 
+/// How many distinct runs `models` come from.
+fn runs_of<'a>(models: impl Iterator<Item = &'a ModelCurves>) -> usize {
+    let mut runs: Vec<usize> = models.map(|m| m.run).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    runs.len()
+}
+
+/// Legend-only entries (no data): one per run of `models` in its rule's colour, then one per
+/// stroke in grey (`("gauge twin", Dash::Solid)`).
+fn factored_legend<'a>(
+    marks: &mut Vec<Mark>,
+    preset: &AttentionPreset,
+    models: impl Iterator<Item = &'a ModelCurves>,
+    strokes: &[(String, Dash)],
+) {
+    let mut seen = Vec::new();
+    for m in models {
+        if !seen.contains(&m.run) {
+            seen.push(m.run);
+            marks.push(Mark::line(
+                arm_title(preset.runs[m.run].name()),
+                run_rgb(preset, m.run),
+                Vec::new(),
+                2.0,
+                Dash::Solid,
+            ));
+        }
+    }
+    for (name, dash) in strokes {
+        marks.push(Mark::line(name.clone(), GREY, Vec::new(), 2.0, *dash));
+    }
+}
+
 /// The base models' training (solid) and validation (dashed) accuracy over [0, 1], or loss on
-/// a log axis.
+/// a log axis; with several rules the legend is factored as in [`distance_figure`].
 pub fn curves_figure(preset: &AttentionPreset, models: &[ModelCurves], curves: Curves) -> Figure {
     let loss = curves == Curves::Loss;
+    let bases: Vec<&ModelCurves> = models.iter().filter(|m| m.twin.is_none()).collect();
+    let factored = runs_of(bases.iter().copied()) > 1;
     let mut marks = Vec::new();
-    for m in models.iter().filter(|m| m.twin.is_none()) {
+    for m in &bases {
         let name = arm_title(preset.runs[m.run].name());
         let (train, val) = if loss {
             (&m.train_loss, &m.val_loss)
@@ -122,20 +173,34 @@ pub fn curves_figure(preset: &AttentionPreset, models: &[ModelCurves], curves: C
             (&m.train_accuracy, &m.val_accuracy)
         };
         let c = run_rgb(preset, m.run);
+        let named = |what: &str| {
+            if factored {
+                String::new()
+            } else {
+                format!("{name}, {what}")
+            }
+        };
         marks.push(Mark::line(
-            format!("{name}, training"),
+            named("training"),
             c,
             train.clone(),
             2.0,
             Dash::Solid,
         ));
         marks.push(Mark::line(
-            format!("{name}, validation"),
+            named("validation"),
             c,
             val.clone(),
             1.5,
             Dash::Dashed,
         ));
+    }
+    if factored {
+        let strokes = [
+            ("training".to_string(), Dash::Solid),
+            ("validation".to_string(), Dash::Dashed),
+        ];
+        factored_legend(&mut marks, preset, bases.iter().copied(), &strokes);
     }
     let y = if loss {
         Axis::log("cross-entropy (nats)")
@@ -407,6 +472,55 @@ mod tests {
         );
     }
 
+    /// Issue 38 item 4: the attention figures fit at every print size, for one point, for a
+    /// range of hundreds of decades and for several rules with every kind of twin.
+    #[test]
+    fn attention_figures_fit_at_every_size() {
+        use crate::figure::check::assert_fits;
+        let p = AttentionPreset::from_ron(PRESET, "t").unwrap();
+        let one = models();
+        let mut many = AttentionPreset::from_ron(PRESET, "t").unwrap();
+        let mut curves = Vec::new();
+        for (run, rule) in ["adam", "scalar_adam", "muon", "shampoo"]
+            .iter()
+            .enumerate()
+        {
+            if run > 0 {
+                let mut r = many.runs[0].clone();
+                r.rule.optimizer = (*rule).into();
+                many.runs.push(r);
+            }
+            for twin in [
+                None,
+                Some(TwinKind::Gauge),
+                Some(TwinKind::Noise),
+                Some(TwinKind::Identity),
+            ] {
+                let wild: Vec<[f64; 2]> = (0..50)
+                    .map(|t| [t as f64 * 1e4, 10f64.powi(-300 + 12 * t)])
+                    .collect();
+                curves.push(ModelCurves {
+                    run,
+                    twin,
+                    distance: if twin.is_some() {
+                        wild.clone()
+                    } else {
+                        Vec::new()
+                    },
+                    train_accuracy: vec![[0.0, 0.01], [5e5, 1.0]],
+                    val_accuracy: vec![[0.0, 0.0], [5e5, 0.99]],
+                    train_loss: wild.clone(),
+                    val_loss: wild,
+                });
+            }
+        }
+        for (preset, m) in [(&p, &one), (&many, &curves)] {
+            assert_fits(&distance_figure(preset, m), "distance");
+            assert_fits(&curves_figure(preset, m, Curves::Accuracy), "accuracy");
+            assert_fits(&curves_figure(preset, m, Curves::Loss), "loss");
+        }
+    }
+
     #[test]
     fn heads_figure_and_tables_read_the_latest_record() {
         let p = AttentionPreset::from_ron(PRESET, "t").unwrap();
@@ -427,6 +541,7 @@ mod tests {
             },
         };
         let f = heads_figure(&p, 0, TwinKind::Gauge, Some(&rec));
+        crate::figure::check::assert_fits(&f, "heads");
         let Body::Heatmaps { maps, .. } = &f.body else {
             panic!("heatmaps")
         };

@@ -18,7 +18,7 @@ pub struct MergeArgs {
     /// Output folder (created if missing).
     #[arg(long, short)]
     out: PathBuf,
-    /// Also write the plots as SVG, PNG (3×) and caption text next to the tables.
+    /// Also write the plots as SVG, PDF, PNG (3×) and caption text next to the tables.
     #[arg(long)]
     figures: bool,
     #[command(flatten)]

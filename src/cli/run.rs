@@ -8,7 +8,7 @@ use basis_lab::console;
 use basis_lab::experiment::{MAX_OUTPUT_BYTES, RunOptions, report, run_to_dir};
 
 /// Train every arm of PRESET from W0 and from Q·W0; write metrics.csv, summary.json and
-/// trace.json into --out (with --figures also the plots as SVG and PNG).
+/// trace.json into --out (with --figures also the plots as SVG, PDF and PNG).
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// A preset file, or a bundled preset name (see `basis-lab presets`).
@@ -24,7 +24,7 @@ pub struct RunArgs {
     /// Skip trace.json (every episode and matrix; large for long runs).
     #[arg(long)]
     no_trace: bool,
-    /// Also write the live run's plots (a)–(d) as SVG, PNG (3×) and caption text next to the
+    /// Also write the live run's plots (a)–(d) as SVG, PDF, PNG (3×) and caption text next to the
     /// tables.
     #[arg(long)]
     figures: bool,

@@ -130,7 +130,7 @@ pub struct Shared {
     /// `basis-lab merge`.
     #[arg(long, value_name = "i/N")]
     pub shard: Option<Shard>,
-    /// Also write the plots as SVG, PNG (3×) and caption text next to the tables (not with
+    /// Also write the plots as SVG, PDF, PNG (3×) and caption text next to the tables (not with
     /// --shard: give it to `merge`).
     #[arg(long, conflicts_with = "shard")]
     pub figures: bool,
@@ -219,7 +219,7 @@ pub fn load_preset(name: &std::ffi::OsStr, steps: Option<usize>) -> Result<Prese
     Ok(p)
 }
 
-/// With `opts`, stages every `(stem, figure)` of `figures()` as SVG, PNG and caption in `set`.
+/// With `opts`, stages every `(stem, figure)` of `figures()` as SVG, PDF, PNG and caption in `set`.
 pub fn write_figures(
     opts: Option<FigureOptions>,
     set: &mut OutputSet,

@@ -108,12 +108,13 @@ pub fn run_figure(
             .snapshot
             .iter()
             .flat_map(|snap| {
-                arms.iter().zip(&snap.keys).filter_map(move |(a, k)| {
-                    Some((format!("{} · step {}", a.name(), snap.step), k.clone()?))
-                })
+                arms.iter()
+                    .zip(&snap.keys)
+                    .filter_map(move |(a, k)| Some((a.name(), k.clone()?)))
             })
             .collect();
-        return ("keys", keys_figure(&keys));
+        let step = history.snapshot.as_ref().map(|s| s.step);
+        return ("keys", keys_figure(&keys, step));
     };
     let curves = arm_curves(arms);
     let (stem, mut figure) = match plot {
@@ -391,9 +392,10 @@ pub fn norms_figure(arms: &[ArmCurves]) -> Figure {
     }
 }
 
-/// Plot (d): |K| of each arm (`d_k × V`, one column per key), named; arms without keys (not
+/// Plot (d): |K| of each arm (`d_k × V`, one column per key), named, at training step `step`
+/// (said in the key axis's label, so the maps' titles stay short); arms without keys (not
 /// finite) are left out.
-pub fn keys_figure(keys: &[(String, DMatrix<f64>)]) -> Figure {
+pub fn keys_figure(keys: &[(String, DMatrix<f64>)], step: Option<usize>) -> Figure {
     Figure {
         title: KEYS_TITLE.into(),
         body: Body::Heatmaps {
@@ -405,7 +407,7 @@ pub fn keys_figure(keys: &[(String, DMatrix<f64>)]) -> Figure {
                 })
                 .collect(),
             caption: "|k| (unit-norm keys)".into(),
-            x_label: "key".into(),
+            x_label: step.map_or("key".into(), |t| format!("key (at step {t})")),
             y_label: "coordinate".into(),
         },
     }
@@ -543,16 +545,10 @@ pub fn sweep_figure(r: &SweepResult) -> Figure {
         }
     }
     // The legend names what every arm draws, in grey; the arms are named on the x axis.
-    marks.push(Mark::points("one seed's excess", GREY, Vec::new(), 3.5));
-    marks.push(Mark::line(
-        "mean ± sd over seeds",
-        GREY,
-        Vec::new(),
-        3.0,
-        Dash::Solid,
-    ));
+    marks.push(Mark::points("one seed", GREY, Vec::new(), 3.5));
+    marks.push(Mark::line("mean ± sd", GREY, Vec::new(), 3.0, Dash::Solid));
     marks.push(Mark::band(
-        "± the baseline's own sd (shaded)",
+        "baseline's sd",
         GREY,
         Vec::new(),
         Vec::new(),
@@ -889,10 +885,13 @@ mod tests {
         let names = crate::figure::names(&f);
         assert!(names.contains(&"Scalar-Adam, held-out"), "{names:?}");
         assert!(names.iter().all(|n| !n.contains("scalar_adam")));
-        let keys = keys_figure(&[
-            (long.to_string(), DMatrix::from_element(16, 64, 0.5)),
-            ("gd · step 40".into(), DMatrix::from_element(1, 1, 1.0)),
-        ]);
+        let keys = keys_figure(
+            &[
+                (long.to_string(), DMatrix::from_element(16, 64, 0.5)),
+                ("gd".into(), DMatrix::from_element(1, 1, 1.0)),
+            ],
+            Some(40),
+        );
         crate::figure::check::assert_fits(&keys, "keys");
     }
 

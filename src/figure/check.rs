@@ -25,8 +25,7 @@ pub(crate) struct Placed {
 }
 
 fn font() -> FontRef<'static> {
-    FontRef::try_from_slice(include_bytes!("../../assets/fonts/DejaVuSans.ttf"))
-        .expect("the bundled font parses")
+    FontRef::try_from_slice(super::render::FONT_DATA).expect("the bundled font parses")
 }
 
 /// Advance width and ink extent above and below the baseline of `text`, in em.

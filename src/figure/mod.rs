@@ -444,9 +444,45 @@ pub fn caption(figure: &Figure) -> String {
     text
 }
 
-/// Stages `figure` as `<stem>.svg`, `<stem>.png` (at [`CLI_SCALE`]) and `<stem>.txt` (its
-/// [`caption`]) in `set`, drawn as `opts` says, to be renamed into place with the rest of its
-/// result.
+/// `svg` (as [`svg_as`] draws it: user units of 1/96 inch) as a one-page PDF of the same size,
+/// converted by usvg and svg2pdf: lines, bands and bars stay vectors, and text stays text in
+/// the bundled DejaVu Sans (subset and embedded), so a LaTeX document can include it and its
+/// words can be searched.
+///
+/// # Errors
+/// [`FigureError::Pdf`] when the SVG does not parse or the conversion fails (with its reason).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn pdf_from_svg(svg: &str) -> Result<Vec<u8>, FigureError> {
+    use svg2pdf::usvg;
+    let mut fonts = usvg::fontdb::Database::new();
+    fonts.load_font_data(render::FONT_DATA.to_vec());
+    // plotters writes `sans-serif`; the bundled font is the one measured and drawn.
+    fonts.set_sans_serif_family("DejaVu Sans");
+    let options = usvg::Options {
+        fontdb: std::sync::Arc::new(fonts),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| FigureError::Pdf(e.to_string()))?;
+    svg2pdf::to_pdf(
+        &tree,
+        svg2pdf::ConversionOptions::default(),
+        svg2pdf::PageOptions { dpi: 96.0 },
+    )
+    .map_err(|e| FigureError::Pdf(e.to_string()))
+}
+
+/// `figure` as a PDF drawn as `opts` says ([`pdf_from_svg`] of [`svg_as`]).
+///
+/// # Errors
+/// A drawing error, or [`FigureError::Pdf`].
+#[cfg(not(target_arch = "wasm32"))]
+pub fn pdf_as(figure: &Figure, opts: &FigureOptions) -> Result<Vec<u8>, FigureError> {
+    pdf_from_svg(&svg_as(figure, opts)?)
+}
+
+/// Stages `figure` as `<stem>.svg`, `<stem>.pdf` (not in the web build), `<stem>.png` (at
+/// [`CLI_SCALE`]) and `<stem>.txt` (its [`caption`]) in `set`, drawn as `opts` says, to be
+/// renamed into place with the rest of its result.
 ///
 /// # Errors
 /// A rendering error or the I/O error of any file, naming the file.
@@ -460,6 +496,11 @@ pub fn write_pair(
     let (svg_name, png_name) = (format!("{stem}.svg"), format!("{stem}.png"));
     let text = svg_as(figure, opts).with_context(|| format!("drawing {svg_name}"))?;
     set.write(&svg_name, text.as_bytes())?;
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let pdf = pdf_from_svg(&text).with_context(|| format!("drawing {stem}.pdf"))?;
+        set.write(&format!("{stem}.pdf"), &pdf)?;
+    }
     let bytes = png_as(figure, opts, CLI_SCALE).with_context(|| format!("drawing {png_name}"))?;
     set.write(&png_name, &bytes)?;
     set.write(&format!("{stem}.txt"), caption(figure).as_bytes())?;
@@ -556,6 +597,86 @@ mod tests {
         assert_eq!(arm_title("adam (stopped at 40)"), "Adam (stopped at 40)");
         assert_eq!(arm_title("scalar_adam"), "Scalar-Adam");
         assert_eq!(arm_title("fast adam"), "fast adam");
+    }
+
+    /// Every zlib stream of a PDF, inflated (content streams and fonts alike).
+    fn inflated_streams(pdf: &[u8]) -> Vec<Vec<u8>> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        let mut at = 0;
+        while let Some(k) = pdf[at..].windows(6).position(|w| w == b"stream") {
+            let mut start = at + k + 6;
+            if pdf.get(start) == Some(&b'\r') {
+                start += 1;
+            }
+            if pdf.get(start) == Some(&b'\n') {
+                start += 1;
+            }
+            let mut data = Vec::new();
+            if flate2::read::ZlibDecoder::new(&pdf[start..])
+                .read_to_end(&mut data)
+                .is_ok()
+            {
+                out.push(data);
+            }
+            at = start;
+        }
+        out
+    }
+
+    /// Issue 38 item 5, measured against the SVG: the PDF's page is the SVG's size in points
+    /// (user units of 1/96 inch), its font is embedded, and it shows every glyph of the SVG's
+    /// texts as text.
+    #[test]
+    fn the_pdf_has_the_svgs_page_and_texts() {
+        let fig = Figure {
+            title: "A title".into(),
+            body: Body::Plot {
+                x: Axis::log("Adam's ε (log scale)"),
+                y: Axis::linear("recovery error"),
+                marks: vec![
+                    Mark::line(
+                        "Adam",
+                        [213, 94, 0],
+                        vec![[1e-8, 0.5], [1.0, 0.2]],
+                        2.0,
+                        Dash::Solid,
+                    ),
+                    Mark::points("Scalar-Adam", [0, 114, 178], vec![[1e-4, 0.1]], 3.0),
+                ],
+            },
+        };
+        for size in FigureSize::PRINT {
+            let opts = FigureOptions { size, titles: true };
+            let svg = svg_as(&fig, &opts).unwrap();
+            let pdf = pdf_from_svg(&svg).unwrap();
+            assert!(pdf.starts_with(b"%PDF-"));
+            let raw = String::from_utf8_lossy(&pdf);
+            let (w, h) = size.points();
+            let media = format!("/MediaBox [0 0 {} {}]", w as f64 * 0.75, h as f64 * 0.75);
+            assert!(
+                raw.contains(&media),
+                "{media} not in {:?}",
+                &raw[..600.min(raw.len())]
+            );
+            assert!(raw.contains("/FontFile"), "the font is embedded");
+            // svg2pdf shows text glyph by glyph, each at its own place: one `Tj` per
+            // character of the SVG's texts, spaces included.
+            let doc = roxmltree::Document::parse(&svg).unwrap();
+            let texts: Vec<&str> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("text"))
+                .filter_map(|n| n.text())
+                .collect();
+            let glyphs: usize = texts.iter().map(|t| t.trim().chars().count()).sum();
+            let shown: usize = inflated_streams(&pdf)
+                .iter()
+                .map(|s| String::from_utf8_lossy(s).matches(") Tj").count())
+                .sum();
+            assert!(texts.len() > 8, "{texts:?}");
+            assert_eq!(shown, glyphs, "{}", size.name());
+        }
+        assert!(matches!(pdf_from_svg("<svg"), Err(FigureError::Pdf(_))));
     }
 
     #[test]

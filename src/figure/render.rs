@@ -39,7 +39,14 @@ pub enum FigureError {
     /// PNG encoding failed.
     #[error("PNG encoding failed: {0}")]
     Png(String),
+    /// The SVG could not be turned into a PDF.
+    #[error("PDF conversion failed: {0}")]
+    Pdf(String),
 }
+
+/// The bundled font every figure is measured and drawn in (DejaVu Sans).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) const FONT_DATA: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 fn draw_err<E: std::fmt::Debug>(e: E) -> FigureError {
     FigureError::Draw(format!("{e:?}"))
@@ -53,9 +60,8 @@ const FONT: &str = "sans-serif";
 fn ensure_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let bytes: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
         // The font is a fixed asset; a failure here is a broken build, caught by the tests.
-        let registered = plotters::style::register_font(FONT, FontStyle::Normal, bytes);
+        let registered = plotters::style::register_font(FONT, FontStyle::Normal, FONT_DATA);
         assert!(
             registered.is_ok(),
             "assets/fonts/DejaVuSans.ttf is a valid font"
@@ -400,16 +406,24 @@ fn draw_legend<DB: DrawingBackend>(
             seen.push(m);
         }
     }
-    // A grid of equal columns: as many as the widest entry allows (a name wider than the
-    // whole row shrinks, then ends in "…").
+    // A grid of equal columns: as many as the widest entry allows once names may shrink by
+    // the 15% that `fit` allows (a name wider than its column then ends in "…"), since a
+    // legend one row shorter leaves a paper's column more room for the plot.
     let widest = seen
         .iter()
         .map(|m| sw + gap + c.width(&m.name, size))
         .fold(0.0, f64::max);
     let avail = right - left;
+    let shrunk = sw + gap + 0.86 * (widest - sw - gap);
     let cols =
-        (((avail + spacing) / (widest + spacing)).floor() as usize).clamp(1, seen.len().max(1));
+        (((avail + spacing) / (shrunk + spacing)).floor() as usize).clamp(1, seen.len().max(1));
     let col_w = (avail + spacing) / cols as f64;
+    // One size for every name: the smaller one when the widest needs it.
+    let uniform = if widest + spacing > col_w {
+        0.85 * size
+    } else {
+        size
+    };
     let mut any = false;
     let mut last = top;
     let y0 = top;
@@ -420,6 +434,7 @@ fn draw_legend<DB: DrawingBackend>(
         );
         let room = col_w - spacing - sw - gap;
         let (name, tsize) = c.fit(&m.name, size, room);
+        let tsize = tsize.min(uniform);
         let bottom = y;
         any = true;
         let cy = y + row_h / 2.0;
@@ -660,9 +675,10 @@ fn draw_plot<DB: DrawingBackend>(
         (HPos::Center, VPos::Bottom),
         false,
     )?;
-    // Upright, centred on the plot, clear of the x axis's title below it.
+    // Upright, centred on the plot, clear of the legend above it (whose swatches share its
+    // column) and of the x axis's title below it.
     let mid_y = ptop + ph / 2.0;
-    let room = 2.0 * (mid_y - pad).min(c.h - pad - x_title_h - mid_y);
+    let room = 2.0 * (mid_y - legend_bottom).min(c.h - pad - x_title_h - mid_y);
     let (ytitle, ysize) = c.fit(&yt.title, st.label, room);
     c.text(
         &ytitle,

@@ -186,8 +186,19 @@ pub enum FigureFormat {
     /// SVG: vectors, for papers.
     Svg,
     /// A figure for a paper or a slide at this size, as the command line's `--figures`
-    /// draws it: SVG (true) or PNG at 3 pixels per point (false).
-    Print(crate::figure::FigureSize, bool),
+    /// draws it, in this file format.
+    Print(crate::figure::FigureSize, PrintFile),
+}
+
+/// The file a print-sized figure is saved as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrintFile {
+    /// PNG at 3 pixels per point.
+    Png,
+    /// SVG.
+    Svg,
+    /// PDF (vectors, text as text; not in the web build).
+    Pdf,
 }
 
 /// A plot with its title, "Save figure…" (with `figure`; a table has none) and an "Export
@@ -282,12 +293,16 @@ pub fn figure_menu(ui: &mut egui::Ui) -> Option<FigureFormat> {
                 crate::figure::FigureSize::Double => "Two columns (7 in)",
                 _ => "Slide (16:9)",
             };
-            let kinds: &[(bool, &str)] = if cfg!(target_arch = "wasm32") {
-                &[(true, "SVG")]
+            let kinds: &[(PrintFile, &str)] = if cfg!(target_arch = "wasm32") {
+                &[(PrintFile::Svg, "SVG")]
             } else {
-                &[(false, "PNG"), (true, "SVG")]
+                &[
+                    (PrintFile::Png, "PNG"),
+                    (PrintFile::Svg, "SVG"),
+                    (PrintFile::Pdf, "PDF"),
+                ]
             };
-            for &(svg, kind) in kinds {
+            for &(file, kind) in kinds {
                 if ui
                     .button(format!("{what}: {kind}"))
                     .on_hover_text(
@@ -295,14 +310,14 @@ pub fn figure_menu(ui: &mut egui::Ui) -> Option<FigureFormat> {
                     )
                     .clicked()
                 {
-                    chosen = Some(FigureFormat::Print(size, svg));
+                    chosen = Some(FigureFormat::Print(size, file));
                     ui.close();
                 }
             }
         }
     })
     .response
-    .on_hover_text("Save this plot alone as PNG or SVG");
+    .on_hover_text("Save this plot alone as PNG, SVG or PDF");
     chosen
 }
 
@@ -318,8 +333,9 @@ pub fn save_figure(
     figure: impl FnOnce() -> crate::figure::Figure,
 ) {
     let ext = match format {
-        FigureFormat::Png(_) | FigureFormat::Print(_, false) => "png",
-        FigureFormat::Svg | FigureFormat::Print(_, true) => "svg",
+        FigureFormat::Png(_) | FigureFormat::Print(_, PrintFile::Png) => "png",
+        FigureFormat::Svg | FigureFormat::Print(_, PrintFile::Svg) => "svg",
+        FigureFormat::Print(_, PrintFile::Pdf) => "pdf",
     };
     let Some(path) = save_dialog(&ext.to_uppercase(), ext, &format!("{stem}.{ext}")) else {
         return;
@@ -351,12 +367,15 @@ pub fn write_figure(
             crate::figure::png(figure, size, scale)
         }
         FigureFormat::Svg => crate::figure::svg(figure, size).map(String::into_bytes),
-        FigureFormat::Print(at, svg) => {
+        FigureFormat::Print(at, file) => {
             let opts = crate::figure::FigureOptions::new(at);
-            if svg {
-                crate::figure::svg_as(figure, &opts).map(String::into_bytes)
-            } else {
-                crate::figure::png_as(figure, &opts, crate::figure::CLI_SCALE)
+            match file {
+                PrintFile::Svg => crate::figure::svg_as(figure, &opts).map(String::into_bytes),
+                PrintFile::Png => crate::figure::png_as(figure, &opts, crate::figure::CLI_SCALE),
+                #[cfg(not(target_arch = "wasm32"))]
+                PrintFile::Pdf => crate::figure::pdf_as(figure, &opts),
+                #[cfg(target_arch = "wasm32")]
+                PrintFile::Pdf => crate::figure::svg_as(figure, &opts).map(String::into_bytes),
             }
         }
     };

@@ -104,7 +104,7 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
     }
     // Legend entries for what every rule draws, grey: its band and the paper's value.
     marks.push(Mark::band(
-        "± 1 sd over the seeds",
+        "± 1 sd (seeds)",
         GREY,
         Vec::new(),
         Vec::new(),
@@ -112,7 +112,7 @@ pub fn path_figure(report: &GridReport, rmse: bool) -> Figure {
     ));
     if paper.is_some() {
         marks.push(Mark::points(
-            "the paper at ≤ 1e-5 (± sd), same colours",
+            "the paper (≤ 1e-5, ± sd)",
             GREY,
             Vec::new(),
             5.0,
@@ -204,7 +204,7 @@ mod tests {
             dash(&format!("Gradient descent, lr {second}")),
             Some(Dash::Dashed)
         );
-        assert!(marks.iter().any(|m| m.name == "± 1 sd over the seeds"));
+        assert!(marks.iter().any(|m| m.name == "± 1 sd (seeds)"));
     }
 
     #[test]
