@@ -17,7 +17,7 @@ use crate::worker::{ArmLabel, Snapshot, Update};
 
 /// Buckets per series before neighbours are merged.
 pub const BUCKETS: usize = 2048;
-pub use crate::experiment::figures::LOG_FLOOR;
+pub use crate::figure::LOG_FLOOR;
 
 /// How a series maps values for plotting.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,14 +2,15 @@
 //! validation that names the field and its allowed range (numerics §6).
 
 use std::ffi::OsStr;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::explainer::DemoSettings;
 use crate::model::MemoryConfig;
-use crate::optim::{Hyper, OptimizerSpec, REGISTRY};
-pub use crate::reading::{MAX_PRESET_BYTES, PresetError, parse_ron, read_text, without_bom};
+use crate::optim::{OptimizerSpec, validate_spec};
+pub use crate::reading::{
+    MAX_PRESET_BYTES, PresetError, Source, parse_ron, read_text, source, without_bom,
+};
 use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Most held-out pairs (`n_heldout × pairs_per_episode`) a preset may ask for: they are kept
@@ -125,64 +126,6 @@ impl Default for Preset {
             demos: DemoSettings::default(),
         }
     }
-}
-
-/// Where a preset argument's text comes from (see [`source`]).
-#[derive(Debug)]
-pub enum Source {
-    /// The RON text of a file or of a bundled preset, with the name errors should give it
-    /// (the path as given, shown lossily when it is not UTF-8, or `presets/NAME.ron`).
-    Ron {
-        /// The preset's RON text.
-        text: String,
-        /// The file name errors quote.
-        file: String,
-    },
-    /// A share string (or a link holding one), to be decoded by [`crate::share::decode`].
-    Share(String),
-}
-
-/// Resolves a preset argument the way every preset kind reads it: an existing file at `arg`
-/// (any file name the OS allows, UTF-8 or not) is read; otherwise a bundled preset called `arg`
-/// (from `bundled`), or, when `shares` is set, a share string. `kind` names the presets in the
-/// "not found" message ("preset", "attention preset", "zoo preset").
-///
-/// Errors: unreadable files, files over `max` bytes or not UTF-8, and an argument that is
-/// neither a file nor a bundled name nor (with `shares`) a share string; each names the
-/// argument as given (lossily for a non-UTF-8 name).
-pub fn source(
-    arg: &OsStr,
-    bundled: &[(&str, &str)],
-    kind: &str,
-    max: u64,
-    shares: bool,
-) -> Result<Source, PresetError> {
-    let path = Path::new(arg);
-    let shown = path.display().to_string();
-    // A folder that happens to share a bundled preset's name does not hide the preset.
-    if path.is_file() {
-        let text = read_text(path, &shown, max)?;
-        return Ok(Source::Ron { text, file: shown });
-    }
-    if let Some(name) = arg.to_str() {
-        if shares && crate::share::is_share_string(name) {
-            return Ok(Source::Share(name.to_string()));
-        }
-        if let Some((_, text)) = bundled.iter().find(|(n, _)| *n == name) {
-            return Ok(Source::Ron {
-                text: (*text).to_string(),
-                file: format!("presets/{name}.ron"),
-            });
-        }
-    }
-    let names: Vec<&str> = bundled.iter().map(|(n, _)| *n).collect();
-    Err(PresetError::whole(
-        &shown,
-        format!(
-            "no such file, and no bundled {kind} of that name (bundled: {})",
-            names.join(", ")
-        ),
-    ))
 }
 
 /// The `init_std` values the model can run: the loss ignores a column's length, but the
@@ -354,55 +297,6 @@ impl Preset {
         }
         Ok(())
     }
-}
-
-/// Checks one optimizer spec (registry name, label, rate, hyperparameters); fields are named
-/// `{prefix}.lr` and so on. Errors name the field.
-pub(crate) fn validate_spec(prefix: &str, arm: &OptimizerSpec) -> Result<(), FieldError> {
-    let field = |f: &str| format!("{prefix}.{f}");
-    if arm.info().is_none() {
-        let text = &arm.optimizer;
-        // Text with parentheses or `|`, or a transform's name, is meant as a chain.
-        let chain_like =
-            text.contains(['(', '|']) || crate::optim::transforms::transform(text.trim()).is_some();
-        let message = match crate::optim::ChainSpec::parse(text) {
-            Err(e) if chain_like => format!("chain: {e}"),
-            _ => {
-                let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
-                format!(
-                    "unknown optimizer `{text}`; allowed: {}, or a chain of transforms \
-                     such as `clip_by_global_norm(1.0) | scale_by_adam()`",
-                    names.join(", ")
-                )
-            }
-        };
-        return Err(FieldError::new(field("optimizer"), message));
-    }
-    if let Some(label) = &arm.label {
-        let ok = !label.is_empty()
-            && label.len() <= 32
-            && !label.ends_with("_rot")
-            && label
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-        if !ok {
-            return Err(FieldError::new(
-                field("label"),
-                format!(
-                    "label `{label}` must be 1..=32 characters of a-z, 0-9, _ or - and must not \
-                     end in `_rot` (the suffix of rotated twins)"
-                ),
-            ));
-        }
-    }
-    check_real(&field("lr"), arm.lr, Range::above(0.0, 1e6))?;
-    // Every field, also those the rule ignores: a saved preset must load under any rule.
-    for h in Hyper::ALL {
-        if let (Some(range), Some(x)) = (h.range(), arm.value(h)) {
-            check_real(&field(h.name()), x, range)?;
-        }
-    }
-    Ok(())
 }
 
 impl crate::share::Shareable for Preset {

@@ -2,6 +2,7 @@
 //! all of them. A leading byte-order mark is dropped, the size is bounded, and every error is a
 //! [`PresetError`] naming the file, the line:column and the field path.
 
+use std::ffi::OsStr;
 use std::path::Path;
 
 use thiserror::Error;
@@ -515,4 +516,62 @@ mod tests {
         assert_eq!(locate_path(text, "problem.rank"), Some((3, 3)));
         assert_eq!(locate_path(text, "budget"), None);
     }
+}
+
+/// Where a preset argument's text comes from (see [`source`]).
+#[derive(Debug)]
+pub enum Source {
+    /// The RON text of a file or of a bundled preset, with the name errors should give it
+    /// (the path as given, shown lossily when it is not UTF-8, or `presets/NAME.ron`).
+    Ron {
+        /// The preset's RON text.
+        text: String,
+        /// The file name errors quote.
+        file: String,
+    },
+    /// A share string (or a link holding one), to be decoded by [`crate::share::decode`].
+    Share(String),
+}
+
+/// Resolves a preset argument the way every preset kind reads it: an existing file at `arg`
+/// (any file name the OS allows, UTF-8 or not) is read; otherwise a bundled preset called `arg`
+/// (from `bundled`), or, when `shares` is set, a share string. `kind` names the presets in the
+/// "not found" message ("preset", "attention preset", "zoo preset").
+///
+/// Errors: unreadable files, files over `max` bytes or not UTF-8, and an argument that is
+/// neither a file nor a bundled name nor (with `shares`) a share string; each names the
+/// argument as given (lossily for a non-UTF-8 name).
+pub fn source(
+    arg: &OsStr,
+    bundled: &[(&str, &str)],
+    kind: &str,
+    max: u64,
+    shares: bool,
+) -> Result<Source, PresetError> {
+    let path = Path::new(arg);
+    let shown = path.display().to_string();
+    // A folder that happens to share a bundled preset's name does not hide the preset.
+    if path.is_file() {
+        let text = read_text(path, &shown, max)?;
+        return Ok(Source::Ron { text, file: shown });
+    }
+    if let Some(name) = arg.to_str() {
+        if shares && crate::share::is_share_string(name) {
+            return Ok(Source::Share(name.to_string()));
+        }
+        if let Some((_, text)) = bundled.iter().find(|(n, _)| *n == name) {
+            return Ok(Source::Ron {
+                text: (*text).to_string(),
+                file: format!("presets/{name}.ron"),
+            });
+        }
+    }
+    let names: Vec<&str> = bundled.iter().map(|(n, _)| *n).collect();
+    Err(PresetError::whole(
+        &shown,
+        format!(
+            "no such file, and no bundled {kind} of that name (bundled: {})",
+            names.join(", ")
+        ),
+    ))
 }

@@ -107,28 +107,6 @@ impl Upload {
     pub fn take(&self) -> Option<Picked> {
         self.slot.borrow_mut().take()
     }
-
-    /// The file the upload in `slot` delivered, once it has (the slot is then emptied); a
-    /// cancelled picker is told as "No file chosen." and a failed fetch as an error, and both
-    /// give `None`.
-    pub fn collect(
-        slot: &mut Option<Upload>,
-        lab: &mut super::lab::Lab,
-    ) -> Option<(String, Vec<u8>)> {
-        let picked = slot.as_ref().and_then(Upload::take)?;
-        *slot = None;
-        match picked {
-            Ok(Some(file)) => Some(file),
-            Ok(None) => {
-                lab.inform("No file chosen.");
-                None
-            }
-            Err(why) => {
-                lab.error(why);
-                None
-            }
-        }
-    }
 }
 
 /// The bytes at `url`, or why not (no window, a refused request, an HTTP error status).

@@ -138,6 +138,29 @@ impl Lab {
         });
     }
 
+    /// The file the upload in `slot` delivered, once it has (the slot is then emptied); a
+    /// cancelled picker is told as "No file chosen." and a failed fetch as an error, and both
+    /// give `None`.
+    #[cfg(target_arch = "wasm32")]
+    pub fn collect_upload(
+        &mut self,
+        slot: &mut Option<super::files::Upload>,
+    ) -> Option<(String, Vec<u8>)> {
+        let picked = slot.as_ref().and_then(super::files::Upload::take)?;
+        *slot = None;
+        match picked {
+            Ok(Some(file)) => Some(file),
+            Ok(None) => {
+                self.inform("No file chosen.");
+                None
+            }
+            Err(why) => {
+                self.error(why);
+                None
+            }
+        }
+    }
+
     /// The colour of a notice's text.
     pub fn notice_color(&self, error: bool) -> Color32 {
         if error {

@@ -546,8 +546,7 @@ impl AppState {
     /// Loads the preset file the browser's picker delivered, if it has.
     #[cfg(target_arch = "wasm32")]
     fn collect_upload(&mut self) {
-        if let Some((name, bytes)) = super::files::Upload::collect(&mut self.upload, &mut self.lab)
-        {
+        if let Some((name, bytes)) = self.lab.collect_upload(&mut self.upload) {
             let text = String::from_utf8_lossy(&bytes);
             self.lab.load_preset_text(&text, &name);
         }

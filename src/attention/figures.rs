@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::preset::{AttentionPreset, TwinKind};
 use super::report::paper_value;
 use super::twins::Record;
-use crate::experiment::figures::LOG_FLOOR;
-use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, Mark, Rgb, arm_title};
+use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, LOG_FLOOR, Mark, Rgb, arm_title};
 use crate::optim::optimizer_rgb;
 use crate::output::csv_num;
 

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::data::{MAX_MODULUS, TaskConfig};
 use super::model::{Arch, Init, ModelConfig, Workspace};
 use crate::optim::OptimizerSpec;
-use crate::preset::{PresetError, Source, validate_spec};
+use crate::optim::validate_spec;
+use crate::reading::{PresetError, Source};
 use crate::validate::{FieldError, Range, check_int, check_real};
 
 /// Attention presets shipped inside the binary, by name (the files in `presets/`).
@@ -313,22 +314,22 @@ impl AttentionPreset {
     }
 
     /// Parses and validates RON text (a leading byte-order mark is dropped); `file` names the
-    /// source in errors, as every preset kind reads ([`crate::preset::parse_ron`]): line:column
+    /// source in errors, as every preset kind reads ([`crate::reading::parse_ron`]): line:column
     /// for syntax, type and unknown-field errors, with the field a wrong value belongs to; the
     /// field path and range of an out-of-range value at the line:column where it is written.
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
         let options = ron::Options::default()
             .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-        crate::preset::parse_ron(text, file, MAX_ATTENTION_BYTES, options, Self::validate)
+        crate::reading::parse_ron(text, file, MAX_ATTENTION_BYTES, options, Self::validate)
     }
 
     /// Loads a preset file (any file name the OS allows), or a bundled preset
     /// ([`BUNDLED_ATTENTION`]) by name or a share string (`ba1:…`, see [`crate::share`]) when no
-    /// file of that name exists ([`crate::preset::source`]). Errors as
+    /// file of that name exists ([`crate::reading::source`]). Errors as
     /// [`AttentionPreset::from_ron`] and [`crate::share::decode`], plus unreadable, over-long and
     /// non-UTF-8 files.
     pub fn load(path_or_name: impl AsRef<std::ffi::OsStr>) -> Result<Self, PresetError> {
-        match crate::preset::source(
+        match crate::reading::source(
             path_or_name.as_ref(),
             BUNDLED_ATTENTION,
             "attention preset",

@@ -200,9 +200,7 @@ pub const NORMS_TITLE: &str = "(c) Runs from W0: raw column norms";
 /// Title of plot (d).
 pub const KEYS_TITLE: &str = "(d) Learned |K| of each arm's run from W0";
 
-/// Values at or below this are drawn at this level on log axes (exact zeros occur: the twins
-/// start identical).
-pub const LOG_FLOOR: f64 = 1e-18;
+pub use crate::figure::LOG_FLOOR;
 
 /// `points` with values at or below [`LOG_FLOOR`] raised to it.
 fn floored(points: &[[f64; 2]]) -> Vec<[f64; 2]> {

@@ -135,6 +135,10 @@ pub enum Dash {
     Dotted,
 }
 
+/// Values at or below this are drawn at this level on log axes (exact zeros occur: twins start
+/// identical). Every lab's log plots share it.
+pub const LOG_FLOOR: f64 = 1e-18;
+
 /// One thing drawn in a plot, in data coordinates (raw values, also on log axes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mark {

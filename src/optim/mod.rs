@@ -23,6 +23,7 @@ mod shampoo;
 mod sign;
 mod signum;
 pub mod transforms;
+mod validate;
 
 pub use adafactor::Adafactor;
 pub use adagrad::Adagrad;
@@ -45,6 +46,7 @@ pub(crate) use shampoo::inverse_fourth_root;
 pub use sign::{SignDescent, sign0};
 pub use signum::Signum;
 pub use transforms::{Action, Side};
+pub use validate::validate_spec;
 
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};

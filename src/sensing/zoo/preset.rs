@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
 use super::{Cell, FactorRun, INTERPOLATED, Outcome, ReferenceCell, Rule, RunResult, ZooSchedule};
-use crate::preset::{PresetError, Source};
+use crate::reading::{PresetError, Source};
 use crate::sensing::{SensingConfig, SensingProblem};
 use crate::validate::{FieldError, Range, check_int, check_real};
 
@@ -205,11 +205,11 @@ pub const MAX_OPERATOR_NUMBERS: usize = 250_000_000;
 impl ZooPreset {
     /// Loads a zoo preset file (any file name the OS allows), a share string (`bz1:…`), or a
     /// bundled one by name ([`BUNDLED_ZOO`]) when no file of that name exists
-    /// ([`crate::preset::source`]). Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or
+    /// ([`crate::reading::source`]). Errors: unreadable, over-long ([`MAX_ZOO_BYTES`]) or
     /// non-UTF-8 files, a share string that does not decode, and everything
     /// [`ZooPreset::from_ron`] rejects.
     pub fn load(path_or_name: impl AsRef<std::ffi::OsStr>) -> Result<Self, PresetError> {
-        match crate::preset::source(
+        match crate::reading::source(
             path_or_name.as_ref(),
             BUNDLED_ZOO,
             "zoo preset",
@@ -226,7 +226,7 @@ impl ZooPreset {
     /// writes). Errors also for text over [`MAX_ZOO_BYTES`].
     pub fn from_ron(text: &str, file: &str) -> Result<Self, PresetError> {
         let options = ron::Options::default();
-        crate::preset::parse_ron(text, file, MAX_ZOO_BYTES, options, Self::validate)
+        crate::reading::parse_ron(text, file, MAX_ZOO_BYTES, options, Self::validate)
     }
 
     /// Checks every field. Errors name the field (`problem.n`, `taus`) and what is allowed.

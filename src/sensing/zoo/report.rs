@@ -1149,10 +1149,14 @@ mod tests {
         use crate::figure::Body;
         use crate::sensing::zoo::bundled_zoo;
         use crate::sensing::zoo::figures::{dial_figure, tail_figure};
+        // The paper's curves: dashed lines with data (the legend's "the paper" entry has none).
         let names = |f: crate::figure::Figure| match f.body {
             Body::Plot { marks, .. } => marks
                 .into_iter()
-                .filter(|m| m.name.contains("paper"))
+                .filter(|m| {
+                    matches!(&m.shape, crate::figure::Shape::Line { points, dash, .. }
+                        if *dash == crate::figure::Dash::Dashed && !points.is_empty())
+                })
                 .count(),
             _ => panic!("a plot"),
         };

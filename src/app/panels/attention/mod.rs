@@ -494,7 +494,7 @@ impl AttentionTwins {
     /// Loads the preset file the browser's picker delivered, if it has.
     #[cfg(target_arch = "wasm32")]
     fn collect_upload(&mut self, lab: &mut Lab) {
-        let Some((name, bytes)) = crate::app::files::Upload::collect(&mut self.upload, lab) else {
+        let Some((name, bytes)) = lab.collect_upload(&mut self.upload) else {
             return;
         };
         let loaded = AttentionPreset::from_ron(&String::from_utf8_lossy(&bytes), &name)
