@@ -267,8 +267,10 @@ fn a_sweep_runs_in_the_background_and_reports_every_arm() {
     wait_for(&mut h, "the run to start", |a| {
         a.lab.history.preset.is_some()
     });
-    // No pace is known before the first sweep on this computer.
-    h.get_by_label("its time is measured by the first run");
+    // Before the first sweep on this computer, a short trial run gives the estimate.
+    h.step();
+    h.get_by_label_contains("here (from a short trial run)");
+    assert!(panel::<SeedSweep>(&h, "test/sweep").analysis.pace.is_none());
     h.get_by_label("Run sweep").click();
     let done = seed_sweep_done;
     wait_for(&mut h, "the sweep result", done);

@@ -36,6 +36,20 @@ pub fn paired_work(preset: &crate::preset::Preset, runs: usize) -> f64 {
     runs as f64 * preset.steps as f64 * preset.arms.len() as f64
 }
 
+/// How many units of work an analysis runs at once here: one per core on the desktop (its
+/// threads), one in the page (its one worker).
+pub fn threads() -> usize {
+    if cfg!(target_arch = "wasm32") {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+/// Steps of a key-lab trial run ([`crate::experiment::sweep::trial_pace`]) and of a zoo's
+/// ([`crate::sensing::zoo::ZooPreset::trial_pace`]): tens of milliseconds at the bundled sizes.
+pub const TRIAL_STEPS: usize = 20;
+
 /// The job of an analysis with result `R`.
 type Outcome<R> = Job<Result<R, Stop>>;
 
@@ -61,9 +75,22 @@ pub struct Analysis<I, R> {
     /// finished run took on this computer: the pace the next run's estimate uses.
     #[serde(default)]
     pub pace: Option<f64>,
+    /// Seconds per unit of work from a short trial on this computer ([`Analysis::calibrate`]),
+    /// for the estimate before the first run finishes.
+    #[serde(skip)]
+    trial: Option<f64>,
     /// The inputs, the work they hold and the job.
     #[serde(skip)]
     running: Option<(I, f64, Outcome<R>)>,
+}
+
+/// How long an analysis should take here, and what that is based on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    /// The expected time.
+    pub time: Duration,
+    /// From a short trial ([`Analysis::calibrate`]) rather than the last finished run.
+    pub from_trial: bool,
 }
 
 impl<I, R> Default for Analysis<I, R> {
@@ -71,6 +98,7 @@ impl<I, R> Default for Analysis<I, R> {
         Self {
             last: None,
             pace: None,
+            trial: None,
             running: None,
         }
     }
@@ -94,11 +122,30 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
         self.running = Some((inputs, work, Job::task(task, total, repaint)));
     }
 
-    /// How long a job of `work` (the measure of [`Analysis::start`]) should take here, at the
-    /// last finished run's pace; `None` before any run finished.
-    pub fn estimate(&self, work: f64) -> Option<Duration> {
-        let secs = self.pace? * work;
-        (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)))
+    /// How long a job of `work` (the measure of [`Analysis::start`]) should take here: at the
+    /// last finished run's pace, else at the trial's; `None` before either.
+    pub fn estimate(&self, work: f64) -> Option<Estimate> {
+        let (pace, from_trial) = match (self.pace, self.trial) {
+            (Some(p), _) => (p, false),
+            (None, Some(t)) => (t, true),
+            (None, None) => return None,
+        };
+        let secs = pace * work;
+        (secs.is_finite() && secs >= 0.0).then(|| Estimate {
+            time: Duration::from_secs_f64(secs.min(1e9)),
+            from_trial,
+        })
+    }
+
+    /// Measures the pace before any run has: `trial` times a small piece of the work (on the
+    /// calling thread, a few tens of milliseconds) and returns seconds per unit of work on one
+    /// thread; `parallel` is how many units the analysis runs at once. Called every frame, it
+    /// measures once (and not at all once a run has set the pace).
+    pub fn calibrate(&mut self, parallel: usize, trial: impl FnOnce() -> Option<f64>) {
+        if self.pace.is_none() && self.trial.is_none() {
+            // A failed trial (invalid settings) is not retried every frame.
+            self.trial = Some(trial().map_or(f64::NAN, |t| t / parallel.max(1) as f64));
+        }
     }
 
     /// Files a finished job: its result becomes [`Analysis::last`]; a cancel, a failure or a
@@ -157,5 +204,48 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     /// Whether a job runs.
     pub fn is_running(&self) -> bool {
         self.running.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Before any run: one trial, divided over the units run at once; a finished run's pace
+    /// then wins.
+    #[test]
+    fn the_estimate_comes_from_one_trial_until_a_run_sets_the_pace() {
+        let mut a: Analysis<(), ()> = Analysis::default();
+        assert_eq!(a.estimate(100.0), None);
+        let mut trials = 0;
+        for _ in 0..3 {
+            a.calibrate(2, || {
+                trials += 1;
+                Some(0.01)
+            });
+        }
+        assert_eq!(trials, 1);
+        let e = a.estimate(100.0).unwrap();
+        assert!(e.from_trial);
+        assert!((e.time.as_secs_f64() - 0.5).abs() < 1e-9, "{e:?}");
+        a.pace = Some(0.002);
+        let e = a.estimate(100.0).unwrap();
+        assert!(!e.from_trial && (e.time.as_secs_f64() - 0.2).abs() < 1e-9);
+        // A failed trial gives no estimate and is not retried.
+        let mut b: Analysis<(), ()> = Analysis::default();
+        b.calibrate(1, || None);
+        b.calibrate(1, || panic!("not retried"));
+        assert_eq!(b.estimate(1.0), None);
+    }
+
+    /// The trials measure real work: a positive pace, well under a second per step.
+    #[test]
+    fn trials_of_the_key_lab_and_the_zoo_measure_a_pace() {
+        let preset = crate::preset::Preset::load("classroom").unwrap();
+        let key = crate::experiment::sweep::trial_pace(&preset, TRIAL_STEPS).unwrap();
+        assert!(key > 0.0 && key < 0.1, "{key} s per step and arm");
+        let zoo = crate::sensing::zoo::bundled_zoo("zoo-paper");
+        let pace = zoo.trial_pace(TRIAL_STEPS).unwrap();
+        assert!(pace > 0.0 && pace < 1.0, "{pace} s per step");
     }
 }

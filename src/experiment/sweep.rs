@@ -181,6 +181,19 @@ pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, FieldError> 
     run_seed_until(preset, seed, &AtomicBool::new(false)).map_err(invalid)
 }
 
+/// Seconds per training step and arm (the unit of a key-lab analysis's work) that `preset`'s
+/// paired run takes on this computer, from a short trial: [`run_seed`] of `preset` cut to
+/// `steps` steps (held-out evaluations and all, so their share is counted), on the calling
+/// thread. `None` for an invalid preset. For the estimate before an analysis's first run.
+pub fn trial_pace(preset: &Preset, steps: usize) -> Option<f64> {
+    let mut p = preset.clone();
+    p.steps = steps.clamp(1, preset.steps.max(1));
+    p.eval_every = p.eval_every.min(p.steps);
+    let t = web_time::Instant::now();
+    run_seed(&p, p.seed).ok()?;
+    Some(t.elapsed().as_secs_f64() / (p.steps * p.arms.len().max(1)) as f64)
+}
+
 /// The validation error of a sweep that nothing could cancel.
 fn invalid(e: SweepError) -> FieldError {
     match e {

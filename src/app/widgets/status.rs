@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use eframe::egui::{self, RichText};
 
+use crate::app::analysis::Estimate;
 use crate::app::lab::Lab;
 use crate::live::Job;
 
@@ -17,12 +18,15 @@ pub fn progress_row<T: Send + 'static>(
     unit: &str,
     start: &str,
     cancellable: bool,
-    estimate: Option<Duration>,
+    estimate: Option<Estimate>,
 ) -> bool {
     let Some(job) = job else {
         let clicked = ui.button(RichText::new(start).strong()).clicked();
         let text = match estimate {
-            Some(t) => format!("about {} here (the last run's pace)", duration(t)),
+            Some(e) if e.from_trial => {
+                format!("about {} here (from a short trial run)", duration(e.time))
+            }
+            Some(e) => format!("about {} here (the last run's pace)", duration(e.time)),
             None => "its time is measured by the first run".to_string(),
         };
         ui.label(RichText::new(text).weak());

@@ -502,6 +502,25 @@ impl ZooPreset {
         r
     }
 
+    /// Seconds per training step of one run (the unit of a zoo's work: runs × budget) on this
+    /// computer, from a short trial: the first cell's rule on its instance for `steps` steps,
+    /// on the calling thread (building the instance not counted). `None` without cells.
+    pub fn trial_pace(&self, steps: usize) -> Option<f64> {
+        let cell = *self.cells().first()?;
+        let cfg = self.config(cell.size, cell.tau, cell.init);
+        let problem = SensingProblem::new(&cfg, self.seed);
+        let steps = steps.clamp(1, self.budget.max(1));
+        let mut run = FactorRun::new(&problem, cell.rule, cell.lr, steps, cell.seed, self.twins)
+            .with_schedule(cell.schedule);
+        let t = web_time::Instant::now();
+        for _ in 0..steps {
+            if run.step().is_some() {
+                break;
+            }
+        }
+        Some(t.elapsed().as_secs_f64() / steps as f64)
+    }
+
     /// Sets the labels of the swept dimensions (n, init, schedule) of `cell` on `run`.
     fn label(&self, cell: Cell, run: &mut RunResult) {
         run.n = (!self.sizes.is_empty()).then(|| self.size_values()[cell.size]);

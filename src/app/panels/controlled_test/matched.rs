@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop, paired_work};
+use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::optimizer_color;
@@ -160,6 +160,9 @@ impl Panel for Matched {
                 ))
                 .weak(),
             );
+            self.analysis.calibrate(1, || {
+                crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
+            });
             let estimate = self.analysis.estimate(paired_work(&lab.preset, 1));
             start = progress_row(
                 ui,

@@ -12,7 +12,7 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::app::analysis::{Analysis, Stop, paired_work};
+use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work, threads};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
@@ -358,9 +358,12 @@ impl<A: TabAxis> Panel for PointsTab<A> {
             ui.label(RichText::new(A::note(&lab.preset)).weak());
             let run = format!("Run {}", A::TITLE);
             let runs = parse_list::<A::Value>(&self.text).map(|v| v.len() * self.seeds.max(2));
-            let estimate = runs
-                .ok()
-                .and_then(|n| self.analysis.estimate(paired_work(&lab.preset, n)));
+            let runs = runs.ok();
+            let parallel = threads().min(runs.unwrap_or(1));
+            self.analysis.calibrate(parallel, || {
+                crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
+            });
+            let estimate = runs.and_then(|n| self.analysis.estimate(paired_work(&lab.preset, n)));
             start = progress_row(ui, self.analysis.job(), "seeds", &run, true, estimate);
             if self.analysis.last.is_some() {
                 export = export_button(ui, &format!("Save the sweep's table ({table})"));

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::atomic::AtomicBool;
 
-use crate::app::analysis::{Analysis, Stop, paired_work};
+use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work, threads};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::optimizer_color;
@@ -156,6 +156,10 @@ impl Panel for SeedSweep {
                 ))
                 .weak(),
             );
+            let parallel = threads().min(self.seeds.max(1));
+            self.analysis.calibrate(parallel, || {
+                crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
+            });
             let estimate = self
                 .analysis
                 .estimate(paired_work(&lab.preset, self.seeds.max(1)));

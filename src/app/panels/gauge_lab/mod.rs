@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop};
+use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, threads};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
@@ -324,6 +324,9 @@ impl Panel for SweepTab {
             // One preset per frame for the count and the estimate (it is built, not kept).
             let preset = self.preset();
             ui.label(RichText::new(format!("{} runs", preset.units())).weak());
+            self.analysis.calibrate(threads().min(preset.units()), || {
+                preset.trial_pace(TRIAL_STEPS)
+            });
             let estimate = self.analysis.estimate(zoo_work(&preset));
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true, estimate);
             if self.analysis.last.is_some() {
