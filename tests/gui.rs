@@ -1827,3 +1827,27 @@ fn a_bundled_preset_over_edits_offers_undo_and_undo_restores_them() {
     assert_eq!(a.lab.preset.name, "dk32");
     assert!(a.lab.notice.as_ref().is_some_and(|n| n.undo.is_none()));
 }
+
+/// In presentation mode the gauge lab's live tab folds its rules away; it still starts with one
+/// click (a Run live button beside its note), and Next offers to run it while it has not.
+#[test]
+fn presentation_runs_the_gauge_live_tab_with_its_settings_folded() {
+    let mut h = harness_sized(settings("classroom"), egui::vec2(1024.0, 768.0), |a| {
+        a.presenting = true;
+        a.open_tab("gauge", "live");
+        let live = a.panel_mut::<LiveRuns>("gauge/live").unwrap().0;
+        live.settings.rules = vec![rule("gd")];
+        live.settings.budget = 100;
+    });
+    h.run_steps(3);
+    // The rules are under the folded header: only the note's button says Run live.
+    assert!(h.query_by_label("Gradient descent").is_none());
+    h.get_by_label("has not run yet:");
+    h.get_by_label("Run live").click();
+    wait_for(&mut h, "the live run", |a| {
+        a.panel::<LiveRuns>("gauge/live").unwrap().summaries()[0].is_some()
+    });
+    h.step();
+    assert!(h.query_by_label("has not run yet:").is_none());
+    assert!(h.query_by_label("Pick rules and press Run live.").is_none());
+}

@@ -23,10 +23,8 @@ pub fn progress_row<T: Send + 'static>(
     let Some(job) = job else {
         let clicked = ui.button(RichText::new(start).strong()).clicked();
         let text = match estimate {
-            Some(e) if e.from_trial => {
-                format!("about {} here (from a short trial run)", duration(e.time))
-            }
-            Some(e) => format!("about {} here (the last run's pace)", duration(e.time)),
+            Some(e) if e.from_trial => format!("{} here (from a short trial run)", about(e.time)),
+            Some(e) => format!("{} here (the last run's pace)", about(e.time)),
             None => "its time is measured by the first run".to_string(),
         };
         ui.label(RichText::new(text).weak());
@@ -40,7 +38,7 @@ pub fn progress_row<T: Send + 'static>(
             .text(format!("{} / {} {unit}", job.done(), job.total)),
     );
     let left = match job.remaining() {
-        Some(t) => format!("about {} left", duration(t)),
+        Some(t) => format!("{} left", about(t)),
         None => "estimating the rest…".to_string(),
     };
     ui.label(RichText::new(format!("{} elapsed, {left}", duration(job.elapsed()))).weak());
@@ -50,6 +48,15 @@ pub fn progress_row<T: Send + 'static>(
         job.cancel();
     }
     false
+}
+
+/// An expected time: `under a second`, or `about ` and its [`duration`].
+pub fn about(t: Duration) -> String {
+    if t.as_secs_f64() < 0.5 {
+        "under a second".to_string()
+    } else {
+        format!("about {}", duration(t))
+    }
 }
 
 /// A duration as a person reads it: `8 s`, `2 min 05 s`, `1 h 20 min`.
@@ -91,6 +98,8 @@ mod tests {
     #[test]
     fn durations_read_as_a_person_says_them() {
         assert_eq!(duration(Duration::from_millis(400)), "0 s");
+        assert_eq!(about(Duration::from_millis(400)), "under a second");
+        assert_eq!(about(Duration::from_secs(90)), "about 1 min 30 s");
         assert_eq!(duration(Duration::from_secs_f64(59.4)), "59 s");
         assert_eq!(duration(Duration::from_secs(125)), "2 min 05 s");
         assert_eq!(

@@ -164,7 +164,7 @@ impl RunView {
                     format!(
                         "{} {} diverged at step {s} (training loss not finite or above 1e4); the \
                          other models go on.",
-                        preset.runs[run].name(),
+                        crate::figure::arm_title(preset.runs[run].name()),
                         twin.map_or("base model".into(), |t| format!("{} twin", t.label()))
                     )
                 })

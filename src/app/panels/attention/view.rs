@@ -15,7 +15,7 @@ use crate::app::widgets::plots::{
 use crate::attention::figures::{self, ModelCurves};
 use crate::attention::report::paper_value;
 use crate::attention::{AttentionPreset, TwinKind};
-use crate::figure::{Body, Dash, Figure};
+use crate::figure::{Body, Dash, Figure, arm_title};
 
 /// The line under the heading.
 pub const SUMMARY: &str = "Every rule trains a base model and its twins from one start on the \
@@ -90,7 +90,7 @@ pub fn plots(
         .runs
         .iter()
         .enumerate()
-        .map(|(i, r)| (run_color(preset, i), r.name().to_string(), Swatch::Thick))
+        .map(|(i, r)| (run_color(preset, i), arm_title(r.name()), Swatch::Thick))
         .collect();
     for kind in TwinKind::ALL {
         if preset.runs.iter().any(|r| r.twins.contains(&kind)) {
@@ -255,10 +255,11 @@ fn heatmap_cell(
         ui.horizontal_wrapped(|ui| {
             let l = ui.label("rule");
             egui::ComboBox::from_id_salt("attention heat run")
-                .selected_text(settings.heat_run.clone())
+                .selected_text(arm_title(&settings.heat_run))
                 .show_ui(ui, |ui| {
                     for r in &preset.runs {
-                        ui.selectable_value(&mut settings.heat_run, r.name().to_string(), r.name());
+                        let title = arm_title(r.name());
+                        ui.selectable_value(&mut settings.heat_run, r.name().to_string(), title);
                     }
                 })
                 .response
@@ -279,7 +280,7 @@ fn heatmap_cell(
             ui.label(
                 RichText::new(format!(
                     "{} has no {} twin in this preset, or no step has arrived yet.",
-                    preset.runs[run].name(),
+                    arm_title(preset.runs[run].name()),
                     settings.heat_twin.label()
                 ))
                 .weak(),
@@ -336,7 +337,7 @@ fn table_cell(
                         for &(run, twin) in &view.roles {
                             let Some(kind) = twin else { continue };
                             ui.label(
-                                RichText::new(preset.runs[run].name())
+                                RichText::new(arm_title(preset.runs[run].name()))
                                     .color(run_color(preset, run)),
                             );
                             ui.label(kind.label());

@@ -194,6 +194,10 @@ impl Panel for LiveRuns {
         self.job.as_ref().is_some_and(|j| !j.is_finished())
     }
 
+    fn awaits_run(&self) -> bool {
+        self.job.is_none()
+    }
+
     /// The furthest step any run has sampled.
     fn live_step(&self) -> Option<usize> {
         (self.series.iter())
@@ -276,7 +280,17 @@ impl Panel for LiveRuns {
             self.start(lab);
         }
         if self.job.is_none() {
-            ui.label(RichText::new("Pick rules and press Run live.").weak());
+            // With the rules folded away (presentation mode), the run is one click here.
+            let folded = start.is_none();
+            let run = ui
+                .horizontal(|ui| {
+                    ui.label(RichText::new("Pick rules and press Run live.").weak());
+                    folded && ui.button("Run live").clicked()
+                })
+                .inner;
+            if run {
+                self.start(lab);
+            }
             return;
         }
         self.plots_ui(ui, lab);
