@@ -382,7 +382,7 @@ pub fn settings_difference(old: &Preset, new: &Preset) -> String {
             parts.push(bits.join(" "));
         }
     }
-    let fields: [(&str, String, String); 11] = [
+    let fields: [(&str, String, String); 15] = [
         ("seed", old.seed.to_string(), new.seed.to_string()),
         ("d_k", old.d_k.to_string(), new.d_k.to_string()),
         ("keys", old.n_keys.to_string(), new.n_keys.to_string()),
@@ -406,6 +406,26 @@ pub fn settings_difference(old: &Preset, new: &Preset) -> String {
             format!("{:?}", new.column_norms),
         ),
         ("steps", old.steps.to_string(), new.steps.to_string()),
+        (
+            "eval every",
+            old.eval_every.to_string(),
+            new.eval_every.to_string(),
+        ),
+        (
+            "held-out",
+            old.n_heldout.to_string(),
+            new.n_heldout.to_string(),
+        ),
+        (
+            "rotations",
+            old.baseline_rotations.to_string(),
+            new.baseline_rotations.to_string(),
+        ),
+        (
+            "noise twins",
+            old.noise_twins.to_string(),
+            new.noise_twins.to_string(),
+        ),
     ];
     for (name, a, b) in fields {
         if a != b {

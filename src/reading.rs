@@ -473,51 +473,6 @@ fn count_arms(text: &str) -> usize {
     key_positions(text, "optimizer").len()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{locate_path, nth_element, plain_ascii};
-
-    #[test]
-    fn look_alikes_are_replaced_outside_strings_and_comments_only() {
-        let text = "(a: ‘x’, b: −1,\u{a0}c: “it’s − ‘q’”, d: \"‘−’\", // ‘−’\n\
-                    e: r#\"“\"−\"#, /* “ /* − */ ” */ f: '’', g: ：)";
-        let (plain, foreign) = plain_ascii(text);
-        assert_eq!(
-            plain,
-            "(a: \"x\", b: -1, c: \"it’s − ‘q’\", d: \"‘−’\", // ‘−’\n\
-             e: r#\"“\"−\"#, /* “ /* − */ ” */ f: '’', g: ：)"
-        );
-        assert_eq!(plain.chars().count(), text.chars().count(), "char for char");
-        let (i, c) = foreign.unwrap();
-        assert_eq!((c, &plain[i..]), ('：', "：)"));
-        assert_eq!(plain_ascii("(a: 1 –)").1, Some((6, '–')));
-        assert_eq!(plain_ascii("(a: ”x”)").0, "(a: \"x\")");
-        assert_eq!(
-            plain_ascii("(a: \"x\u{2028}\")\u{2028}").1,
-            None,
-            "RON's whitespace"
-        );
-    }
-
-    #[test]
-    fn list_elements_are_counted_past_nested_brackets_and_strings() {
-        let text = r#"x: ["a, [b\" ]", (c: [1, 2]), 3]"#;
-        assert_eq!(nth_element(text, 0, 0), text.find("\"a"));
-        assert_eq!(nth_element(text, 0, 1), text.find("(c"));
-        assert_eq!(nth_element(text, 0, 2), text.find('3'));
-        assert_eq!(nth_element(text, 0, 3), None);
-        assert_eq!(nth_element("x: []", 0, 0), None);
-    }
-
-    #[test]
-    fn a_field_path_is_found_key_after_key() {
-        let text = "(\n  n: 1,\n  problem: (\n    n: 40,\n  ),\n)";
-        assert_eq!(locate_path(text, "problem.n"), Some((4, 5)));
-        assert_eq!(locate_path(text, "problem.rank"), Some((3, 3)));
-        assert_eq!(locate_path(text, "budget"), None);
-    }
-}
-
 /// Where a preset argument's text comes from (see [`source`]).
 #[derive(Debug)]
 pub enum Source {
@@ -574,4 +529,49 @@ pub fn source(
             names.join(", ")
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{locate_path, nth_element, plain_ascii};
+
+    #[test]
+    fn look_alikes_are_replaced_outside_strings_and_comments_only() {
+        let text = "(a: ‘x’, b: −1,\u{a0}c: “it’s − ‘q’”, d: \"‘−’\", // ‘−’\n\
+                    e: r#\"“\"−\"#, /* “ /* − */ ” */ f: '’', g: ：)";
+        let (plain, foreign) = plain_ascii(text);
+        assert_eq!(
+            plain,
+            "(a: \"x\", b: -1, c: \"it’s − ‘q’\", d: \"‘−’\", // ‘−’\n\
+             e: r#\"“\"−\"#, /* “ /* − */ ” */ f: '’', g: ：)"
+        );
+        assert_eq!(plain.chars().count(), text.chars().count(), "char for char");
+        let (i, c) = foreign.unwrap();
+        assert_eq!((c, &plain[i..]), ('：', "：)"));
+        assert_eq!(plain_ascii("(a: 1 –)").1, Some((6, '–')));
+        assert_eq!(plain_ascii("(a: ”x”)").0, "(a: \"x\")");
+        assert_eq!(
+            plain_ascii("(a: \"x\u{2028}\")\u{2028}").1,
+            None,
+            "RON's whitespace"
+        );
+    }
+
+    #[test]
+    fn list_elements_are_counted_past_nested_brackets_and_strings() {
+        let text = r#"x: ["a, [b\" ]", (c: [1, 2]), 3]"#;
+        assert_eq!(nth_element(text, 0, 0), text.find("\"a"));
+        assert_eq!(nth_element(text, 0, 1), text.find("(c"));
+        assert_eq!(nth_element(text, 0, 2), text.find('3'));
+        assert_eq!(nth_element(text, 0, 3), None);
+        assert_eq!(nth_element("x: []", 0, 0), None);
+    }
+
+    #[test]
+    fn a_field_path_is_found_key_after_key() {
+        let text = "(\n  n: 1,\n  problem: (\n    n: 40,\n  ),\n)";
+        assert_eq!(locate_path(text, "problem.n"), Some((4, 5)));
+        assert_eq!(locate_path(text, "problem.rank"), Some((3, 3)));
+        assert_eq!(locate_path(text, "budget"), None);
+    }
 }

@@ -1756,7 +1756,7 @@ fn a_restart_keeps_the_earlier_run_faded_with_a_toggle_and_its_csv() {
         _ => Vec::new(),
     };
     // One faded curve per arm, the legend naming the run once.
-    assert_eq!(faded(&fig), ["earlier: gd lr 1", ""]);
+    assert_eq!(faded(&fig), ["earlier 1: gd lr 1", ""]);
     let csv = plot_csv(&a.lab.history, LivePlot::Orientation);
     assert!(
         csv.contains("\nearlier 1 [gd lr 1] gd_orientation_div,"),

@@ -75,10 +75,11 @@ pub struct Analysis<I, R> {
     /// finished run took on this computer: the pace the next run's estimate uses.
     #[serde(default)]
     pub pace: Option<f64>,
-    /// Seconds per unit of work from a short trial on this computer ([`Analysis::calibrate`]),
-    /// for the estimate before the first run finishes.
+    /// Seconds per unit of work on one thread from a short trial on this computer
+    /// ([`Analysis::calibrate`]), and what it tried (the settings' text), for the estimate
+    /// before the first run finishes.
     #[serde(skip)]
-    trial: Option<f64>,
+    trial: Option<(String, f64)>,
     /// The inputs, the work they hold and the job.
     #[serde(skip)]
     running: Option<(I, f64, Outcome<R>)>,
@@ -123,11 +124,12 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     }
 
     /// How long a job of `work` (the measure of [`Analysis::start`]) should take here: at the
-    /// last finished run's pace, else at the trial's; `None` before either.
-    pub fn estimate(&self, work: f64) -> Option<Estimate> {
-        let (pace, from_trial) = match (self.pace, self.trial) {
+    /// last finished run's pace, else at the trial's spread over the `parallel` units the job
+    /// runs at once; `None` before either.
+    pub fn estimate(&self, work: f64, parallel: usize) -> Option<Estimate> {
+        let (pace, from_trial) = match (self.pace, &self.trial) {
             (Some(p), _) => (p, false),
-            (None, Some(t)) => (t, true),
+            (None, Some((_, t))) => (t / parallel.max(1) as f64, true),
             (None, None) => return None,
         };
         let secs = pace * work;
@@ -138,14 +140,15 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     }
 
     /// Measures the pace before any run has: `trial` times a small piece of the work (on the
-    /// calling thread, a few tens of milliseconds) and returns seconds per unit of work on one
-    /// thread; `parallel` is how many units the analysis runs at once. Called every frame, it
-    /// measures once (and not at all once a run has set the pace).
-    pub fn calibrate(&mut self, parallel: usize, trial: impl FnOnce() -> Option<f64>) {
-        if self.pace.is_none() && self.trial.is_none() {
-            // A failed trial (invalid settings) is not retried every frame.
-            self.trial = Some(trial().map_or(f64::NAN, |t| t / parallel.max(1) as f64));
+    /// calling thread, a few tens of milliseconds; `None` when it cannot) and returns seconds
+    /// per unit of work on one thread. `key` names what it tries (the settings as text): called
+    /// every frame, it measures once per key, and not at all once a run has set the pace.
+    pub fn calibrate(&mut self, key: String, trial: impl FnOnce() -> Option<f64>) {
+        if self.pace.is_some() || self.trial.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
         }
+        // A failed trial (settings too large or invalid) is not retried until they change.
+        self.trial = Some((key, trial().unwrap_or(f64::NAN)));
     }
 
     /// Files a finished job: its result becomes [`Analysis::last`]; a cancel, a failure or a
@@ -211,31 +214,36 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
 mod tests {
     use super::*;
 
-    /// Before any run: one trial, divided over the units run at once; a finished run's pace
-    /// then wins.
+    /// Before any run: one trial per settings, divided over the units run at once; a finished
+    /// run's pace then wins.
     #[test]
     fn the_estimate_comes_from_one_trial_until_a_run_sets_the_pace() {
         let mut a: Analysis<(), ()> = Analysis::default();
-        assert_eq!(a.estimate(100.0), None);
+        assert_eq!(a.estimate(100.0, 1), None);
         let mut trials = 0;
         for _ in 0..3 {
-            a.calibrate(2, || {
+            a.calibrate("classroom".into(), || {
                 trials += 1;
                 Some(0.01)
             });
         }
         assert_eq!(trials, 1);
-        let e = a.estimate(100.0).unwrap();
+        // Spread over the units run at once, whatever their number now.
+        let e = a.estimate(100.0, 2).unwrap();
         assert!(e.from_trial);
         assert!((e.time.as_secs_f64() - 0.5).abs() < 1e-9, "{e:?}");
+        assert!((a.estimate(100.0, 1).unwrap().time.as_secs_f64() - 1.0).abs() < 1e-9);
+        // Other settings: tried again.
+        a.calibrate("dk32".into(), || Some(0.03));
+        assert!((a.estimate(100.0, 1).unwrap().time.as_secs_f64() - 3.0).abs() < 1e-9);
         a.pace = Some(0.002);
-        let e = a.estimate(100.0).unwrap();
+        let e = a.estimate(100.0, 2).unwrap();
         assert!(!e.from_trial && (e.time.as_secs_f64() - 0.2).abs() < 1e-9);
-        // A failed trial gives no estimate and is not retried.
+        // A failed trial gives no estimate and is not retried for the same settings.
         let mut b: Analysis<(), ()> = Analysis::default();
-        b.calibrate(1, || None);
-        b.calibrate(1, || panic!("not retried"));
-        assert_eq!(b.estimate(1.0), None);
+        b.calibrate("huge".into(), || None);
+        b.calibrate("huge".into(), || panic!("not retried"));
+        assert_eq!(b.estimate(1.0, 1), None);
     }
 
     /// The trials measure real work: a positive pace, well under a second per step.
@@ -244,8 +252,22 @@ mod tests {
         let preset = crate::preset::Preset::load("classroom").unwrap();
         let key = crate::experiment::sweep::trial_pace(&preset, TRIAL_STEPS).unwrap();
         assert!(key > 0.0 && key < 0.1, "{key} s per step and arm");
+        // Too large to try on the UI's thread: no trial.
+        let huge = crate::preset::Preset {
+            baseline_rotations: 100_000,
+            d_k: 256,
+            ..preset.clone()
+        };
+        assert_eq!(
+            crate::experiment::sweep::trial_pace(&huge, TRIAL_STEPS),
+            None
+        );
         let zoo = crate::sensing::zoo::bundled_zoo("zoo-paper");
         let pace = zoo.trial_pace(TRIAL_STEPS).unwrap();
         assert!(pace > 0.0 && pace < 1.0, "{pace} s per step");
+        assert_eq!(
+            crate::sensing::zoo::bundled_zoo("ladder").trial_pace(TRIAL_STEPS),
+            None
+        );
     }
 }

@@ -258,7 +258,8 @@ fn chainless_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
 /// hyperparameters (`adam`), a bundled chain's name its text (`adamw`,
 /// [`crate::optim::BUNDLED_CHAINS`]), a registered rule no chain expresses the rule itself
 /// (`flow_adam`, `flow_adam_p(p=0)`), anything else is read as a chain. Returns the name (when
-/// a name was given) and the subject. Errors: the text does not parse.
+/// a name was given) and the subject. Errors: the text does not parse, or a rule's argument
+/// is unknown, not a number or out of its range.
 pub fn resolve(text: &str) -> Result<(Option<String>, Subject), ChainError> {
     let name = text.trim();
     if let Some(spec) = chainless_rule(name)? {

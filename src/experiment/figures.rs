@@ -145,10 +145,10 @@ pub const PAST_OPACITY: f64 = 0.35;
 /// The faded curves of `history`'s earlier runs that are shown, for live plot `plot`: the
 /// quantity each arm's main curve draws (the gauge twin's divergence, A(K) from W0, held-out
 /// loss, mean column norm), thin, in the arm's colour at [`PAST_OPACITY`]; one legend entry
-/// per run (`earlier: adam lr 0.01`).
+/// per run, numbered as the run list and the CSV number them (`earlier 1: adam lr 0.01`).
 pub fn past_marks(history: &RunHistory, plot: LivePlot, view: RunView) -> Vec<Mark> {
     let mut marks = Vec::new();
-    for run in history.past.iter().filter(|r| r.shown) {
+    for (k, run) in history.past.iter().enumerate().filter(|(_, r)| r.shown) {
         for (i, a) in arm_curves(&run.arms).iter().enumerate() {
             let (points, log) = match plot {
                 LivePlot::Orientation => (&a.orientation, true),
@@ -158,7 +158,7 @@ pub fn past_marks(history: &RunHistory, plot: LivePlot, view: RunView) -> Vec<Ma
             };
             let points = if log { floored(points) } else { points.clone() };
             let name = if i == 0 {
-                format!("earlier: {}", run.label)
+                format!("earlier {}: {}", k + 1, run.label)
             } else {
                 String::new()
             };

@@ -181,17 +181,42 @@ pub fn run_seed(preset: &Preset, seed: u64) -> Result<Vec<SeedArm>, FieldError> 
     run_seed_until(preset, seed, &AtomicBool::new(false)).map_err(invalid)
 }
 
-/// Seconds per training step and arm (the unit of a key-lab analysis's work) that `preset`'s
-/// paired run takes on this computer, from a short trial: [`run_seed`] of `preset` cut to
-/// `steps` steps (held-out evaluations and all, so their share is counted), on the calling
-/// thread. `None` for an invalid preset. For the estimate before an analysis's first run.
+/// Largest setup a trial may pay on the caller's thread (the UI's): rotation baselines times
+/// d_k² times keys, and a step's batch × pairs × d_k × keys. Larger presets get no trial.
+const TRIAL_WORK: f64 = 5e7;
+
+/// Seconds per training step and arm (the unit of a key-lab analysis's work) that one full run
+/// of `preset` ([`run_seed`]) takes on this computer, from two short trials on the calling
+/// thread: `steps` and `2·steps` steps, whose difference is the steps' cost and whose rest the
+/// run's one-off cost (building it, its baselines, its final evaluation), counted once over
+/// `preset.steps`. `None` for an invalid preset, one too large to try on the caller's thread
+/// ([`TRIAL_WORK`]), or a clock too coarse to time it. For the estimate before a first run.
 pub fn trial_pace(preset: &Preset, steps: usize) -> Option<f64> {
-    let mut p = preset.clone();
-    p.steps = steps.clamp(1, preset.steps.max(1));
-    p.eval_every = p.eval_every.min(p.steps);
-    let t = web_time::Instant::now();
-    run_seed(&p, p.seed).ok()?;
-    Some(t.elapsed().as_secs_f64() / (p.steps * p.arms.len().max(1)) as f64)
+    let (d_k, keys) = (preset.d_k as f64, preset.n_keys as f64);
+    let setup = preset.baseline_rotations as f64 * d_k * d_k * keys;
+    let step = (preset.batch * preset.pairs_per_episode) as f64 * d_k * keys;
+    if setup.max(step) > TRIAL_WORK {
+        return None;
+    }
+    let total = preset.steps.max(1);
+    let short = steps.clamp(1, total);
+    let timed = |n: usize| {
+        let p = Preset {
+            steps: n,
+            ..preset.clone()
+        };
+        let t = web_time::Instant::now();
+        run_seed(&p, p.seed).ok()?;
+        Some(t.elapsed().as_secs_f64())
+    };
+    let (once, twice) = (timed(short)?, timed(2 * short)?);
+    if twice <= 0.0 {
+        return None;
+    }
+    let per_step = ((twice - once) / short as f64).max(0.0);
+    let fixed = (once - per_step * short as f64).max(0.0);
+    let run = fixed + per_step * total as f64;
+    Some(run / (total * preset.arms.len().max(1)) as f64)
 }
 
 /// The validation error of a sweep that nothing could cancel.

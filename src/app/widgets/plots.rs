@@ -374,8 +374,11 @@ pub fn write_figure(
                 PrintFile::Png => crate::figure::png_as(figure, &opts, crate::figure::CLI_SCALE),
                 #[cfg(not(target_arch = "wasm32"))]
                 PrintFile::Pdf => crate::figure::pdf_as(figure, &opts),
+                // The page never offers PDF (no svg2pdf in the web build).
                 #[cfg(target_arch = "wasm32")]
-                PrintFile::Pdf => crate::figure::svg_as(figure, &opts).map(String::into_bytes),
+                PrintFile::Pdf => Err(crate::figure::FigureError::Pdf(
+                    "PDF is saved by the desktop app only".into(),
+                )),
             }
         }
     };

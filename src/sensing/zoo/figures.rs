@@ -328,8 +328,11 @@ mod tests {
             let mut p = bundled_zoo(name);
             p.seeds = 1;
             p.budget = 20;
-            p.problem.n = 8;
-            p.problem.rank = 2;
+            // The tail keeps the paper's problem, so its curves and their legend entry show.
+            if name == "zoo-paper" {
+                p.problem.n = 8;
+                p.problem.rank = 2;
+            }
             p.taus.truncate(2);
             p.rule_rates.0.clear();
             p.sizes.clear();
@@ -337,6 +340,12 @@ mod tests {
             let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
             let (stem, f) = figure(&p, &runs);
             assert_eq!(stem, if name == "tail" { "zoo_tail" } else { "zoo" });
+            let names = crate::figure::names(&f);
+            assert_eq!(
+                names.contains(&"the paper (dashed)"),
+                name == "tail",
+                "{names:?}"
+            );
             assert_readable(&f);
         }
     }

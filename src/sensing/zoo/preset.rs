@@ -503,22 +503,33 @@ impl ZooPreset {
     }
 
     /// Seconds per training step of one run (the unit of a zoo's work: runs × budget) on this
-    /// computer, from a short trial: the first cell's rule on its instance for `steps` steps,
-    /// on the calling thread (building the instance not counted). `None` without cells.
+    /// computer, from a short trial on the calling thread: the preset's last rule at its largest
+    /// size for up to `steps` steps (building the instance not counted; at these sizes a step
+    /// is mostly the pass over the measurements, the same for every rule), so an upper bound
+    /// for smaller sizes. `None` without cells, above n = 64 (an instance too large to build
+    /// on the UI's thread) or with a clock too coarse to time it.
     pub fn trial_pace(&self, steps: usize) -> Option<f64> {
-        let cell = *self.cells().first()?;
+        let cells = self.cells();
+        let largest = (0..self.size_values().len()).max_by_key(|&i| self.size_values()[i])?;
+        let cell = *cells.iter().rev().find(|c| c.size == largest)?;
+        if self.size_values()[largest] > 64 {
+            return None;
+        }
         let cfg = self.config(cell.size, cell.tau, cell.init);
         let problem = SensingProblem::new(&cfg, self.seed);
         let steps = steps.clamp(1, self.budget.max(1));
         let mut run = FactorRun::new(&problem, cell.rule, cell.lr, steps, cell.seed, self.twins)
             .with_schedule(cell.schedule);
         let t = web_time::Instant::now();
-        for _ in 0..steps {
+        let mut taken = 0;
+        while taken < steps {
+            taken += 1;
             if run.step().is_some() {
                 break;
             }
         }
-        Some(t.elapsed().as_secs_f64() / steps as f64)
+        let secs = t.elapsed().as_secs_f64();
+        (secs > 0.0).then(|| secs / taken as f64)
     }
 
     /// Sets the labels of the swept dimensions (n, init, schedule) of `cell` on `run`.

@@ -226,7 +226,6 @@ pub fn live_figure(
     figures::run_figure(&lab.history, kind, settings.view(), d_k)
 }
 
-/// Plot (a)'s legend: each arm's twins, the noise twins and the floor.
 /// The earlier runs the plots can show faded: a toggle per run, named by what differed from the
 /// run after it, and Forget.
 fn past_runs(lab: &mut Lab, ui: &mut egui::Ui) {
@@ -250,6 +249,7 @@ fn past_runs(lab: &mut Lab, ui: &mut egui::Ui) {
     }
 }
 
+/// Plot (a)'s legend: each arm's twins, the noise twins and the floor.
 fn orientation_legend(ui: &mut egui::Ui, arms: &[ArmHistory]) {
     let mut items = arm_legend(arms, ", gauge twin");
     if arms.iter().any(|a| !a.noise_div.is_empty()) {

@@ -160,10 +160,10 @@ impl Panel for Matched {
                 ))
                 .weak(),
             );
-            self.analysis.calibrate(1, || {
+            self.analysis.calibrate(format!("{:?}", lab.preset), || {
                 crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
             });
-            let estimate = self.analysis.estimate(paired_work(&lab.preset, 1));
+            let estimate = self.analysis.estimate(paired_work(&lab.preset, 1), 1);
             start = progress_row(
                 ui,
                 self.analysis.job(),

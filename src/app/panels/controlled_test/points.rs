@@ -360,10 +360,13 @@ impl<A: TabAxis> Panel for PointsTab<A> {
             let runs = parse_list::<A::Value>(&self.text).map(|v| v.len() * self.seeds.max(2));
             let runs = runs.ok();
             let parallel = threads().min(runs.unwrap_or(1));
-            self.analysis.calibrate(parallel, || {
+            self.analysis.calibrate(format!("{:?}", lab.preset), || {
                 crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
             });
-            let estimate = runs.and_then(|n| self.analysis.estimate(paired_work(&lab.preset, n)));
+            let estimate = runs.and_then(|n| {
+                self.analysis
+                    .estimate(paired_work(&lab.preset, n), parallel)
+            });
             start = progress_row(ui, self.analysis.job(), "seeds", &run, true, estimate);
             if self.analysis.last.is_some() {
                 export = export_button(ui, &format!("Save the sweep's table ({table})"));

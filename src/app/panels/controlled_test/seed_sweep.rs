@@ -157,12 +157,12 @@ impl Panel for SeedSweep {
                 .weak(),
             );
             let parallel = threads().min(self.seeds.max(1));
-            self.analysis.calibrate(parallel, || {
+            self.analysis.calibrate(format!("{:?}", lab.preset), || {
                 crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
             });
             let estimate = self
                 .analysis
-                .estimate(paired_work(&lab.preset, self.seeds.max(1)));
+                .estimate(paired_work(&lab.preset, self.seeds.max(1)), parallel);
             start = progress_row(
                 ui,
                 self.analysis.job(),

@@ -594,7 +594,9 @@ impl HsiTab {
         if choose {
             self.choose_scene(lab);
         }
-        let estimate = self.analysis.estimate(self.inputs.planned_steps() as f64);
+        let estimate = self
+            .analysis
+            .estimate(self.inputs.planned_steps() as f64, 1);
         let inputs = &mut self.inputs;
         let mut open = false;
         reflow::controls_row(ui, |ui| {

@@ -324,10 +324,10 @@ impl Panel for SweepTab {
             // One preset per frame for the count and the estimate (it is built, not kept).
             let preset = self.preset();
             ui.label(RichText::new(format!("{} runs", preset.units())).weak());
-            self.analysis.calibrate(threads().min(preset.units()), || {
-                preset.trial_pace(TRIAL_STEPS)
-            });
-            let estimate = self.analysis.estimate(zoo_work(&preset));
+            self.analysis
+                .calibrate(format!("{preset:?}"), || preset.trial_pace(TRIAL_STEPS));
+            let parallel = threads().min(preset.units());
+            let estimate = self.analysis.estimate(zoo_work(&preset), parallel);
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true, estimate);
             if self.analysis.last.is_some() {
                 export = export_button(ui, "Save every run of the sweep (zoo.csv)");
