@@ -12,6 +12,7 @@ use basis_lab::app::panels::controlled_test::{
 use basis_lab::app::panels::gauge_lab::{LiveRuns, SweepTab};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::preset::Preset;
+use basis_lab::sensing::live::LivePlot;
 use basis_lab::sensing::zoo::RunResult;
 use basis_lab::worker::Command;
 use eframe::egui;
@@ -546,7 +547,7 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
         format!(
             "{} ({class}, lr {}): {:?} after {} steps; recovery {:.2e}, effective rank {:.2}, \
              drift of the gauge twin {:.1e}, of the noise twin ",
-            r.rule,
+            basis_lab::figure::rule_title(&r.rule),
             r.lr,
             r.outcome,
             r.steps,
@@ -1850,4 +1851,56 @@ fn presentation_runs_the_gauge_live_tab_with_its_settings_folded() {
     h.step();
     assert!(h.query_by_label("has not run yet:").is_none());
     assert!(h.query_by_label("Pick rules and press Run live.").is_none());
+}
+
+/// Issue 37 item 6 in the gauge lab's live tab: Run live again keeps the runs it replaces as
+/// faded curves, named by what the new start changed, with a toggle and Forget.
+#[test]
+fn the_gauge_live_tab_keeps_the_runs_it_replaces_faded() {
+    use basis_lab::figure::PAST_OPACITY;
+    let mut h = harness_with(settings("classroom"), |a| {
+        a.open_tab("gauge", "live");
+        let live = a.panel_mut::<LiveRuns>("gauge/live").unwrap().0;
+        live.settings.rules = vec![rule("gd"), rule("adam")];
+        live.settings.budget = 200;
+        live.settings.seed = 0;
+    });
+    h.run_steps(3);
+    h.get_by_label("Run live").click();
+    let both = |a: &AppState| {
+        let sums = a.panel::<LiveRuns>("gauge/live").unwrap().summaries();
+        !sums.is_empty() && sums.iter().all(|s| s.is_some())
+    };
+    wait_for(&mut h, "the first runs", both);
+    h.state_mut()
+        .as_mut()
+        .unwrap()
+        .panel_mut::<LiveRuns>("gauge/live")
+        .unwrap()
+        .0
+        .settings
+        .seed = 1;
+    h.run_steps(2);
+    h.get_by_label("Run live").click();
+    wait_for(&mut h, "the second runs", both);
+    h.step();
+    h.get_by_label("1: seed 0");
+    let faded = |h: &Harness<'static, State>| {
+        let f = panel::<LiveRuns>(h, "gauge/live").figure(LivePlot::Loss);
+        match f.body {
+            basis_lab::figure::Body::Plot { marks, .. } => marks
+                .iter()
+                .filter(|m| m.opacity == PAST_OPACITY)
+                .map(|m| m.name.clone())
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        }
+    };
+    assert_eq!(faded(&h), ["earlier 1: seed 0", ""]);
+    h.get_by_label("1: seed 0").click();
+    h.run_steps(2);
+    assert!(faded(&h).is_empty());
+    h.get_by_label("Forget").click();
+    h.run_steps(2);
+    assert!(h.query_by_label("Earlier runs, faded:").is_none());
 }

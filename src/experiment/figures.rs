@@ -139,8 +139,7 @@ pub fn run_figure(
     (stem, figure)
 }
 
-/// Opacity of an earlier run's curves.
-pub const PAST_OPACITY: f64 = 0.35;
+pub use crate::figure::PAST_OPACITY;
 
 /// The faded curves of `history`'s earlier runs that are shown, for live plot `plot`: the
 /// quantity each arm's main curve draws (the gauge twin's divergence, A(K) from W0, held-out

@@ -139,6 +139,9 @@ pub enum Dash {
 /// identical). Every lab's log plots share it.
 pub const LOG_FLOOR: f64 = 1e-18;
 
+/// Opacity of an earlier run's curves, drawn under the current run's in every live view.
+pub const PAST_OPACITY: f64 = 0.35;
+
 /// One thing drawn in a plot, in data coordinates (raw values, also on log axes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mark {

@@ -15,7 +15,7 @@ use web_time::Instant;
 use super::zoo::{FactorRun, Outcome, Rule, RunResult};
 use super::{SensingConfig, SensingProblem, SensingStream, sensing_stream};
 use crate::figure::GREY;
-use crate::figure::{Axis, Body, Dash, Figure, Mark, rule_title};
+use crate::figure::{Axis, Body, Dash, Figure, Mark, PAST_OPACITY, rule_title};
 use crate::linalg::norm::frobenius;
 use crate::live::{Failure, Host, LiveRun, Next, Outbox};
 use crate::optim::optimizer_rgb;
@@ -476,6 +476,60 @@ pub fn live_figure(
         title: plot.title().into(),
         body: Body::Plot { x, y, marks },
     }
+}
+
+/// An earlier set of live runs kept beside the current one, faded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PastLive {
+    /// What it had that the runs after it changed (`seed 0`, `budget 2000`, `rules GD, Adam`).
+    pub label: String,
+    /// Whether its curves are drawn.
+    pub shown: bool,
+    /// Its rules with their rates, in display order.
+    pub rules: Vec<(Rule, f64)>,
+    /// Its curves, one per rule.
+    pub curves: Vec<RuleCurves>,
+}
+
+/// How many earlier sets of live runs the tab keeps.
+pub const MAX_PAST_LIVE: usize = 3;
+
+/// The faded curves of the shown earlier runs for `plot`: each rule's main curve (loss,
+/// recovery, the gauge twin's drift, the spectrum), thin, in its colour at
+/// [`PAST_OPACITY`], one legend entry per earlier set
+/// (`earlier 1: seed 0`). They go under the current runs' curves.
+pub fn past_live_marks(past: &[PastLive], plot: LivePlot) -> Vec<Mark> {
+    let mut marks = Vec::new();
+    for (k, run) in past.iter().enumerate().filter(|(_, r)| r.shown) {
+        for (i, ((r, _), c)) in run.rules.iter().zip(&run.curves).enumerate() {
+            let points = match plot {
+                LivePlot::Loss => c.loss.clone(),
+                LivePlot::Recovery => c.recovery.clone(),
+                LivePlot::Drift => c.drift.clone(),
+                LivePlot::Spectrum => c.spectrum.as_deref().map_or(Vec::new(), |v| {
+                    v.iter()
+                        .enumerate()
+                        .map(|(j, x)| [(j + 1) as f64, x.max(SPECTRUM_FLOOR)])
+                        .collect()
+                }),
+            };
+            let name = if i == 0 {
+                format!("earlier {}: {}", k + 1, run.label)
+            } else {
+                String::new()
+            };
+            let mut m = Mark::line(
+                name,
+                optimizer_rgb(r.info().name, i),
+                points,
+                1.5,
+                Dash::Solid,
+            );
+            m.opacity = PAST_OPACITY;
+            marks.push(m);
+        }
+    }
+    marks
 }
 
 #[cfg(test)]

@@ -11,10 +11,14 @@ use crate::app::panel::{Panel, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{Swatch, legend_row, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
+use crate::figure::rule_title;
 use crate::history::{MinMaxSeries, Scale};
 use crate::live::Live;
 use crate::sensing::SensingConfig;
-use crate::sensing::live::{GaugeLive, LiveCommand, LivePlot, LiveUpdate, RuleCurves, live_figure};
+use crate::sensing::live::{
+    GaugeLive, LiveCommand, LivePlot, LiveUpdate, MAX_PAST_LIVE, PastLive, RuleCurves, live_figure,
+    past_live_marks,
+};
 use crate::sensing::zoo::{Rule, RunResult};
 use crate::validate::check_count;
 
@@ -29,6 +33,10 @@ pub struct LiveRuns {
     /// Singular values of the runs' target X*.
     target: Vec<f64>,
     series: Vec<LiveSeries>,
+    /// Earlier sets of runs, newest first, drawn faded.
+    past: Vec<PastLive>,
+    /// The settings the runs on screen started from (to name what the next start changed).
+    started: Option<Settings>,
 }
 
 /// The range of a live run's step budget.
@@ -67,9 +75,45 @@ impl Settings {
             .filter(|r| self.rules.contains(r))
             .collect()
     }
+
+    /// What these settings have that `new` does not (`seed 0`, `budget 2000`, `rules GD,
+    /// Adam`), or `same settings`.
+    fn difference(&self, new: &Settings) -> String {
+        let mut parts = Vec::new();
+        if self.rules != new.rules {
+            let names: Vec<String> = self
+                .chosen()
+                .iter()
+                .map(|r| rule_title(&r.name()))
+                .collect();
+            parts.push(format!("rules {}", names.join(", ")));
+        }
+        if self.budget != new.budget {
+            parts.push(format!("budget {}", self.budget));
+        }
+        if self.seed != new.seed {
+            parts.push(format!("seed {}", self.seed));
+        }
+        if parts.is_empty() {
+            "same settings".into()
+        } else {
+            parts.join(", ")
+        }
+    }
 }
 
 impl LiveRuns {
+    /// Live plot `plot` as the tab draws and saves it: the runs on screen over the shown
+    /// earlier ones, faded.
+    pub fn figure(&self, plot: LivePlot) -> crate::figure::Figure {
+        let curves: Vec<RuleCurves> = self.series.iter().map(LiveSeries::curves).collect();
+        let mut f = live_figure(&self.rules, &curves, &self.target, plot);
+        if let crate::figure::Body::Plot { marks, .. } = &mut f.body {
+            marks.splice(0..0, past_live_marks(&self.past, plot));
+        }
+        f
+    }
+
     /// The final summary of each live run, in rule order (`None` while it runs).
     pub fn summaries(&self) -> Vec<Option<RunResult>> {
         self.series.iter().map(|s| s.summary.clone()).collect()
@@ -173,6 +217,23 @@ impl Panel for LiveRuns {
         if rules.is_empty() {
             return true;
         }
+        // The runs on screen stay, faded, named by what this start changes.
+        if let Some(before) = self.started.take()
+            && self.series.iter().any(|s| !s.loss.is_empty())
+        {
+            let curves = self.series.iter().map(LiveSeries::curves).collect();
+            self.past.insert(
+                0,
+                PastLive {
+                    label: before.difference(&self.settings),
+                    shown: true,
+                    rules: std::mem::take(&mut self.rules),
+                    curves,
+                },
+            );
+            self.past.truncate(MAX_PAST_LIVE);
+        }
+        self.started = Some(self.settings.clone());
         self.series = rules.iter().map(|_| LiveSeries::default()).collect();
         let runs = GaugeLive::new(
             &SensingConfig::default(),
@@ -348,18 +409,32 @@ impl LiveRuns {
 
     /// The legend and the plots of the running or finished live runs.
     fn plots_ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
+        if !self.past.is_empty() {
+            let mut forget = false;
+            reflow::controls_row(ui, |ui| {
+                ui.label("Earlier runs, faded:").on_hover_text(
+                    "Run live keeps the runs it replaces (the last 3), named by what the next start changed",
+                );
+                for (k, run) in self.past.iter_mut().enumerate() {
+                    ui.checkbox(&mut run.shown, format!("{}: {}", k + 1, run.label));
+                }
+                forget = ui.button("Forget").clicked();
+            });
+            if forget {
+                self.past.clear();
+            }
+        }
         let rules = &self.rules;
         let hover = lab.hover;
         let items: Vec<(Color32, String, Swatch)> = rules
             .iter()
             .enumerate()
-            .map(|(i, (r, _))| (rule_color(*r, i), r.name(), Swatch::Thick))
+            .map(|(i, (r, _))| (rule_color(*r, i), rule_title(&r.name()), Swatch::Thick))
             .collect();
         legend_row(ui, &items);
         let cells = Cells::fit(ui, "live grid", 4, PLOT_MIN_W, 2);
         let (w, h) = (cells.w, cells.height(ui.available_height(), 60.0, 420.0));
-        let curves: Vec<RuleCurves> = self.series.iter().map(LiveSeries::curves).collect();
-        let figure_of = |plot| live_figure(rules, &curves, &self.target, plot);
+        let figure_of = |plot| self.figure(plot);
         let mut figure = None;
         reflow::grid(ui, 4, cells, |ui, i| {
             let plot = LivePlot::ALL[i];
@@ -386,7 +461,7 @@ impl LiveRuns {
                     RichText::new(format!(
                         "{} ({}, lr {lr}): {:?} after {} steps; recovery {:.2e}, effective rank {:.2}, \
                          drift of the gauge twin {:.1e}, of the noise twin {:.1e}",
-                        r.name(),
+                        rule_title(&r.name()),
                         class_label(r.equivariant()),
                         sum.outcome,
                         sum.steps,
