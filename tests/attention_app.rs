@@ -320,3 +320,37 @@ fn a_run_that_cannot_start_is_reported_and_the_section_keeps_working() {
         s.view.step == Some(0) && s.view.failed.is_none()
     });
 }
+
+/// Issue 37 item 6 in the attention twins: Reset (or a new seed or preset) keeps the run it
+/// replaces as faded curves, named by what changed, with a toggle and Forget.
+#[test]
+fn a_reset_keeps_the_run_it_replaces_faded() {
+    use basis_lab::attention::figures::past_marks;
+    let mut p = tiny();
+    p.steps = 100_000;
+    let mut h = harness(p);
+    open(&mut h);
+    h.get_by_label("▶ Play").click();
+    wait_for(&mut h, "step 6", |s| s.view.step.is_some_and(|t| t >= 6));
+    h.get_by_label("❚❚ Pause").click();
+    wait_for(&mut h, "the pause", |s| !s.view.running);
+    h.get_by_label("⟲ Reset").click();
+    wait_for(&mut h, "step 0 again", |s| s.view.step == Some(0));
+    let past = &section(&h).view.past;
+    assert_eq!(past.len(), 1);
+    assert_eq!(
+        (past[0].label.as_str(), past[0].shown),
+        ("same settings", true)
+    );
+    // One faded gauge-twin distance per rule, the legend naming the run once.
+    let marks = past_marks(past, None);
+    assert!(!marks.is_empty() && marks[0].name == "earlier 1: same settings");
+    assert!(marks[1..].iter().all(|m| m.name.is_empty()));
+    h.run_steps(2);
+    h.get_by_label("1: same settings").click();
+    h.run_steps(2);
+    assert!(past_marks(&section(&h).view.past, None).is_empty());
+    h.get_by_label("Forget").click();
+    h.run_steps(2);
+    assert!(section(&h).view.past.is_empty());
+}

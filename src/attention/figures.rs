@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::preset::{AttentionPreset, TwinKind};
 use super::report::paper_value;
 use super::twins::Record;
-use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, LOG_FLOOR, Mark, Rgb, arm_title};
+use crate::figure::{
+    Axis, Body, Dash, Figure, GREY, Heatmap, LOG_FLOOR, Mark, PAST_OPACITY, Rgb, arm_title,
+};
 use crate::optim::optimizer_rgb;
 use crate::output::csv_num;
 
@@ -214,6 +216,55 @@ pub fn curves_figure(preset: &AttentionPreset, models: &[ModelCurves], curves: C
             marks,
         },
     }
+}
+
+/// An earlier run of the attention twins kept beside the current one, faded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PastRun {
+    /// What it had that the run after it changed (`seed 0`, `preset attention-quick`).
+    pub label: String,
+    /// Whether its curves are drawn.
+    pub shown: bool,
+    /// Its preset (for its rules' colours).
+    pub preset: AttentionPreset,
+    /// Its models' series.
+    pub models: Vec<ModelCurves>,
+}
+
+/// How many earlier runs the attention view keeps.
+pub const MAX_PAST_RUNS: usize = 3;
+
+/// The shown earlier runs' curves for the distance figure (`curves` `None`: each gauge twin's
+/// distance) or the base models' figure (training accuracy or loss), thin, in each rule's
+/// colour at [`PAST_OPACITY`], one legend entry per run (`earlier 1: seed 0`); they go under
+/// the current run's curves.
+pub fn past_marks(past: &[PastRun], curves: Option<Curves>) -> Vec<Mark> {
+    let mut marks = Vec::new();
+    for (k, run) in past.iter().enumerate().filter(|(_, r)| r.shown) {
+        let mut named = false;
+        for m in &run.models {
+            let points = match (curves, m.twin) {
+                (None, Some(TwinKind::Gauge)) => m
+                    .distance
+                    .iter()
+                    .map(|p| [p[0], p[1].max(LOG_FLOOR)])
+                    .collect(),
+                (Some(Curves::Accuracy), None) => m.train_accuracy.clone(),
+                (Some(Curves::Loss), None) => m.train_loss.clone(),
+                _ => continue,
+            };
+            let name = if named {
+                String::new()
+            } else {
+                named = true;
+                format!("earlier {}: {}", k + 1, run.label)
+            };
+            let mut mark = Mark::line(name, run_rgb(&run.preset, m.run), points, 1.5, Dash::Solid);
+            mark.opacity = PAST_OPACITY;
+            marks.push(mark);
+        }
+    }
+    marks
 }
 
 /// Where a distance sits on the per-head colour scale: log10 from 1e-16 (0) to 1 (1); NaN

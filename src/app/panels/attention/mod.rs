@@ -145,11 +145,33 @@ impl AttentionTwins {
         Ok(())
     }
 
-    /// Drops the run and its results; the next frame starts the new one at step 0.
+    /// Drops the run; the next frame starts the new one at step 0. The run dropped stays in
+    /// the plots, faded, named by what `preset` changes (its seed, or the preset).
     fn rebuild(&mut self, preset: AttentionPreset) {
         self.job = None;
         self.until = None;
+        let mut past = std::mem::take(&mut self.view.past);
+        if self.view.step.is_some_and(|s| s > 0) {
+            let label = if self.preset.name != preset.name {
+                format!("preset {}", self.preset.name)
+            } else if self.preset.seed != preset.seed {
+                format!("seed {}", self.preset.seed)
+            } else {
+                "same settings".into()
+            };
+            past.insert(
+                0,
+                crate::attention::figures::PastRun {
+                    label,
+                    shown: true,
+                    preset: self.preset.clone(),
+                    models: self.view.curves(),
+                },
+            );
+            past.truncate(crate::attention::figures::MAX_PAST_RUNS);
+        }
         self.view = RunView::new(&preset);
+        self.view.past = past;
         if !preset
             .runs
             .iter()

@@ -46,6 +46,8 @@ pub struct RunView {
     pub running: bool,
     /// Why the run stopped, if it failed or panicked.
     pub failed: Option<String>,
+    /// Earlier runs, newest first, drawn faded.
+    pub past: Vec<crate::attention::figures::PastRun>,
 }
 
 impl RunView {
@@ -70,6 +72,7 @@ impl RunView {
             step: None,
             running: false,
             failed: None,
+            past: Vec::new(),
         }
     }
 

@@ -102,6 +102,21 @@ pub fn plots(
         }
     }
     legend_row(ui, &items);
+    if !view.past.is_empty() {
+        let mut forget = false;
+        crate::app::widgets::reflow::controls_row(ui, |ui| {
+            ui.label("Earlier runs, faded:").on_hover_text(
+                "A new seed or preset keeps the run it replaces (the last 3): gauge twins' distances and base models' training curves",
+            );
+            for (k, run) in view.past.iter_mut().enumerate() {
+                ui.checkbox(&mut run.shown, format!("{}: {}", k + 1, run.label));
+            }
+            forget = ui.button("Forget").clicked();
+        });
+        if forget {
+            view.past.clear();
+        }
+    }
     let models = view.curves();
     let width = ui.available_width();
     let two = width >= 900.0;
@@ -212,14 +227,23 @@ fn figure(
     settings: &Settings,
     c: usize,
 ) -> (&'static str, Figure) {
+    let faded = |mut f: Figure, curves: Option<figures::Curves>| {
+        if let Body::Plot { marks, .. } = &mut f.body {
+            marks.splice(0..0, figures::past_marks(&view.past, curves));
+        }
+        f
+    };
     match c {
         0 => (
             "attention-distance",
-            figures::distance_figure(preset, models),
+            faded(figures::distance_figure(preset, models), None),
         ),
         1 => (
             "attention-curves",
-            figures::curves_figure(preset, models, settings.curves),
+            faded(
+                figures::curves_figure(preset, models, settings.curves),
+                Some(settings.curves),
+            ),
         ),
         _ => {
             let (run, twin) = (heat_run(preset, settings), settings.heat_twin);
