@@ -335,11 +335,20 @@ impl Heatmaps {
                 .show(ui, |ui| {
                     for (i, a) in arms.iter().enumerate() {
                         ui.vertical(|ui| {
+                            ui.set_max_width(cell_w);
                             let c = optimizer_color(&a.label.optimizer, i);
-                            ui.label(
-                                RichText::new(format!("{} · step {}", a.name(), snap.step))
+                            // A long rule name ends in "…" rather than widen the map's column.
+                            ui.add(
+                                egui::Label::new(
+                                    RichText::new(format!(
+                                        "{} · step {}",
+                                        figures::arm_title(&a.name()),
+                                        snap.step
+                                    ))
                                     .color(c)
                                     .strong(),
+                                )
+                                .truncate(),
                             );
                             let keys = snap.keys.get(i).and_then(|k| k.as_ref());
                             let tex = self.textures.get(i).and_then(|t| t.as_ref());
