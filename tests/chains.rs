@@ -2,7 +2,7 @@
 //! commuting side checked against its arithmetic, the predicted class per lab, and every
 //! registered rule against its chain for 100 steps in each of the three labs.
 
-use basis_lab::attention::{AttentionPreset, ModelConfig, RunSpec, SeedRun, TaskConfig, TwinKind};
+use basis_lab::attention::{AttentionPreset, RunSpec, SeedRun, TwinKind};
 use basis_lab::experiment::{BASE, PairedRun, ROTATED};
 use basis_lab::optim::transforms::{Action, Context, Side, TRANSFORMS};
 use basis_lab::optim::{
@@ -372,21 +372,9 @@ fn every_registered_rule_equals_its_chain_for_100_steps_in_the_gauge_lab() {
 fn every_registered_rule_equals_its_chain_for_100_steps_in_the_attention_lab() {
     for info in chained() {
         let (spec, chain) = pair(info.name, info.lr.min(1e-3));
+        // `check`'s attention setting, 100 steps.
         let preset = AttentionPreset {
-            task: TaskConfig {
-                modulus: 11,
-                train_fraction: 0.5,
-            },
-            model: ModelConfig {
-                layers: 1,
-                heads: 2,
-                d_model: 8,
-                d_mlp: 12,
-                norm_eps: 1e-6,
-            },
             steps: 100,
-            seeds: 1,
-            dense_until: 0,
             measure_every: 50,
             runs: [spec, chain]
                 .map(|rule| RunSpec {
@@ -395,7 +383,7 @@ fn every_registered_rule_equals_its_chain_for_100_steps_in_the_attention_lab() {
                     twins: vec![TwinKind::Identity],
                 })
                 .to_vec(),
-            ..AttentionPreset::load("attention").unwrap()
+            ..basis_lab::experiment::check::attention_setting()
         };
         let mut run = SeedRun::new(&preset, 0).unwrap();
         while !run.finished() {

@@ -231,17 +231,22 @@ fn every_gradient_of_the_flow_is_counted_and_none_without_an_oracle() {
 /// pass the clip (at the zoo's own rate 1e-3 on n = 40 the triggers stay silent).
 const INIT: f64 = 1e-3;
 
-/// Twins in the gauge lab at optimizer level: the same FlowAdam from (U, V) and from (UQ, VQ)
-/// for `steps` steps on the sensing loss; returns the factor drift ‖U′ − UQ‖/‖UQ‖ and the
-/// flow steps taken.
-fn gauge_twins(clip: FlowClip, p: f64, steps: usize) -> (f64, u64) {
-    let cfg = SensingConfig {
+/// The twins' problem: n = 12, rank 2, 2n² measurements, init [`INIT`].
+fn small() -> SensingConfig {
+    SensingConfig {
         n: 12,
         rank: 2,
         ratio: 2.0,
         init: INIT,
         tau: 0.0,
-    };
+    }
+}
+
+/// Twins in the gauge lab at optimizer level: the same FlowAdam from (U, V) and from (UQ, VQ)
+/// for `steps` steps on the sensing loss; returns the factor drift ‖U′ − UQ‖/‖UQ‖ and the
+/// flow steps taken.
+fn gauge_twins(clip: FlowClip, p: f64, steps: usize) -> (f64, u64) {
+    let cfg = small();
     let problem = SensingProblem::new(&cfg, 3);
     let (u, v) = problem.init(3);
     let q = problem.gauge(3);
@@ -293,13 +298,7 @@ fn the_registry_classes_and_the_zoo_report_its_gradients() {
     assert!(!fp.equivariant(), "p = 0.5 by default, as the dial");
     fp.p = 0.0;
     assert!(fp.equivariant());
-    let cfg = SensingConfig {
-        n: 12,
-        rank: 2,
-        ratio: 2.0,
-        init: INIT,
-        tau: 0.0,
-    };
+    let cfg = small();
     let problem = SensingProblem::new(&cfg, 3);
     let rule = Rule::named("flow_adam_p").unwrap().with_arg(0.0);
     let mut run = FactorRun::new(&problem, rule, 1e-2, 600, 3, true);

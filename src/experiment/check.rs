@@ -370,8 +370,11 @@ fn gauge_twins(spec: &OptimizerSpec) -> (f64, f64) {
     (run(false), run(true))
 }
 
-fn attention_twins(spec: &OptimizerSpec) -> (f64, f64) {
-    let preset = AttentionPreset {
+/// The check's attention setting (module documentation): one layer, two heads, d_model 8,
+/// MLP 12, modulus 11 with half the pairs for training, one seed, [`ATTENTION_STEPS`] steps
+/// measured at the end, noise twins at 1e-12; no runs (the caller adds them).
+pub fn attention_setting() -> AttentionPreset {
+    AttentionPreset {
         task: TaskConfig {
             modulus: 11,
             train_fraction: 0.5,
@@ -388,12 +391,19 @@ fn attention_twins(spec: &OptimizerSpec) -> (f64, f64) {
         dense_until: 0,
         measure_every: ATTENTION_STEPS,
         noise_std: 1e-12,
+        runs: Vec::new(),
+        ..AttentionPreset::load("attention").expect("bundled")
+    }
+}
+
+fn attention_twins(spec: &OptimizerSpec) -> (f64, f64) {
+    let preset = AttentionPreset {
         runs: vec![RunSpec {
             rule: spec.clone(),
             rest: None,
             twins: vec![TwinKind::Gauge, TwinKind::Noise],
         }],
-        ..AttentionPreset::load("attention").expect("bundled")
+        ..attention_setting()
     };
     let Ok(mut run) = SeedRun::new(&preset, 0) else {
         return (f64::NAN, f64::NAN);

@@ -35,6 +35,18 @@ impl Dial {
             v: Vec::new(),
         }
     }
+
+    /// The first moment, one matrix per parameter (empty before the first step).
+    pub fn first_moment(&self) -> &[DMatrix<f64>] {
+        &self.m
+    }
+
+    /// The first moment sized like `params` (zero before the first step), for a rule built on
+    /// the dial that moves it by other means (FlowAdam's blend).
+    pub(super) fn first_moment_mut(&mut self, params: &[DMatrix<f64>]) -> &mut [DMatrix<f64>] {
+        ensure_like(&mut self.m, params);
+        &mut self.m
+    }
 }
 
 impl Optimizer for Dial {
@@ -55,10 +67,17 @@ impl Optimizer for Dial {
             }
             count += g.len();
         }
-        let shared = libm::pow((sum / count.max(1) as f64).sqrt() + eps, 1.0 - p);
+        // pow(x, 1) = x and pow(x, 0) = 1 exactly, so the ends (Adam, scalar-Adam) skip the
+        // call with the same bits.
+        let power = |x: f64, e: f64| match e {
+            1.0 => x,
+            0.0 => 1.0,
+            _ => libm::pow(x, e),
+        };
+        let shared = power((sum / count.max(1) as f64).sqrt() + eps, 1.0 - p);
         for ((w, m), v) in params.iter_mut().zip(&self.m).zip(&self.v) {
             for ((wi, &mi), &vi) in w.iter_mut().zip(m.iter()).zip(v.iter()) {
-                let denom = libm::pow((vi / bc2).sqrt() + eps, p) * shared;
+                let denom = power((vi / bc2).sqrt() + eps, p) * shared;
                 if denom != 0.0 {
                     *wi -= lr * (mi / bc1) / denom;
                 }

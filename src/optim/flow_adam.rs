@@ -1,3 +1,4 @@
+use super::dial::Dial;
 use super::{
     Class, GradientOracle, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, Statistic,
     check_shapes, ensure_like,
@@ -82,22 +83,13 @@ fn global_norm(g: &[DMatrix<f64>]) -> f64 {
 pub struct FlowAdam {
     /// The clip inside the flow.
     pub clip: FlowClip,
-    /// The denominator's anisotropy p in [0, 1] (1 Adam, 0 one shared scale).
-    pub p: f64,
-    /// β1 in [0, 1).
-    pub beta1: f64,
-    /// β2 in [0, 1).
-    pub beta2: f64,
-    /// ε ≥ 0, outside the square root.
-    pub eps: f64,
-    /// Adam steps taken (flow steps do not advance it).
-    t: i32,
+    /// The steps that are not flow steps, with their moments and count (flow steps do not
+    /// advance the count or the second moment).
+    pub adam: Dial,
     /// Steps of either kind taken.
     k: usize,
     norm_avg: f64,
     change_avg: f64,
-    m: Vec<DMatrix<f64>>,
-    v: Vec<DMatrix<f64>>,
     g_prev: Vec<DMatrix<f64>>,
     /// θ at the start of a flow step, then the velocity.
     start: Vec<DMatrix<f64>>,
@@ -113,16 +105,10 @@ impl FlowAdam {
     pub fn new(clip: FlowClip, p: f64, beta1: f64, beta2: f64, eps: f64) -> Self {
         Self {
             clip,
-            p,
-            beta1,
-            beta2,
-            eps,
-            t: 0,
+            adam: Dial::new(p, beta1, beta2, eps),
             k: 0,
             norm_avg: 0.0,
             change_avg: 0.0,
-            m: Vec::new(),
-            v: Vec::new(),
             g_prev: Vec::new(),
             start: Vec::new(),
             slope: Vec::new(),
@@ -139,7 +125,7 @@ impl FlowAdam {
 
     /// The first moment, one matrix per parameter (empty before the first step).
     pub fn first_moment(&self) -> &[DMatrix<f64>] {
-        &self.m
+        self.adam.first_moment()
     }
 
     /// Updates the running norm and change with `grads` and says whether this step is a flow
@@ -166,38 +152,6 @@ impl FlowAdam {
         let plateau = norm < PLATEAU * self.norm_avg;
         let stiff = change > STIFF * self.change_avg;
         (plateau || stiff) && self.k > WARMUP
-    }
-
-    /// The dial's step with Adam's moments.
-    fn adam_step(&mut self, params: &mut [DMatrix<f64>], grads: &[DMatrix<f64>], lr: f64) {
-        self.t = self.t.saturating_add(1);
-        let (b1, b2, eps, p) = (self.beta1, self.beta2, self.eps, self.p);
-        let (bc1, bc2) = (1.0 - b1.powi(self.t), 1.0 - b2.powi(self.t));
-        let mut sum = 0.0;
-        let mut count = 0usize;
-        for ((g, m), v) in grads.iter().zip(&mut self.m).zip(&mut self.v) {
-            for ((&gi, mi), vi) in g.iter().zip(m.iter_mut()).zip(v.iter_mut()) {
-                *mi = b1 * *mi + (1.0 - b1) * gi;
-                *vi = b2 * *vi + (1.0 - b2) * gi * gi;
-                sum += *vi / bc2;
-            }
-            count += g.len();
-        }
-        // pow(x, 1) = x and pow(x, 0) = 1 exactly, so the ends skip the call with the same bits.
-        let power = |x: f64, e: f64| match e {
-            1.0 => x,
-            0.0 => 1.0,
-            _ => libm::pow(x, e),
-        };
-        let shared = power((sum / count.max(1) as f64).sqrt() + eps, 1.0 - p);
-        for ((w, m), v) in params.iter_mut().zip(&self.m).zip(&self.v) {
-            for ((wi, &mi), &vi) in w.iter_mut().zip(m.iter()).zip(v.iter()) {
-                let denom = power((vi / bc2).sqrt() + eps, p) * shared;
-                if denom != 0.0 {
-                    *wi -= lr * (mi / bc1) / denom;
-                }
-            }
-        }
     }
 
     /// The flow step: integrate, move θ to the end point, blend the velocity into `m`.
@@ -239,7 +193,8 @@ impl FlowAdam {
         );
         self.evaluations += stats.evaluations as u64;
         self.flow_steps += 1;
-        for ((u, p), m) in self.start.iter_mut().zip(params.iter()).zip(&mut self.m) {
+        let moment = self.adam.first_moment_mut(params);
+        for ((u, p), m) in self.start.iter_mut().zip(params.iter()).zip(moment) {
             // u ← (θ_start − θ_end)/lr, the velocity that would have moved θ there in one step.
             for (ui, &pi) in u.iter_mut().zip(p.iter()) {
                 *ui = (*ui - pi) / lr;
@@ -262,13 +217,7 @@ impl FlowAdam {
         oracle: Option<&mut dyn GradientOracle>,
     ) {
         check_shapes(params, grads);
-        for buf in [
-            &mut self.m,
-            &mut self.v,
-            &mut self.g_prev,
-            &mut self.start,
-            &mut self.slope,
-        ] {
+        for buf in [&mut self.g_prev, &mut self.start, &mut self.slope] {
             ensure_like(buf, params);
         }
         // Sized with the rest at the first step, so a later first flow step allocates nothing.
@@ -276,7 +225,7 @@ impl FlowAdam {
         let flow = self.triggered(grads);
         match oracle {
             Some(oracle) if flow && lr > 0.0 => self.flow_step(params, grads, lr, oracle),
-            _ => self.adam_step(params, grads, lr),
+            _ => self.adam.step(params, grads, lr),
         }
         for (p, g) in self.g_prev.iter_mut().zip(grads) {
             p.copy_from(g);
@@ -313,8 +262,9 @@ impl Optimizer for FlowAdam {
             FlowClip::PerCoordinate => INFO.title,
             FlowClip::GlobalNorm => super::flow_adam_p::INFO.title,
         };
-        super::moments_representable(title, grads, self.eps, Statistic::Squares)?;
-        super::moments_representable(title, grads, self.eps, Statistic::SumOfSquares)
+        let eps = self.adam.eps;
+        super::moments_representable(title, grads, eps, Statistic::Squares)?;
+        super::moments_representable(title, grads, eps, Statistic::SumOfSquares)
     }
 }
 
