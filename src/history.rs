@@ -11,6 +11,7 @@
 
 use crate::experiment::figures::loss_average;
 use crate::experiment::{ArmStatus, HeldOut, StepRecord};
+use crate::figure::Earlier;
 use crate::metrics::{RotationBaseline, StatBaseline};
 use crate::preset::Preset;
 use crate::worker::{ArmLabel, Snapshot, Update};
@@ -322,22 +323,18 @@ pub struct RunHistory {
     pub records_received: usize,
     /// Earlier runs, newest first, at most [`MAX_PAST_RUNS`]: a restart keeps the run it
     /// replaces here so that runs can be compared on one plot, faded.
-    pub past: Vec<PastRun>,
+    pub past: Vec<Earlier<PastRun>>,
 }
 
 /// How many earlier runs a [`RunHistory`] keeps.
 pub const MAX_PAST_RUNS: usize = 4;
 
-/// A finished or interrupted run kept beside the current one.
+/// What a [`RunHistory`] keeps of a finished or interrupted run (labelled by
+/// [`settings_difference`]).
 #[derive(Clone, Debug)]
 pub struct PastRun {
-    /// What set it apart from the run that replaced it, in the settings' terms
-    /// (`adam lr 0.01`, `seed 3`; [`settings_difference`]), or `same settings`.
-    pub label: String,
     /// Steps it had taken.
     pub steps: usize,
-    /// Whether its faded curves are drawn.
-    pub shown: bool,
     /// Its arms' series, as they were.
     pub arms: Vec<ArmHistory>,
 }
@@ -447,16 +444,12 @@ impl RunHistory {
             Update::Started { preset, arms } => {
                 let mut past = std::mem::take(&mut self.past);
                 if let Some(old) = self.preset.take().filter(|_| self.step > 0) {
-                    past.insert(
-                        0,
-                        PastRun {
-                            label: settings_difference(&old, &preset),
-                            steps: self.step,
-                            shown: true,
-                            arms: std::mem::take(&mut self.arms),
-                        },
-                    );
-                    past.truncate(MAX_PAST_RUNS);
+                    let run = PastRun {
+                        steps: self.step,
+                        arms: std::mem::take(&mut self.arms),
+                    };
+                    let label = settings_difference(&old, &preset);
+                    Earlier::keep(&mut past, label, run, MAX_PAST_RUNS);
                 }
                 *self = RunHistory {
                     preset: Some(*preset),
@@ -595,7 +588,7 @@ mod tests {
         }
         let labels: Vec<&str> = h.past.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["seed 6", "seed 5", "seed 4", "seed 3"]);
-        assert_eq!(h.past[0].steps, 70);
+        assert_eq!(h.past[0].run.steps, 70);
         assert_eq!(h.step, 0);
     }
 

@@ -1740,7 +1740,7 @@ fn a_restart_keeps_the_earlier_run_faded_with_a_toggle_and_its_csv() {
     let a = app(&h);
     let run = &a.lab.history.past[0];
     assert_eq!(run.label, "gd lr 1");
-    assert!(run.steps >= 50 && run.shown, "{} steps", run.steps);
+    assert!(run.run.steps >= 50 && run.shown, "{} steps", run.run.steps);
     assert_eq!(a.lab.preset.arms[0].lr, 2.0);
     let (_, fig) = run_figure(
         &a.lab.history,

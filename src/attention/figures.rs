@@ -11,7 +11,7 @@ use super::preset::{AttentionPreset, TwinKind};
 use super::report::paper_value;
 use super::twins::Record;
 use crate::figure::{
-    Axis, Body, Dash, Figure, GREY, Heatmap, LOG_FLOOR, Mark, PAST_OPACITY, Rgb, arm_title,
+    Axis, Body, Dash, Earlier, Figure, GREY, Heatmap, LOG_FLOOR, Mark, Rgb, arm_title, faded_line,
 };
 use crate::optim::optimizer_rgb;
 use crate::output::csv_num;
@@ -218,13 +218,10 @@ pub fn curves_figure(preset: &AttentionPreset, models: &[ModelCurves], curves: C
     }
 }
 
-/// An earlier run of the attention twins kept beside the current one, faded.
+/// What the attention view keeps of an earlier run (labelled by what changed: `seed 0`,
+/// `preset attention-quick`, `same settings`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PastRun {
-    /// What it had that the run after it changed (`seed 0`, `preset attention-quick`).
-    pub label: String,
-    /// Whether its curves are drawn.
-    pub shown: bool,
     /// Its preset (for its rules' colours).
     pub preset: AttentionPreset,
     /// Its models' series.
@@ -234,15 +231,14 @@ pub struct PastRun {
 /// How many earlier runs the attention view keeps.
 pub const MAX_PAST_RUNS: usize = 3;
 
-/// The shown earlier runs' curves for the distance figure (`curves` `None`: each gauge twin's
-/// distance) or the base models' figure (training accuracy or loss), thin, in each rule's
-/// colour at [`PAST_OPACITY`], one legend entry per run (`earlier 1: seed 0`); they go under
-/// the current run's curves.
-pub fn past_marks(past: &[PastRun], curves: Option<Curves>) -> Vec<Mark> {
+/// The shown earlier runs' curves ([`faded_line`]) for the distance figure (`curves` `None`:
+/// each gauge twin's distance) or the base models' figure (training accuracy or loss), one
+/// legend entry per run (`earlier 1: seed 0`); they go under the current run's curves.
+pub fn past_marks(past: &[Earlier<PastRun>], curves: Option<Curves>) -> Vec<Mark> {
     let mut marks = Vec::new();
-    for (k, run) in past.iter().enumerate().filter(|(_, r)| r.shown) {
-        let mut named = false;
-        for m in &run.models {
+    for (k, e) in Earlier::shown(past) {
+        let mut first = true;
+        for m in &e.run.models {
             let points = match (curves, m.twin) {
                 (None, Some(TwinKind::Gauge)) => m
                     .distance
@@ -253,15 +249,9 @@ pub fn past_marks(past: &[PastRun], curves: Option<Curves>) -> Vec<Mark> {
                 (Some(Curves::Loss), None) => m.train_loss.clone(),
                 _ => continue,
             };
-            let name = if named {
-                String::new()
-            } else {
-                named = true;
-                format!("earlier {}: {}", k + 1, run.label)
-            };
-            let mut mark = Mark::line(name, run_rgb(&run.preset, m.run), points, 1.5, Dash::Solid);
-            mark.opacity = PAST_OPACITY;
-            marks.push(mark);
+            let color = run_rgb(&e.run.preset, m.run);
+            marks.push(faded_line(k, &e.label, first, color, points));
+            first = false;
         }
     }
     marks

@@ -9,7 +9,7 @@ pub use super::points::{ACCURACY, EXCESS, GRAM, Metric, ORIENTATION};
 use super::points::{Point, PointAxis};
 use super::sweep::SweepResult;
 pub use crate::figure::arm_title;
-use crate::figure::{Axis, Body, Dash, Figure, GREY, Heatmap, Mark, Rgb};
+use crate::figure::{Axis, Body, Dash, Earlier, Figure, GREY, Heatmap, Mark, Rgb, faded_line};
 use crate::history::{ArmHistory, RunHistory};
 use crate::metrics::isotropic_axis_concentration;
 use crate::optim::optimizer_rgb;
@@ -147,8 +147,8 @@ pub use crate::figure::PAST_OPACITY;
 /// per run, numbered as the run list and the CSV number them (`earlier 1: adam lr 0.01`).
 pub fn past_marks(history: &RunHistory, plot: LivePlot, view: RunView) -> Vec<Mark> {
     let mut marks = Vec::new();
-    for (k, run) in history.past.iter().enumerate().filter(|(_, r)| r.shown) {
-        for (i, a) in arm_curves(&run.arms).iter().enumerate() {
+    for (k, e) in Earlier::shown(&history.past) {
+        for (i, a) in arm_curves(&e.run.arms).iter().enumerate() {
             let (points, log) = match plot {
                 LivePlot::Orientation => (&a.orientation, true),
                 LivePlot::Axis => (&a.axis[0], false),
@@ -156,14 +156,7 @@ pub fn past_marks(history: &RunHistory, plot: LivePlot, view: RunView) -> Vec<Ma
                 LivePlot::Loss => (&a.heldout, false),
             };
             let points = if log { floored(points) } else { points.clone() };
-            let name = if i == 0 {
-                format!("earlier {}: {}", k + 1, run.label)
-            } else {
-                String::new()
-            };
-            let mut m = Mark::line(name, a.color(i), points, 1.5, Dash::Solid);
-            m.opacity = PAST_OPACITY;
-            marks.push(m);
+            marks.push(faded_line(k, &e.label, i == 0, a.color(i), points));
         }
     }
     marks

@@ -142,6 +142,54 @@ pub const LOG_FLOOR: f64 = 1e-18;
 /// Opacity of an earlier run's curves, drawn under the current run's in every live view.
 pub const PAST_OPACITY: f64 = 0.35;
 
+/// An earlier run a live view keeps beside the current one, drawn faded ([`PAST_OPACITY`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Earlier<T> {
+    /// What it had that the run after it changed (`adam lr 0.01`, `seed 3`), or
+    /// `same settings`.
+    pub label: String,
+    /// Whether its curves are drawn.
+    pub shown: bool,
+    /// What the view kept of it.
+    pub run: T,
+}
+
+impl<T> Earlier<T> {
+    /// Keeps `run`, labelled `label` and shown, as the newest of `list` (newest first), which
+    /// then holds at most `max`.
+    pub fn keep(list: &mut Vec<Earlier<T>>, label: String, run: T, max: usize) {
+        list.insert(
+            0,
+            Earlier {
+                label,
+                shown: true,
+                run,
+            },
+        );
+        list.truncate(max);
+    }
+
+    /// The shown runs with their 0-based place in `list` (the run list's and the CSV's number
+    /// minus one).
+    pub fn shown(list: &[Earlier<T>]) -> impl Iterator<Item = (usize, &Earlier<T>)> {
+        list.iter().enumerate().filter(|(_, e)| e.shown)
+    }
+}
+
+/// One faded curve of earlier run `k` (0-based) labelled `label`: thin, in `color` at
+/// [`PAST_OPACITY`]; `named` for the first curve of the run, which carries the run's one
+/// legend entry (`earlier 1: seed 0`).
+pub fn faded_line(k: usize, label: &str, named: bool, color: Rgb, points: Vec<[f64; 2]>) -> Mark {
+    let name = if named {
+        format!("earlier {}: {label}", k + 1)
+    } else {
+        String::new()
+    };
+    let mut m = Mark::line(name, color, points, 1.5, Dash::Solid);
+    m.opacity = PAST_OPACITY;
+    m
+}
+
 /// One thing drawn in a plot, in data coordinates (raw values, also on log axes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mark {

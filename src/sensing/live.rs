@@ -15,7 +15,7 @@ use web_time::Instant;
 use super::zoo::{FactorRun, Outcome, Rule, RunResult};
 use super::{SensingConfig, SensingProblem, SensingStream, sensing_stream};
 use crate::figure::GREY;
-use crate::figure::{Axis, Body, Dash, Figure, Mark, PAST_OPACITY, rule_title};
+use crate::figure::{Axis, Body, Dash, Earlier, Figure, Mark, faded_line, rule_title};
 use crate::linalg::norm::frobenius;
 use crate::live::{Failure, Host, LiveRun, Next, Outbox};
 use crate::optim::optimizer_rgb;
@@ -361,6 +361,15 @@ pub struct RuleCurves {
 /// Singular values below this are drawn at it (a rank-3 target's tail is exactly 0).
 pub const SPECTRUM_FLOOR: f64 = 1e-12;
 
+/// Singular values as `[index from 1, value]` points, floored at [`SPECTRUM_FLOOR`].
+fn spectrum_points(values: &[f64]) -> Vec<[f64; 2]> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(k, v)| [(k + 1) as f64, v.max(SPECTRUM_FLOOR)])
+        .collect()
+}
+
 /// Live plot `plot` of the runs of `rules` (their curves `runs`, in the same order; the
 /// target's singular values `target` for the spectrum) as the window shows and saves it: one
 /// line per rule in its registry colour, log y axes, the spectrum against the index from 1
@@ -372,13 +381,7 @@ pub fn live_figure(
     plot: LivePlot,
 ) -> Figure {
     let rgb = |r: &Rule, i: usize| optimizer_rgb(r.info().name, i);
-    let spectrum = |values: &[f64]| -> Vec<[f64; 2]> {
-        values
-            .iter()
-            .enumerate()
-            .map(|(k, v)| [(k + 1) as f64, v.max(SPECTRUM_FLOOR)])
-            .collect()
-    };
+    let spectrum = spectrum_points;
     let mut marks = Vec::new();
     for (i, ((r, _), s)) in rules.iter().zip(runs).enumerate() {
         let title = rule_title(&r.name());
@@ -478,13 +481,10 @@ pub fn live_figure(
     }
 }
 
-/// An earlier set of live runs kept beside the current one, faded.
+/// What the live tab keeps of an earlier set of runs (labelled by what the next start
+/// changed: `seed 0`, `budget 2000`, `rules GD, Adam`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PastLive {
-    /// What it had that the runs after it changed (`seed 0`, `budget 2000`, `rules GD, Adam`).
-    pub label: String,
-    /// Whether its curves are drawn.
-    pub shown: bool,
     /// Its rules with their rates, in display order.
     pub rules: Vec<(Rule, f64)>,
     /// Its curves, one per rule.
@@ -494,39 +494,21 @@ pub struct PastLive {
 /// How many earlier sets of live runs the tab keeps.
 pub const MAX_PAST_LIVE: usize = 3;
 
-/// The faded curves of the shown earlier runs for `plot`: each rule's main curve (loss,
-/// recovery, the gauge twin's drift, the spectrum), thin, in its colour at
-/// [`PAST_OPACITY`], one legend entry per earlier set
-/// (`earlier 1: seed 0`). They go under the current runs' curves.
-pub fn past_live_marks(past: &[PastLive], plot: LivePlot) -> Vec<Mark> {
+/// The faded curves of the shown earlier runs for `plot` ([`faded_line`]): each rule's main
+/// curve (loss, recovery, the gauge twin's drift, the spectrum), one legend entry per earlier
+/// set (`earlier 1: seed 0`). They go under the current runs' curves.
+pub fn past_live_marks(past: &[Earlier<PastLive>], plot: LivePlot) -> Vec<Mark> {
     let mut marks = Vec::new();
-    for (k, run) in past.iter().enumerate().filter(|(_, r)| r.shown) {
-        for (i, ((r, _), c)) in run.rules.iter().zip(&run.curves).enumerate() {
+    for (k, e) in Earlier::shown(past) {
+        for (i, ((r, _), c)) in e.run.rules.iter().zip(&e.run.curves).enumerate() {
             let points = match plot {
                 LivePlot::Loss => c.loss.clone(),
                 LivePlot::Recovery => c.recovery.clone(),
                 LivePlot::Drift => c.drift.clone(),
-                LivePlot::Spectrum => c.spectrum.as_deref().map_or(Vec::new(), |v| {
-                    v.iter()
-                        .enumerate()
-                        .map(|(j, x)| [(j + 1) as f64, x.max(SPECTRUM_FLOOR)])
-                        .collect()
-                }),
+                LivePlot::Spectrum => c.spectrum.as_deref().map_or(Vec::new(), spectrum_points),
             };
-            let name = if i == 0 {
-                format!("earlier {}: {}", k + 1, run.label)
-            } else {
-                String::new()
-            };
-            let mut m = Mark::line(
-                name,
-                optimizer_rgb(r.info().name, i),
-                points,
-                1.5,
-                Dash::Solid,
-            );
-            m.opacity = PAST_OPACITY;
-            marks.push(m);
+            let color = optimizer_rgb(r.info().name, i);
+            marks.push(faded_line(k, &e.label, i == 0, color, points));
         }
     }
     marks

@@ -103,6 +103,32 @@ pub enum Swatch {
     Block,
 }
 
+/// The run list of a live view's earlier runs ([`crate::figure::Earlier`]), when it has any:
+/// a toggle per run, named by its number, its label and `detail` (its step count, say), and
+/// Forget, which empties the list. `hover` says what the view keeps.
+pub fn earlier_runs<T>(
+    ui: &mut egui::Ui,
+    list: &mut Vec<crate::figure::Earlier<T>>,
+    hover: &str,
+    detail: impl Fn(&T) -> String,
+) {
+    if list.is_empty() {
+        return;
+    }
+    let mut forget = false;
+    super::reflow::controls_row(ui, |ui| {
+        ui.label("Earlier runs, faded:").on_hover_text(hover);
+        for (k, e) in list.iter_mut().enumerate() {
+            let text = format!("{}: {}{}", k + 1, e.label, detail(&e.run));
+            ui.checkbox(&mut e.shown, text);
+        }
+        forget = ui.button("Forget").clicked();
+    });
+    if forget {
+        list.clear();
+    }
+}
+
 /// A legend drawn above the plot (never over the data), one entry per line style in use.
 pub fn legend_row(ui: &mut egui::Ui, items: &[(Color32, String, Swatch)]) {
     ui.horizontal_wrapped(|ui| {

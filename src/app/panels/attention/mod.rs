@@ -159,16 +159,12 @@ impl AttentionTwins {
             } else {
                 "same settings".into()
             };
-            past.insert(
-                0,
-                crate::attention::figures::PastRun {
-                    label,
-                    shown: true,
-                    preset: self.preset.clone(),
-                    models: self.view.curves(),
-                },
-            );
-            past.truncate(crate::attention::figures::MAX_PAST_RUNS);
+            let run = crate::attention::figures::PastRun {
+                preset: self.preset.clone(),
+                models: self.view.curves(),
+            };
+            let max = crate::attention::figures::MAX_PAST_RUNS;
+            crate::figure::Earlier::keep(&mut past, label, run, max);
         }
         self.view = RunView::new(&preset);
         self.view.past = past;

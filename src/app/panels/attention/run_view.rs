@@ -47,7 +47,7 @@ pub struct RunView {
     /// Why the run stopped, if it failed or panicked.
     pub failed: Option<String>,
     /// Earlier runs, newest first, drawn faded.
-    pub past: Vec<crate::attention::figures::PastRun>,
+    pub past: Vec<crate::figure::Earlier<crate::attention::figures::PastRun>>,
 }
 
 impl RunView {

@@ -102,21 +102,12 @@ pub fn plots(
         }
     }
     legend_row(ui, &items);
-    if !view.past.is_empty() {
-        let mut forget = false;
-        crate::app::widgets::reflow::controls_row(ui, |ui| {
-            ui.label("Earlier runs, faded:").on_hover_text(
-                "A new seed or preset keeps the run it replaces (the last 3): gauge twins' distances and base models' training curves",
-            );
-            for (k, run) in view.past.iter_mut().enumerate() {
-                ui.checkbox(&mut run.shown, format!("{}: {}", k + 1, run.label));
-            }
-            forget = ui.button("Forget").clicked();
-        });
-        if forget {
-            view.past.clear();
-        }
-    }
+    crate::app::widgets::plots::earlier_runs(
+        ui,
+        &mut view.past,
+        "A new seed or preset keeps the run it replaces (the last 3): gauge twins' distances and base models' training curves",
+        |_| String::new(),
+    );
     let models = view.curves();
     let width = ui.available_width();
     let two = width >= 900.0;

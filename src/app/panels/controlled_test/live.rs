@@ -12,13 +12,14 @@ use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{
-    Clicked, Swatch, legend_row, plot_cell, plot_header, save_figure,
+    Clicked, Swatch, earlier_runs, legend_row, plot_cell, plot_header, save_figure,
 };
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::experiment::ArmStatus;
 /// Which plot's data an "Export CSV" button saves (the library's name for the live plots).
 pub use crate::experiment::figures::LivePlot as Export;
 use crate::experiment::figures::{self, ArmSeries, RunView};
+use crate::figure::Earlier;
 use crate::history::{ArmHistory, LOG_FLOOR, RunHistory};
 use crate::optim::class_name;
 
@@ -200,7 +201,12 @@ impl Panel for Live {
             save_figure(lab, ui.ctx(), format, stem, size, || fig);
         }
         ui.add_space(4.0);
-        past_runs(lab, ui);
+        earlier_runs(
+            ui,
+            &mut lab.history.past,
+            "A restart keeps the run it replaces (the last 4), named by what it had that the next run changed; their data is in Export CSV too.",
+            |r| format!(" ({} steps)", r.steps),
+        );
         table(lab, ui);
         if let Some(kind) = export {
             let default = match kind {
@@ -224,29 +230,6 @@ pub fn live_figure(
     d_k: usize,
 ) -> (&'static str, crate::figure::Figure) {
     figures::run_figure(&lab.history, kind, settings.view(), d_k)
-}
-
-/// The earlier runs the plots can show faded: a toggle per run, named by what differed from the
-/// run after it, and Forget.
-fn past_runs(lab: &mut Lab, ui: &mut egui::Ui) {
-    if lab.history.past.is_empty() {
-        return;
-    }
-    let mut forget = false;
-    reflow::controls_row(ui, |ui| {
-        ui.label("Earlier runs, faded:")
-            .on_hover_text("A restart keeps the run it replaces (the last 4), named by what it had that the next run changed; their data is in Export CSV too.");
-        for run in &mut lab.history.past {
-            ui.checkbox(
-                &mut run.shown,
-                format!("{} ({} steps)", run.label, run.steps),
-            );
-        }
-        forget = ui.button("Forget").clicked();
-    });
-    if forget {
-        lab.history.past.clear();
-    }
 }
 
 /// Plot (a)'s legend: each arm's twins, the noise twins and the floor.
@@ -485,17 +468,13 @@ pub fn export_csv_to(lab: &mut Lab, kind: Export, path: &std::path::Path) -> boo
 pub fn plot_csv(history: &RunHistory, kind: Export) -> String {
     let current = history.arms.iter().map(|a| (a.label.name.clone(), a));
     // The earlier runs shown, named `earlier N [what differed] arm` (commas become `;`).
-    let past = history
-        .past
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.shown)
-        .flat_map(|(n, run)| {
-            let label = run.label.replace(',', ";");
-            run.arms
-                .iter()
-                .map(move |a| (format!("earlier {} [{label}] {}", n + 1, a.label.name), a))
-        });
+    let past = Earlier::shown(&history.past).flat_map(|(n, e)| {
+        let label = e.label.replace(',', ";");
+        e.run
+            .arms
+            .iter()
+            .map(move |a| (format!("earlier {} [{label}] {}", n + 1, a.label.name), a))
+    });
     let arms: Vec<ArmSeries> = current
         .chain(past)
         .map(|(name, a)| ArmSeries {

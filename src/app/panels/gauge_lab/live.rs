@@ -9,9 +9,9 @@ use super::{class_label, rule_color};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
-use crate::app::widgets::plots::{Swatch, legend_row, plot_header, save_figure};
+use crate::app::widgets::plots::{Swatch, earlier_runs, legend_row, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
-use crate::figure::rule_title;
+use crate::figure::{Earlier, rule_title};
 use crate::history::{MinMaxSeries, Scale};
 use crate::live::Live;
 use crate::sensing::SensingConfig;
@@ -34,7 +34,7 @@ pub struct LiveRuns {
     target: Vec<f64>,
     series: Vec<LiveSeries>,
     /// Earlier sets of runs, newest first, drawn faded.
-    past: Vec<PastLive>,
+    past: Vec<Earlier<PastLive>>,
     /// The settings the runs on screen started from (to name what the next start changed).
     started: Option<Settings>,
 }
@@ -221,17 +221,12 @@ impl Panel for LiveRuns {
         if let Some(before) = self.started.take()
             && self.series.iter().any(|s| !s.loss.is_empty())
         {
-            let curves = self.series.iter().map(LiveSeries::curves).collect();
-            self.past.insert(
-                0,
-                PastLive {
-                    label: before.difference(&self.settings),
-                    shown: true,
-                    rules: std::mem::take(&mut self.rules),
-                    curves,
-                },
-            );
-            self.past.truncate(MAX_PAST_LIVE);
+            let run = PastLive {
+                rules: std::mem::take(&mut self.rules),
+                curves: self.series.iter().map(LiveSeries::curves).collect(),
+            };
+            let label = before.difference(&self.settings);
+            Earlier::keep(&mut self.past, label, run, MAX_PAST_LIVE);
         }
         self.started = Some(self.settings.clone());
         self.series = rules.iter().map(|_| LiveSeries::default()).collect();
@@ -409,21 +404,12 @@ impl LiveRuns {
 
     /// The legend and the plots of the running or finished live runs.
     fn plots_ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
-        if !self.past.is_empty() {
-            let mut forget = false;
-            reflow::controls_row(ui, |ui| {
-                ui.label("Earlier runs, faded:").on_hover_text(
-                    "Run live keeps the runs it replaces (the last 3), named by what the next start changed",
-                );
-                for (k, run) in self.past.iter_mut().enumerate() {
-                    ui.checkbox(&mut run.shown, format!("{}: {}", k + 1, run.label));
-                }
-                forget = ui.button("Forget").clicked();
-            });
-            if forget {
-                self.past.clear();
-            }
-        }
+        earlier_runs(
+            ui,
+            &mut self.past,
+            "Run live keeps the runs it replaces (the last 3), named by what the next start changed",
+            |_| String::new(),
+        );
         let rules = &self.rules;
         let hover = lab.hover;
         let items: Vec<(Color32, String, Swatch)> = rules
