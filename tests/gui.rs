@@ -1829,8 +1829,8 @@ fn a_bundled_preset_over_edits_offers_undo_and_undo_restores_them() {
     assert!(a.lab.notice.as_ref().is_some_and(|n| n.undo.is_none()));
 }
 
-/// In presentation mode the gauge lab's live tab folds its rules away; it still starts with one
-/// click (a Run live button beside its note), and Next offers to run it while it has not.
+/// In presentation mode the gauge lab's live tab folds its rules (and its Run live button)
+/// away; the presentation bar offers to run it while it has not run, and starts it.
 #[test]
 fn presentation_runs_the_gauge_live_tab_with_its_settings_folded() {
     let mut h = harness_sized(settings("classroom"), egui::vec2(1024.0, 768.0), |a| {
@@ -1841,10 +1841,10 @@ fn presentation_runs_the_gauge_live_tab_with_its_settings_folded() {
         live.settings.budget = 100;
     });
     h.run_steps(3);
-    // The rules are under the folded header: only the note's button says Run live.
-    assert!(h.query_by_label("Gradient descent").is_none());
+    // The rules and their Run live button are under the folded header.
+    assert!(h.query_by_label("Run live").is_none());
     h.get_by_label("has not run yet:");
-    h.get_by_label("Run live").click();
+    h.get_by_label("Run it").click();
     wait_for(&mut h, "the live run", |a| {
         a.panel::<LiveRuns>("gauge/live").unwrap().summaries()[0].is_some()
     });

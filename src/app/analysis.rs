@@ -80,6 +80,10 @@ pub struct Analysis<I, R> {
     /// before the first run finishes.
     #[serde(skip)]
     trial: Option<(String, f64)>,
+    /// The key [`Analysis::calibrate`] was last given, written here each frame (its capacity
+    /// kept) to compare with the trial's.
+    #[serde(skip)]
+    key: String,
     /// The inputs, the work they hold and the job.
     #[serde(skip)]
     running: Option<(I, f64, Outcome<R>)>,
@@ -100,6 +104,7 @@ impl<I, R> Default for Analysis<I, R> {
             last: None,
             pace: None,
             trial: None,
+            key: String::new(),
             running: None,
         }
     }
@@ -141,14 +146,22 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
 
     /// Measures the pace before any run has: `trial` times a small piece of the work (on the
     /// calling thread, a few tens of milliseconds; `None` when it cannot) and returns seconds
-    /// per unit of work on one thread. `key` names what it tries (the settings as text): called
-    /// every frame, it measures once per key, and not at all once a run has set the pace.
-    pub fn calibrate(&mut self, key: String, trial: impl FnOnce() -> Option<f64>) {
-        if self.pace.is_some() || self.trial.as_ref().is_some_and(|(k, _)| *k == key) {
+    /// per unit of work on one thread. `key` is what it tries (the settings; compared by their
+    /// `Debug` text): called every frame, it measures once per key, and not at all once a run
+    /// has set the pace.
+    pub fn calibrate(&mut self, key: &impl std::fmt::Debug, trial: impl FnOnce() -> Option<f64>) {
+        if self.pace.is_some() {
+            return;
+        }
+        use std::fmt::Write;
+        self.key.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(self.key, "{key:?}");
+        if self.trial.as_ref().is_some_and(|(k, _)| *k == self.key) {
             return;
         }
         // A failed trial (settings too large or invalid) is not retried until they change.
-        self.trial = Some((key, trial().unwrap_or(f64::NAN)));
+        self.trial = Some((self.key.clone(), trial().unwrap_or(f64::NAN)));
     }
 
     /// Files a finished job: its result becomes [`Analysis::last`]; a cancel, a failure or a
@@ -222,7 +235,7 @@ mod tests {
         assert_eq!(a.estimate(100.0, 1), None);
         let mut trials = 0;
         for _ in 0..3 {
-            a.calibrate("classroom".into(), || {
+            a.calibrate(&"classroom", || {
                 trials += 1;
                 Some(0.01)
             });
@@ -234,15 +247,15 @@ mod tests {
         assert!((e.time.as_secs_f64() - 0.5).abs() < 1e-9, "{e:?}");
         assert!((a.estimate(100.0, 1).unwrap().time.as_secs_f64() - 1.0).abs() < 1e-9);
         // Other settings: tried again.
-        a.calibrate("dk32".into(), || Some(0.03));
+        a.calibrate(&"dk32", || Some(0.03));
         assert!((a.estimate(100.0, 1).unwrap().time.as_secs_f64() - 3.0).abs() < 1e-9);
         a.pace = Some(0.002);
         let e = a.estimate(100.0, 2).unwrap();
         assert!(!e.from_trial && (e.time.as_secs_f64() - 0.2).abs() < 1e-9);
         // A failed trial gives no estimate and is not retried for the same settings.
         let mut b: Analysis<(), ()> = Analysis::default();
-        b.calibrate("huge".into(), || None);
-        b.calibrate("huge".into(), || panic!("not retried"));
+        b.calibrate(&"huge", || None);
+        b.calibrate(&"huge", || panic!("not retried"));
         assert_eq!(b.estimate(1.0, 1), None);
     }
 

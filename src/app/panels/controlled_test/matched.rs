@@ -160,7 +160,7 @@ impl Panel for Matched {
                 ))
                 .weak(),
             );
-            self.analysis.calibrate(format!("{:?}", lab.preset), || {
+            self.analysis.calibrate(&lab.preset, || {
                 crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
             });
             let estimate = self.analysis.estimate(paired_work(&lab.preset, 1), 1);

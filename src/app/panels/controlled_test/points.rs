@@ -360,7 +360,7 @@ impl<A: TabAxis> Panel for PointsTab<A> {
             let runs = parse_list::<A::Value>(&self.text).map(|v| v.len() * self.seeds.max(2));
             let runs = runs.ok();
             let parallel = threads().min(runs.unwrap_or(1));
-            self.analysis.calibrate(format!("{:?}", lab.preset), || {
+            self.analysis.calibrate(&lab.preset, || {
                 crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
             });
             let estimate = runs.and_then(|n| {

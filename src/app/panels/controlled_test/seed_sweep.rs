@@ -157,7 +157,7 @@ impl Panel for SeedSweep {
                 .weak(),
             );
             let parallel = threads().min(self.seeds.max(1));
-            self.analysis.calibrate(format!("{:?}", lab.preset), || {
+            self.analysis.calibrate(&lab.preset, || {
                 crate::experiment::sweep::trial_pace(&lab.preset, TRIAL_STEPS)
             });
             let estimate = self

@@ -336,17 +336,9 @@ impl Panel for LiveRuns {
             self.start(lab);
         }
         if self.job.is_none() {
-            // With the rules folded away (presentation mode), the run is one click here.
-            let folded = start.is_none();
-            let run = ui
-                .horizontal(|ui| {
-                    ui.label(RichText::new("Pick rules and press Run live.").weak());
-                    folded && ui.button("Run live").clicked()
-                })
-                .inner;
-            if run {
-                self.start(lab);
-            }
+            // In presentation mode, where the rules are folded away, the bar's "Run it" starts
+            // the runs (Panel::awaits_run).
+            ui.label(RichText::new("Pick rules and press Run live.").weak());
             return;
         }
         self.plots_ui(ui, lab);

@@ -325,7 +325,7 @@ impl Panel for SweepTab {
             let preset = self.preset();
             ui.label(RichText::new(format!("{} runs", preset.units())).weak());
             self.analysis
-                .calibrate(format!("{preset:?}"), || preset.trial_pace(TRIAL_STEPS));
+                .calibrate(&preset, || preset.trial_pace(TRIAL_STEPS));
             let parallel = threads().min(preset.units());
             let estimate = self.analysis.estimate(zoo_work(&preset), parallel);
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true, estimate);
