@@ -653,9 +653,11 @@ fn the_check_command_prints_a_table_writes_json_and_fails_on_a_disagreement() {
 }
 
 /// Section 10's criterion as a tool (issue 41 item 4): FlowAdam is checked as a registered rule
-/// (no chain expresses its flow steps). Its per-coordinate clip and Adam's root make it
-/// basis-dependent; FlowAdam-p at p = 0 with the global-norm clip is a function of norms only
-/// and stays at the rounding floor in every lab, while at p = 1 (Adam's root) it separates.
+/// (no chain expresses its flow steps), predicted from its registered class. In check's short
+/// settings no flow step fires (numerics §10), so what is measured is the Adam or dial part:
+/// FlowAdam (Adam's root) is basis-dependent, FlowAdam-p at p = 0 stays at the rounding floor
+/// in every lab, at p = 1 it separates. The clips themselves are measured where flow steps
+/// fire, in tests/flow_adam.rs.
 #[test]
 fn check_measures_flow_adam_by_name_with_its_hyperparameters() {
     use basis_lab::experiment::check::{Verdict, check_chain, disagreements};
