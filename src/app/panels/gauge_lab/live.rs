@@ -359,7 +359,7 @@ impl LiveRuns {
         reflow::controls_row(ui, |ui| {
             for rule in Rule::all() {
                 let mut on = self.settings.rules.contains(&rule);
-                if ui.checkbox(&mut on, rule.name()).changed() {
+                if ui.checkbox(&mut on, rule_title(&rule.name())).changed() {
                     if on {
                         self.settings.rules.push(rule);
                     } else {
