@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lab::Lab;
 use crate::experiment::SweepError;
-use crate::live::{Job, Task};
+use crate::live::{Job, Repaint, Task};
 
 /// Why an analysis ended without a result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,6 +84,9 @@ pub struct Analysis<I, R> {
     /// kept) to compare with the trial's.
     #[serde(skip)]
     key: String,
+    /// A trial running in the background ([`Analysis::calibrate_in_background`]) and its key.
+    #[serde(skip)]
+    trying: Option<(String, Job<Option<f64>>)>,
     /// The inputs, the work they hold and the job.
     #[serde(skip)]
     running: Option<(I, f64, Outcome<R>)>,
@@ -105,6 +108,7 @@ impl<I, R> Default for Analysis<I, R> {
             pace: None,
             trial: None,
             key: String::new(),
+            trying: None,
             running: None,
         }
     }
@@ -125,6 +129,8 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     ) where
         R: serde::de::DeserializeOwned,
     {
+        // The run's own pace soon replaces a trial's; it would only slow the run.
+        self.trying = None;
         self.running = Some((inputs, work, Job::task(task, total, repaint)));
     }
 
@@ -164,9 +170,49 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
         self.trial = Some((self.key.clone(), trial().unwrap_or(f64::NAN)));
     }
 
+    /// [`Analysis::calibrate`] for a trial too slow for the UI's thread (a large zoo instance, a
+    /// scene to read): `trial()` builds a task whose output is that pace, started in the
+    /// background ([`Job::task`]: a thread, or a Web Worker in the page) once per `key` and
+    /// not while the analysis runs; [`Analysis::poll`] files its pace. Settings that change
+    /// while it runs start a trial of theirs (the older one is dropped).
+    pub fn calibrate_in_background<K: Task<Output = Option<f64>>>(
+        &mut self,
+        key: &impl std::fmt::Debug,
+        repaint: &Repaint,
+        trial: impl FnOnce() -> K,
+    ) {
+        if self.pace.is_some() || self.running.is_some() {
+            return;
+        }
+        use std::fmt::Write;
+        self.key.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(self.key, "{key:?}");
+        let tried = |k: Option<&String>| k.is_some_and(|k| *k == self.key);
+        if tried(self.trial.as_ref().map(|(k, _)| k)) || tried(self.trying.as_ref().map(|(k, _)| k))
+        {
+            return;
+        }
+        self.trying = Some((self.key.clone(), Job::task(trial(), 1, repaint.clone())));
+    }
+
+    /// Files a background trial that has ended (a failed one as "no estimate" for its key).
+    fn poll_trial(&mut self) {
+        let Some((_, job)) = &mut self.trying else {
+            return;
+        };
+        let Some(outcome) = job.take_result() else {
+            return;
+        };
+        let (key, _) = self.trying.take().expect("checked above");
+        let pace = outcome.ok().flatten().filter(|p| p.is_finite() && *p > 0.0);
+        self.trial = Some((key, pace.unwrap_or(f64::NAN)));
+    }
+
     /// Files a finished job: its result becomes [`Analysis::last`]; a cancel, a failure or a
     /// panic becomes a notice naming `what`, and the previous result stays.
     pub fn poll(&mut self, what: &str, lab: &mut Lab) {
+        self.poll_trial();
         let Some((_, _, job)) = &mut self.running else {
             return;
         };
@@ -278,9 +324,58 @@ mod tests {
         let zoo = crate::sensing::zoo::bundled_zoo("zoo-paper");
         let pace = zoo.trial_pace(TRIAL_STEPS).unwrap();
         assert!(pace > 0.0 && pace < 1.0, "{pace} s per step");
-        assert_eq!(
-            crate::sensing::zoo::bundled_zoo("ladder").trial_pace(TRIAL_STEPS),
-            None
+    }
+
+    /// A trial given as the pace `0` (none measured) or a fixed one, run as a task.
+    #[derive(Serialize, Deserialize)]
+    struct Fixed(f64);
+
+    impl Task for Fixed {
+        type Output = Option<f64>;
+        const KIND: &'static str = "fixed-trial";
+        fn run(self, _: &(dyn Fn() + Sync), _: &std::sync::atomic::AtomicBool) -> Option<f64> {
+            (self.0 > 0.0).then_some(self.0)
+        }
+    }
+
+    /// Waits for the background trial to be filed.
+    fn settle(a: &mut Analysis<(), ()>) {
+        for _ in 0..500 {
+            a.poll_trial();
+            if a.trying.is_none() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the trial never ended");
+    }
+
+    /// A background trial starts once per settings, gives the estimate when it ends, and one
+    /// that measures nothing gives none (and is not started again for the same settings).
+    #[test]
+    fn a_background_trial_gives_the_estimate_once_it_ends() {
+        let repaint: Repaint = Arc::new(|| {});
+        let mut a: Analysis<(), ()> = Analysis::default();
+        let mut built = 0;
+        a.calibrate_in_background(&"ladder", &repaint, || {
+            built += 1;
+            Fixed(0.04)
+        });
+        a.calibrate_in_background(&"ladder", &repaint, || {
+            built += 1;
+            Fixed(0.04)
+        });
+        assert_eq!(built, 1, "one trial per settings, even while it runs");
+        settle(&mut a);
+        let e = a.estimate(100.0, 2).unwrap();
+        assert!(
+            e.from_trial && (e.time.as_secs_f64() - 2.0).abs() < 1e-9,
+            "{e:?}"
         );
+        a.calibrate_in_background(&"tiny", &repaint, || Fixed(0.0));
+        settle(&mut a);
+        assert_eq!(a.estimate(100.0, 1), None);
+        a.calibrate_in_background(&"tiny", &repaint, || -> Fixed { panic!("not retried") });
+        assert!(a.trying.is_none());
     }
 }

@@ -73,27 +73,27 @@ const WEAK_LIGHT: u8 = 100;
 /// Secondary text on the dark theme: grey 160 on egui's dark panel (grey 27) is 6.6:1.
 const WEAK_DARK: u8 = 160;
 
+/// WCAG 2's contrast ratio `(L₁ + 0.05)/(L₂ + 0.05)` of two opaque colours (1 to 21), with the
+/// relative luminance of sRGB (WCAG 2.1, "relative luminance").
+pub fn contrast_ratio(a: egui::Color32, b: egui::Color32) -> f64 {
+    let luminance = |c: egui::Color32| {
+        let lin = |v: u8| {
+            let s = v as f64 / 255.0;
+            if s <= 0.04045 {
+                s / 12.92
+            } else {
+                ((s + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
+    };
+    let (la, lb) = (luminance(a), luminance(b));
+    (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// WCAG 2's contrast ratio `(L₁ + 0.05)/(L₂ + 0.05)` of two opaque colours (1 to 21), with the
-    /// relative luminance of sRGB (WCAG 2.1, "relative luminance").
-    fn contrast_ratio(a: egui::Color32, b: egui::Color32) -> f64 {
-        let luminance = |c: egui::Color32| {
-            let lin = |v: u8| {
-                let s = v as f64 / 255.0;
-                if s <= 0.04045 {
-                    s / 12.92
-                } else {
-                    ((s + 0.055) / 1.055).powf(2.4)
-                }
-            };
-            0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
-        };
-        let (la, lb) = (luminance(a), luminance(b));
-        (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
-    }
 
     /// Every text colour of `visuals` beside every background it is drawn on, as
     /// `(what, text, background)`: body, strong and secondary text, warnings and errors, links on

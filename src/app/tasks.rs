@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::app::panels::controlled_test::{MatchedTask, PointsTask, SweepTask};
-use crate::app::panels::gauge_lab::{HsiTask, ZooTask};
+use crate::app::panels::gauge_lab::{HsiTask, HsiTrial, ZooTask, ZooTrial};
 use crate::attention::live::AttentionLive;
 use crate::experiment::{AdamEps, KeyDim};
 use crate::live::{RemoteRun, Task, TextRun, text_run};
@@ -22,6 +22,8 @@ pub const TASKS: &[(&str, RunText)] = &[
     (MatchedTask::KIND, run_text::<MatchedTask>),
     (ZooTask::KIND, run_text::<ZooTask>),
     (HsiTask::KIND, run_text::<HsiTask>),
+    (ZooTrial::KIND, run_text::<ZooTrial>),
+    (HsiTrial::KIND, run_text::<HsiTrial>),
 ];
 
 /// Builds a live run of a kind from its settings' RON text.

@@ -678,6 +678,43 @@ pub fn run_grid(
     run_prepared(plan, prepared, progress, cancel).ok_or(HsiError::Cancelled)
 }
 
+/// Seconds per training step of one run on one thread (the unit of a grid's work:
+/// [`GridProgress::Planned`] counts steps) on this computer, from two short trials of the
+/// plan's first selection rule and rate on its first selection seed: `steps` and `2·steps`
+/// steps, whose difference is the steps' cost and whose rest a run's one-off cost (its
+/// initial factors, its final measurement), counted once over `cfg.steps`. Setting up the
+/// problem is not counted (the grid does it once per seed). `None` for an invalid plan or
+/// `cfg`, or a clock too coarse to time it. For the estimate before a first run; slow for a
+/// large scene, so run it off the UI's thread.
+pub fn trial_pace(scene: &Scene, cfg: &HsiConfig, plan: &GridPlan, steps: usize) -> Option<f64> {
+    plan.validate().ok()?;
+    let &(rule, lr) = plan.selection_rates().first()?;
+    let seed = *plan.selection_seeds.first()?;
+    let total = cfg.steps.max(1);
+    let short = steps.clamp(1, total);
+    let (_, problem) = scene
+        .problem(&HsiConfig {
+            seed,
+            steps: short,
+            ..cfg.clone()
+        })
+        .ok()?;
+    let mut problem = problem;
+    let mut timed = |n: usize| {
+        problem.cfg.steps = n;
+        let t = web_time::Instant::now();
+        run_until(&problem, rule.rule(), lr, &|_| {}, &AtomicBool::new(false));
+        t.elapsed().as_secs_f64()
+    };
+    let (once, twice) = (timed(short), timed(2 * short));
+    if twice <= 0.0 {
+        return None;
+    }
+    let per_step = ((twice - once) / short as f64).max(0.0);
+    let fixed = (once - per_step * short as f64).max(0.0);
+    Some((fixed + per_step * total as f64) / total as f64)
+}
+
 /// [`run_grid`] on problems already set up: one per seed of [`GridPlan::seeds`], in that order,
 /// all with the same budget. `None` when `cancel` was raised. Panics if the plan is invalid or
 /// the count differs.
@@ -806,6 +843,39 @@ mod tests {
     use super::*;
     use crate::sensing::hsi::tiny_scene;
     use std::sync::atomic::Ordering;
+
+    /// The trial measures real work and grows with the run's size: a scene with more pixels
+    /// costs more per step.
+    #[test]
+    fn a_trial_measures_the_pace_of_a_step() {
+        let scene = tiny_scene();
+        let plan = GridPlan {
+            rules: vec!["adam".into()],
+            ..GridPlan::paper(vec!["adam".into()])
+        };
+        let cfg = HsiConfig {
+            width: 4,
+            steps: 400,
+            ..HsiConfig::default()
+        };
+        let pace = trial_pace(&scene, &cfg, &plan, 20).expect("a pace");
+        assert!(pace > 0.0 && pace < 1e-2, "{pace} s per step");
+        let bad = GridPlan {
+            rules: vec!["nope".into()],
+            ..plan.clone()
+        };
+        assert_eq!(trial_pace(&scene, &cfg, &bad, 20), None);
+        let mut big = tiny_scene();
+        big.pixels = nalgebra::DMatrix::from_fn(3000, 64, |p, b| {
+            1.0 + ((p * 7 + b * 13) % 101) as f64 / 101.0
+        });
+        let wide = HsiConfig {
+            width: 16,
+            ..cfg.clone()
+        };
+        let slow = trial_pace(&big, &wide, &plan, 20).expect("a pace");
+        assert!(slow > 5.0 * pace, "{slow} against {pace}");
+    }
 
     /// A trace of `rule` at `lr` on `seed` that reaches a level at each of `steps` (in order).
     fn trace(rule: &str, lr: f64, seed: u64, steps: &[usize]) -> TrainTrace {

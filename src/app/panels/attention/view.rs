@@ -6,7 +6,7 @@ use eframe::egui::{self, Color32, RichText};
 
 use super::{RunView, Settings};
 use crate::app::lab::Lab;
-use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::heatmap::labelled_map;
 use crate::app::widgets::plots::{
@@ -353,7 +353,7 @@ fn table_cell(
                             let Some(kind) = twin else { continue };
                             ui.label(
                                 RichText::new(arm_title(preset.runs[run].name()))
-                                    .color(run_color(preset, run)),
+                                    .color(text_color(run_color(preset, run), ui.visuals())),
                             );
                             ui.label(kind.label());
                             for &s in &view.checkpoints {

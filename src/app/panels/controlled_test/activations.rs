@@ -7,7 +7,7 @@ use egui_plot::{HLine, Line, LineStyle, PlotPoints};
 use super::{arm_legend, band_area, band_arm_picker};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::colors::{faded, optimizer_color};
+use crate::app::widgets::colors::{faded, optimizer_color, text_color};
 use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells};
 use crate::figure::GREY;
@@ -267,9 +267,10 @@ fn latest_table(lab: &Lab, ui: &mut egui::Ui) {
         },
         |ui| {
             for (i, (a, act)) in lab.history.arms.iter().zip(&snap.activations).enumerate() {
-                ui.label(
-                    RichText::new(&a.label.name).color(optimizer_color(&a.label.optimizer, i)),
-                );
+                ui.label(RichText::new(&a.label.name).color(text_color(
+                    optimizer_color(&a.label.optimizer, i),
+                    ui.visuals(),
+                )));
                 match act {
                     Some(act) => {
                         for b in [&act.s_kurtosis, &act.s_axis, &act.read_kurtosis] {

@@ -8,7 +8,7 @@ use super::{arm_legend, band_arm_picker, sci};
 use crate::app::files::save_dialog;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
 use crate::app::widgets::plots::{
@@ -328,7 +328,7 @@ impl Heatmaps {
                                         figures::arm_title(&a.name()),
                                         snap.step
                                     ))
-                                    .color(c)
+                                    .color(text_color(c, ui.visuals()))
                                     .strong(),
                                 )
                                 .truncate(),
@@ -387,7 +387,11 @@ fn table(lab: &Lab, ui: &mut egui::Ui) {
         |ui| {
             for (i, a) in lab.history.arms.iter().enumerate() {
                 let c = optimizer_color(&a.label.optimizer, i);
-                let name = ui.label(RichText::new(a.name()).color(c).strong());
+                let name = ui.label(
+                    RichText::new(a.name())
+                        .color(text_color(c, ui.visuals()))
+                        .strong(),
+                );
                 if let ArmStatus::Diverged { .. } = &a.status {
                     // Why it stopped: a non-finite value, or a rule that cannot carry the run.
                     name.on_hover_text(a.status.to_string());

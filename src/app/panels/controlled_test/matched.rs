@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
-use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
@@ -207,7 +207,7 @@ impl Panel for Matched {
                      against a baseline sd of {:.4} → {}",
                     v.arm, report.reference, v.diff_budget, v.diff_loss, v.yardstick, v.label
                 ))
-                .color(color(&v.arm))
+                .color(text_color(color(&v.arm), ui.visuals()))
                 .strong(),
             );
         }
@@ -277,7 +277,7 @@ impl Panel for Matched {
                             continue;
                         };
                         ui.monospace(format!("{level:.4}"));
-                        ui.label(RichText::new(arm).color(color(arm)));
+                        ui.label(RichText::new(arm).color(text_color(color(arm), ui.visuals())));
                         let step = |s: Option<usize>| s.map_or("never".into(), |s| s.to_string());
                         ui.monospace(step(b.step));
                         ui.monospace(fmt(b.heldout_loss, 4));

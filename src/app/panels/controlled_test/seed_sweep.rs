@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work, threads};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
-use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
 use crate::app::widgets::reflow;
@@ -235,7 +235,7 @@ impl Panel for SeedSweep {
                         a.seeds_ok,
                         result.seeds.len()
                     ))
-                    .color(optimizer_color(optimizer, i)),
+                    .color(text_color(optimizer_color(optimizer, i), ui.visuals())),
                 );
                 continue;
             }
@@ -252,7 +252,7 @@ impl Panel for SeedSweep {
                     a.seeds_ok,
                     a.orientation_div_mean,
                 ))
-                .color(optimizer_color(optimizer, i)),
+                .color(text_color(optimizer_color(optimizer, i), ui.visuals())),
             );
         }
     }

@@ -6,7 +6,7 @@ use egui_plot::{Line, LineStyle, Plot, Points};
 use nalgebra::Vector2;
 
 use super::canvas::{arrow, dashed_arrow, handle, label_at, step_canvas};
-use crate::app::widgets::colors::optimizer_color;
+use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::plots::{Swatch, legend_row};
 use crate::app::widgets::reflow;
 use crate::explainer::{
@@ -83,6 +83,7 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
             ),
         ] {
             // Whole entries move to the next line rather than breaking mid-entry.
+            let c = text_color(c, ui.visuals());
             ui.add(egui::Label::new(RichText::new(text).color(c)).extend());
         }
     });
@@ -99,13 +100,13 @@ pub fn ui(d: &mut DemoSettings, ui: &mut egui::Ui, hover: bool) {
         .show(ui, |ui| {
             ui.label(
                 RichText::new("GD: angle between Q·step and the step in the rotated world")
-                    .color(gd_c),
+                    .color(text_color(gd_c, ui.visuals())),
             );
             ui.label(RichText::new(fmt(gd_angle)).monospace().strong());
             ui.end_row();
             ui.label(
                 RichText::new("Adam: angle between Q·step and the step in the rotated world")
-                    .color(adam_c),
+                    .color(text_color(adam_c, ui.visuals())),
             );
             ui.label(RichText::new(fmt(adam_angle)).monospace().strong());
             ui.end_row();

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Finished, Stop};
+use crate::app::analysis::{Analysis, Finished, Stop, TRIAL_STEPS, threads};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
@@ -17,7 +17,9 @@ use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::progress_row;
 use crate::live::Task;
 use crate::sensing::hsi::figures;
-use crate::sensing::hsi::grid::{GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid};
+use crate::sensing::hsi::grid::{
+    GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid, trial_pace,
+};
 use crate::sensing::hsi::report::{paper_entry, paper_rows, read_grid, summary_csv_bytes};
 use crate::sensing::hsi::{HsiConfig, HsiError, RULES, Scene};
 use crate::validate::{check_count, number_list};
@@ -94,13 +96,7 @@ impl Task for HsiTask {
 
     fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
         let run = &self.inputs;
-        let var = Some(run.var.trim()).filter(|v| !v.is_empty());
-        let path = std::path::Path::new(run.scene.trim());
-        let scene = match self.bytes {
-            Some(bytes) => Scene::from_bytes(path, bytes, var),
-            None => Scene::read(path, var),
-        }
-        .map_err(|e| Stop::Failed(e.to_string()))?;
+        let scene = read_scene(run, self.bytes).map_err(|e| Stop::Failed(e.to_string()))?;
         let steps = |n: u64| (0..n).for_each(|_| progress());
         let mut report = run_grid(
             &scene,
@@ -123,6 +119,32 @@ impl Task for HsiTask {
             r.losses = Vec::new();
         }
         Ok(report)
+    }
+}
+
+/// A grid's trial before its first run, as data ([`trial_pace`]): it reads the scene, so it
+/// runs in the background (a thread, or a Web Worker in the page).
+#[derive(Serialize, Deserialize)]
+pub struct HsiTrial(pub HsiTask);
+
+impl Task for HsiTrial {
+    type Output = Option<f64>;
+    const KIND: &'static str = "hsi-trial";
+
+    fn run(self, _progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
+        let run = &self.0.inputs;
+        let scene = read_scene(run, self.0.bytes).ok()?;
+        trial_pace(&scene, &run.cfg(), &run.plan, TRIAL_STEPS)
+    }
+}
+
+/// The scene `inputs` name, from the uploaded `bytes` when there are some.
+fn read_scene(inputs: &HsiInputs, bytes: Option<Vec<u8>>) -> Result<Scene, HsiError> {
+    let var = Some(inputs.var.trim()).filter(|v| !v.is_empty());
+    let path = std::path::Path::new(inputs.scene.trim());
+    match bytes {
+        Some(bytes) => Scene::from_bytes(path, bytes, var),
+        None => Scene::read(path, var),
     }
 }
 
@@ -594,9 +616,24 @@ impl HsiTab {
         if choose {
             self.choose_scene(lab);
         }
-        let estimate = self
-            .analysis
-            .estimate(self.inputs.planned_steps() as f64, 1);
+        // The page reads no path: its trial waits for the uploaded scene.
+        let readable = !cfg!(target_arch = "wasm32") || self.uploaded.is_some();
+        if readable && self.inputs.validate().is_ok() {
+            let key = (&self.inputs, self.uploaded.as_ref().map(Vec::len));
+            self.analysis
+                .calibrate_in_background(&key, &lab.repaint_handle(), || {
+                    HsiTrial(HsiTask {
+                        inputs: self.inputs.clone(),
+                        bytes: self.uploaded.clone(),
+                    })
+                });
+        }
+        let runs_at_once =
+            self.inputs.plan.selection_rates().len() * self.inputs.plan.selection_seeds.len();
+        let estimate = self.analysis.estimate(
+            self.inputs.planned_steps() as f64,
+            threads().min(runs_at_once),
+        );
         let inputs = &mut self.inputs;
         let mut open = false;
         reflow::controls_row(ui, |ui| {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{class_label, rule_color};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, link_count, to_ron};
+use crate::app::widgets::colors::text_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{Swatch, earlier_runs, legend_row, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
@@ -448,7 +449,7 @@ impl LiveRuns {
                         sum.twin_drift.unwrap_or(f64::NAN),
                         s.noise_end.unwrap_or(f64::NAN),
                     ))
-                    .color(rule_color(*r, i)),
+                    .color(text_color(rule_color(*r, i), ui.visuals())),
                 );
             }
         }

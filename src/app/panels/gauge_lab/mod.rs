@@ -8,7 +8,7 @@ mod live;
 mod tail;
 mod zoo;
 
-pub use hsi::{HsiInputs, HsiTab, HsiTask};
+pub use hsi::{HsiInputs, HsiTab, HsiTask, HsiTrial};
 pub use live::LiveRuns;
 
 use std::sync::atomic::AtomicBool;
@@ -148,6 +148,20 @@ impl Task for ZooTask {
             return Err(Stop::Cancelled);
         }
         Ok(runs)
+    }
+}
+
+/// A zoo's trial before its first run, as data ([`ZooPreset::trial_pace`]): run in the
+/// background, since the preset's largest instance may be slow to build.
+#[derive(Serialize, Deserialize)]
+pub struct ZooTrial(pub ZooPreset);
+
+impl Task for ZooTrial {
+    type Output = Option<f64>;
+    const KIND: &'static str = "zoo-trial";
+
+    fn run(self, _progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
+        self.0.trial_pace(TRIAL_STEPS)
     }
 }
 
@@ -325,7 +339,9 @@ impl Panel for SweepTab {
             let preset = self.preset();
             ui.label(RichText::new(format!("{} runs", preset.units())).weak());
             self.analysis
-                .calibrate(&preset, || preset.trial_pace(TRIAL_STEPS));
+                .calibrate_in_background(&preset, &lab.repaint_handle(), || {
+                    ZooTrial(preset.clone())
+                });
             let parallel = threads().min(preset.units());
             let estimate = self.analysis.estimate(zoo_work(&preset), parallel);
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true, estimate);

@@ -4,6 +4,7 @@
 use eframe::egui::{self, RichText};
 
 use super::{SweepTab, class_label, named_rule_color};
+use crate::app::widgets::colors::text_color;
 use crate::app::widgets::reflow;
 use crate::sensing::zoo::figures as zoo_figures;
 use crate::sensing::zoo::{
@@ -55,7 +56,7 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
             for (i, s) in summaries.iter().enumerate() {
                 ui.label(
                     RichText::new(&s.rule)
-                        .color(named_rule_color(&s.rule, i))
+                        .color(text_color(named_rule_color(&s.rule, i), ui.visuals()))
                         .strong(),
                 );
                 ui.label(class_label(s.equivariant));
