@@ -653,16 +653,24 @@ fn the_check_command_prints_a_table_writes_json_and_fails_on_a_disagreement() {
 }
 
 /// Section 10's criterion as a tool (issue 41 item 4): FlowAdam is checked as a registered rule
-/// (no chain expresses its flow steps), predicted from its registered class. In check's short
-/// settings no flow step fires (numerics §10), so what is measured is the Adam or dial part:
-/// FlowAdam (Adam's root) is basis-dependent, FlowAdam-p at p = 0 stays at the rounding floor
-/// in every lab, at p = 1 it separates. The clips themselves are measured where flow steps
-/// fire, in tests/flow_adam.rs.
+/// (no chain expresses its flow steps), predicted from its registered class. At the paper's
+/// settings flow steps fire in all three labs' short runs (each lab provides an oracle), so
+/// FlowAdam's distances are not Adam's; its per-coordinate clip separates the twins, FlowAdam-p
+/// at p = 0 (global-norm clip, shared scale) stays at the rounding floor in every lab, at p = 1
+/// it separates.
 #[test]
 fn check_measures_flow_adam_by_name_with_its_hyperparameters() {
     use basis_lab::experiment::check::{Verdict, check_chain, disagreements};
     let coordinate = check_chain("flow_adam").unwrap();
     assert_eq!(coordinate.chain, "flow_adam");
+    let adam = check_chain("adam").unwrap();
+    for (f, a) in coordinate.labs.iter().zip(&adam.labs) {
+        let apart = (f.gauge_distance - a.gauge_distance).abs() / a.gauge_distance;
+        assert!(
+            apart > 0.1,
+            "flow steps change the run: {f:?} against Adam's {a:?}"
+        );
+    }
     for l in &coordinate.labs {
         assert!(
             !l.predicted_equivariant && l.not_commuting == ["flow_adam"],

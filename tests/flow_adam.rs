@@ -3,7 +3,9 @@
 //! count of the oracle's gradients, and its gauge twins in the gauge lab.
 
 use basis_lab::linalg::ode::DormandPrince;
-use basis_lab::optim::{FlowAdam, FlowClip, GradientOracle, Optimizer, OptimizerSpec};
+use basis_lab::optim::{
+    FlowAdam, FlowClip, FlowSettings, GradientOracle, Optimizer, OptimizerSpec,
+};
 use basis_lab::sensing::zoo::{FactorRun, Rule};
 use basis_lab::sensing::{SensingConfig, SensingOracle, SensingProblem, SensingWorkspace};
 use nalgebra::DMatrix;
@@ -72,11 +74,11 @@ fn the_per_coordinate_clip_clamps_entries_and_the_global_clip_scales_the_whole()
         ]
     };
     let mut per = g();
-    FlowClip::PerCoordinate.apply(&mut per);
+    FlowClip::PerCoordinate.apply(&mut per, 1.0);
     assert_eq!(per[0].as_slice(), &[1.0, -0.5, -1.0]);
     assert_eq!(per[1][0], 0.25);
     let mut global = g();
-    FlowClip::GlobalNorm.apply(&mut global);
+    FlowClip::GlobalNorm.apply(&mut global, 1.0);
     let norm: f64 = global.iter().map(|m| m.norm_squared()).sum::<f64>().sqrt();
     assert!((norm - 1.0).abs() < 1e-15);
     // Direction kept: every entry scaled by the same factor.
@@ -84,8 +86,12 @@ fn the_per_coordinate_clip_clamps_entries_and_the_global_clip_scales_the_whole()
     assert!((global[1][0] - 0.25 * factor).abs() < 1e-16);
     // Under the threshold the global clip does nothing.
     let mut small = vec![DMatrix::from_element(2, 2, 0.1)];
-    FlowClip::GlobalNorm.apply(&mut small);
+    FlowClip::GlobalNorm.apply(&mut small, 1.0);
     assert_eq!(small[0], DMatrix::from_element(2, 2, 0.1));
+    // The paper's experiments clip the global norm at 10.
+    let mut ten = g();
+    FlowClip::GlobalNorm.apply(&mut ten, 10.0);
+    assert_eq!(ten, g(), "‖g‖ ≈ 3.6 is under 10");
 }
 
 /// The loss `L(θ) = ⟨G, θ⟩` (a constant gradient `G`), counting its calls.
@@ -136,7 +142,7 @@ fn a_plateau_triggers_a_flow_step_only_after_the_first_ten_steps() {
         "a steady gradient is neither plateau nor stiff"
     );
     assert_eq!(flows[15], 1, "{flows:?}");
-    // Step 16 returns to the old norm: a change of 0.9‖g‖ is more than twice its running
+    // Step 16 returns to the old norm: a change of 0.9‖g‖ is more than a tenth of its running
     // average (0.42‖g‖ by then), so it is stiff and flows too.
     assert_eq!(flows[16], 2, "{flows:?}");
     assert_eq!(flows[19], 2, "{flows:?}");
@@ -182,11 +188,19 @@ fn a_flow_step_moves_along_the_clipped_gradient_and_blends_its_velocity_into_m()
         oracle.g = drop.clone();
         opt.step_with(&mut w, std::slice::from_ref(&drop), 1e-3, &mut oracle);
         assert_eq!(opt.flow_steps(), 1, "{clip:?}");
+        // Over t ∈ [0, lr·t_scale]: the paper's t_scale is ½; its global clip is at c = 10,
+        // above ‖G/10‖ ≈ 4.5, so only the per-coordinate clip changes G here.
         let mut clipped = vec![drop.clone()];
-        clip.apply(&mut clipped);
+        let c = match clip {
+            FlowClip::PerCoordinate => 1.0,
+            FlowClip::GlobalNorm => FlowSettings::PAPER.clip,
+        };
+        clip.apply(&mut clipped, c);
+        assert_eq!(clipped[0] == drop, clip == FlowClip::GlobalNorm);
         let moved = (&w_before - &w[0]) / 1e-3;
-        assert!((&moved - &clipped[0]).norm() < 1e-9, "{clip:?}: {moved}");
-        let mut u = clipped[0].clone();
+        let half = &clipped[0] * FlowSettings::PAPER.t_scale;
+        assert!((&moved - &half).norm() < 1e-9, "{clip:?}: {moved}");
+        let mut u = half.clone();
         let cap = 5.0 * m_before.norm();
         if u.norm() > cap {
             u *= cap / (u.norm() + 1e-8);
@@ -224,6 +238,41 @@ fn every_gradient_of_the_flow_is_counted_and_none_without_an_oracle() {
         plain.step(&mut w, std::slice::from_ref(g), 1e-3);
     }
     assert_eq!((plain.flow_steps(), plain.oracle_evaluations()), (0, 0));
+}
+
+/// On the zoo protocol (n = 40, rank 3, init 1e-3, lr 1e-3) the paper's settings flow from the
+/// first steps after the warm-up, and the package's defaults never do: the reason the registered
+/// rules take the paper's.
+#[test]
+fn the_papers_settings_flow_on_the_zoo_protocol_and_the_package_defaults_do_not() {
+    let cfg = SensingConfig {
+        n: 40,
+        rank: 3,
+        ratio: 2.0,
+        init: 1e-3,
+        tau: 0.0,
+    };
+    let problem = SensingProblem::new(&cfg, 0);
+    let flows = |settings: FlowSettings| {
+        let (u, v) = problem.init(0);
+        let mut params = [u, v];
+        let mut opt = FlowAdam::new(FlowClip::PerCoordinate, 1.0, 0.9, 0.999, 1e-8);
+        opt.settings = settings;
+        let mut ws = SensingWorkspace::new(cfg.n);
+        let mut g = [DMatrix::zeros(cfg.n, cfg.n), DMatrix::zeros(cfg.n, cfg.n)];
+        for _ in 0..300 {
+            problem.loss_and_grad(&params[0], &params[1], &mut g, &mut ws);
+            let mut oracle = SensingOracle {
+                problem: &problem,
+                ws: &mut ws,
+            };
+            opt.step_with(&mut params, &g, 1e-3, &mut oracle);
+        }
+        opt.flow_steps()
+    };
+    let (paper, package) = (flows(FlowSettings::PAPER), flows(FlowSettings::PACKAGE));
+    assert_eq!(package, 0);
+    assert!(paper > 100, "{paper} flow steps of 300");
 }
 
 /// Init scale of the twins' problem. From the zoo's small init at a rate of 1e-2 the escape

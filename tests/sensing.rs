@@ -305,6 +305,7 @@ fn result(rule: &str, lr: f64, seed: u64, recovery: f64, outcome: Outcome) -> Ru
         init: None,
         schedule: Default::default(),
         reference: None,
+        readings: Vec::new(),
     }
 }
 
@@ -403,6 +404,16 @@ fn schedules_inits_sizes_and_rule_rates_are_validated_by_field_path() {
         ("sizes: [40, 1]", "sizes[1]", "3..=256"),
         ("sizes: [300]", "sizes[0]", "3..=256"),
         ("rates: [0.1, 2e6]", "rates[1]", "2000000"),
+        ("rule_budgets: {Muon: 100}", "rule_budgets[0]", "not one of"),
+        ("rule_budgets: {Gd: 10, Gd: 20}", "rule_budgets[1]", "twice"),
+        ("rule_budgets: {Adam: 0}", "rule_budgets[0].adam", "0"),
+        ("loss_levels: [1e-4, 1e-4]", "loss_levels[1]", "descending"),
+        ("loss_levels: [1e-4, -1.0]", "loss_levels[1]", "(0, 1e8)"),
+        (
+            "loss_levels: [9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]",
+            "loss_levels",
+            "0..=8",
+        ),
     ] {
         let e = err(body);
         assert!(
@@ -435,9 +446,70 @@ fn schedules_inits_sizes_and_rule_rates_are_validated_by_field_path() {
     let json = serde_json::to_string(&p).unwrap();
     assert_eq!(serde_json::from_str::<ZooPreset>(&json).unwrap(), p);
     let plain = ron::to_string(&ZooPreset::default()).unwrap();
-    for field in ["rule_rates", "schedules", "inits", "sizes"] {
+    for field in [
+        "rule_rates",
+        "rule_budgets",
+        "loss_levels",
+        "schedules",
+        "inits",
+        "sizes",
+    ] {
         assert!(!plain.contains(field), "{plain}");
     }
+}
+
+/// A rule with a budget of its own runs to it (the others to the preset's), and levels read
+/// every run where its loss first falls to each: in order, at interpolation checks, with the
+/// metrics a run stopped there would report.
+#[test]
+fn rule_budgets_and_loss_levels_shape_each_run() {
+    use basis_lab::sensing::zoo::CHECK_EVERY;
+    let p = ZooPreset::from_ron(
+        "ZooPreset(problem: (n: 8, rank: 2, init: 0.3), seeds: 1, rules: [Gd, Adam], \
+         budget: 600, rule_budgets: {Adam: 1000}, loss_levels: [1e-1, 3e-2, 1e-30], \
+         reference: false)",
+        "p.ron",
+    )
+    .unwrap();
+    assert_eq!(p.total_steps(), 600 + 1000);
+    let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
+    p.check_runs(&runs).unwrap();
+    let (gd, adam) = (&runs[0], &runs[1]);
+    assert_eq!((gd.rule.as_str(), adam.rule.as_str()), ("gd", "adam"));
+    assert!(gd.steps <= 600);
+    assert_eq!(adam.outcome, Outcome::Budget, "{adam:?}");
+    assert_eq!(adam.steps, 1000);
+    for run in [gd, adam] {
+        // 1e-30 is never reached; the others are, in order.
+        assert_eq!(run.readings.len(), 2, "{run:?}");
+        for (r, level) in run.readings.iter().zip([1e-1, 3e-2]) {
+            assert_eq!(r.level, level);
+            assert!(r.train_loss <= level, "{r:?}");
+            assert!(r.step.is_multiple_of(CHECK_EVERY) || r.step == run.steps);
+        }
+        assert!(run.readings[0].step <= run.readings[1].step);
+        // The same run stopped at the reading's step reports the same recovery and erank.
+        let r = &run.readings[1];
+        let problem = SensingProblem::new(&p.config(0, 0, 0), p.seed);
+        let rule = Rule::named(&run.rule).unwrap();
+        let budget = p.budget_of(rule);
+        let mut replay = FactorRun::new(&problem, rule, run.lr, budget, run.seed, false)
+            .with_schedule(rule.schedule());
+        while replay.t < r.step {
+            assert!(replay.step().is_none());
+        }
+        let there = replay.summary(run.seed, Outcome::Budget);
+        assert_eq!(there.recovery.to_bits(), r.recovery.to_bits());
+        assert_eq!(there.erank.to_bits(), r.erank.to_bits());
+    }
+    // A reading that does not belong is refused when a sweep is read back.
+    let mut bad = runs.clone();
+    bad[0].readings[0].train_loss = 0.5;
+    let e = p.check_runs(&bad).unwrap_err();
+    assert!(e.contains("readings"), "{e}");
+    let md = markdown(&p, &summarise(&runs), &runs);
+    assert!(md.contains("| adam | "), "{md}");
+    assert!(md.contains("(1 of 1)"), "{md}");
 }
 
 /// The cells run size, τ, init, schedule, rule, rate, seed, outermost first; a rule's own rates

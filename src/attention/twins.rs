@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use super::data::{Batch, Split, split};
 use super::model::{Arch, Param, Params, Stats, Workspace};
 use super::preset::{AttentionPreset, EVAL_CHUNK, RunSpec, TwinKind};
-use crate::optim::{Optimizer, OptimizerSpec};
+use crate::optim::{GradientOracle, Optimizer, OptimizerSpec};
 use crate::rng::{Stream, gaussian_matrix, haar_orthogonal, stream};
 use crate::validate::FieldError;
 
@@ -202,10 +202,43 @@ struct Group {
     lr: f64,
 }
 
+/// The step's training loss as a [`GradientOracle`] over one group's matrices (FlowAdam's flow
+/// in the attention lab): the rest of the model stays where the step found it.
+struct GroupOracle<'a> {
+    /// The model at the step, the group's matrices overwritten by each point asked for.
+    point: &'a mut Params,
+    /// The gradient at that point.
+    grads: &'a mut Params,
+    ws: &'a mut Workspace,
+    batch: &'a Batch,
+    range: Range<usize>,
+}
+
+impl GradientOracle for GroupOracle<'_> {
+    fn gradient(&mut self, at: &[DMatrix<f64>], grads: &mut [DMatrix<f64>]) -> f64 {
+        for (p, a) in self.point.mats[self.range.clone()].iter_mut().zip(at) {
+            p.copy_from(a);
+        }
+        let loss = self.ws.forward(self.point, self.batch).loss;
+        if loss.is_finite() {
+            self.ws.backward(self.point, self.batch, self.grads);
+            for (g, from) in grads.iter_mut().zip(&self.grads.mats[self.range.clone()]) {
+                g.copy_from(from);
+            }
+        } else {
+            grads.iter_mut().for_each(|g| g.fill(f64::NAN));
+        }
+        loss
+    }
+}
+
 /// One model in training, with its buffers.
 struct Trainee {
     params: Params,
     grads: Params,
+    /// A point and its gradient for [`GroupOracle`], when a group's rule asks one
+    /// ([`Optimizer::wants_oracle`]); `None` costs the other rules nothing.
+    oracle: Option<(Params, Params)>,
     ws: Workspace,
     eval_ws: Workspace,
     groups: Vec<Group>,
@@ -255,7 +288,12 @@ impl Trainee {
             }
         };
         let d = arch.d_model;
+        let oracle = groups
+            .iter()
+            .any(|g| g.optimizer.wants_oracle())
+            .then(|| (Params::zeros(arch), Params::zeros(arch)));
         Self {
+            oracle,
             grads: Params::zeros(arch),
             ws: Workspace::new(arch, n_train, true),
             eval_ws: Workspace::new(arch, n_val.min(EVAL_CHUNK), false),
@@ -285,17 +323,32 @@ impl Trainee {
         }
     }
 
-    /// One update of every group with the last gradient.
-    fn update(&mut self) {
+    /// One update of every group with the last gradient, that of the `train` batch (a rule
+    /// that asks for gradients elsewhere gets them on that batch).
+    fn update(&mut self, train: &Batch) {
         if self.diverged_at.is_some() {
             return;
         }
         for g in &mut self.groups {
-            g.optimizer.step(
-                &mut self.params.mats[g.range.clone()],
-                &self.grads.mats[g.range.clone()],
-                g.lr,
-            );
+            let range = g.range.clone();
+            let grads = &self.grads.mats[range.clone()];
+            match &mut self.oracle {
+                Some((point, at_grads)) if g.optimizer.wants_oracle() => {
+                    for (p, q) in point.mats.iter_mut().zip(&self.params.mats) {
+                        p.copy_from(q);
+                    }
+                    let params = &mut self.params.mats[range.clone()];
+                    let mut oracle = GroupOracle {
+                        point,
+                        grads: at_grads,
+                        ws: &mut self.ws,
+                        batch: train,
+                        range,
+                    };
+                    g.optimizer.step_with(params, grads, g.lr, &mut oracle);
+                }
+                _ => g.optimizer.step(&mut self.params.mats[range], grads, g.lr),
+            }
         }
     }
 
@@ -455,7 +508,7 @@ impl SeedRun {
         self.models.par_iter_mut().for_each(|m| {
             m.forward_backward(train, s, !last);
             if !measured {
-                m.update();
+                m.update(train);
             }
         });
         if measured {
@@ -463,7 +516,7 @@ impl SeedRun {
             self.models.par_iter_mut().for_each(|m| {
                 m.evaluate(chunks);
                 if !last {
-                    m.update();
+                    m.update(train);
                 }
             });
             self.record(s);

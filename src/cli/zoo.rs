@@ -24,7 +24,7 @@ pub struct ZooArgs {
     /// Override the number of seeds.
     #[arg(long)]
     seeds: Option<usize>,
-    /// Override the step budget.
+    /// Override the step budget of every rule (a preset's per-rule budgets included).
     #[arg(long)]
     budget: Option<usize>,
     /// Override the problem sizes n, comma-separated (one rung of `ladder`: `--sizes 64`). Each
@@ -50,7 +50,10 @@ impl ZooArgs {
     pub fn run(self) -> Result<()> {
         let mut p = ZooPreset::load(&self.preset)?;
         p.seeds = self.seeds.unwrap_or(p.seeds);
-        p.budget = self.budget.unwrap_or(p.budget);
+        if let Some(budget) = self.budget {
+            p.budget = budget;
+            p.rule_budgets = Default::default();
+        }
         if let Some(sizes) = self.sizes {
             p.sizes = values(sizes);
         }

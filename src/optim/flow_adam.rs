@@ -10,20 +10,57 @@ use nalgebra::DMatrix;
 pub const WARMUP: usize = 10;
 /// Factor of the running gradient norm and running gradient change.
 const AVERAGE: f64 = 0.9;
-/// Plateau: the gradient norm is below this fraction of its running average.
-const PLATEAU: f64 = 0.5;
-/// Stiffness: the gradient change is above this multiple of its running average.
-const STIFF: f64 = 2.0;
-/// The flow runs over `t ∈ [0, lr·T_SCALE]`.
-const T_SCALE: f64 = 1.0;
 /// Relative and absolute tolerance of the integrator.
 pub const TOLERANCE: f64 = 1e-4;
-/// The clip's threshold c (per entry, or of the whole gradient's norm).
-pub const CLIP: f64 = 1.0;
 /// Weight γ of the flow's velocity in the first moment.
 pub const BLEND: f64 = 0.5;
 /// The velocity is capped at this multiple of the first moment's norm, per matrix.
 pub const VELOCITY_CAP: f64 = 5.0;
+
+/// When FlowAdam flows, for how long, and its clip's threshold (numerics §10).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSettings {
+    /// Plateau: a flow step when the gradient norm is below this fraction of its running
+    /// average (current step included).
+    pub plateau: f64,
+    /// Stiffness: a flow step when the gradient change is above this multiple of its running
+    /// average (current step included).
+    pub stiff: f64,
+    /// The flow runs over `t ∈ [0, lr·t_scale]`.
+    pub t_scale: f64,
+    /// The clip's threshold c: per entry, or of the whole gradient's norm.
+    pub clip: f64,
+}
+
+impl FlowSettings {
+    /// What the paper's Section 10 experiments ran (the authors' scripts override the
+    /// package's defaults with these): plateau 0.9, stiffness 0.1, t_scale 0.5, and c = 10 for
+    /// the global-norm clip (the per-coordinate clip stays at [−1, 1]). The registered rules
+    /// use it: at the package's defaults no flow step is ever taken on the zoo protocol.
+    pub const PAPER: FlowSettings = FlowSettings {
+        plateau: 0.9,
+        stiff: 0.1,
+        t_scale: 0.5,
+        clip: 10.0,
+    };
+
+    /// The authors' package defaults: plateau 0.5, stiffness 2, t_scale 1, c = 1. On the zoo protocol (n = 40, lr 1e-3) they never fire (numerics §10).
+    pub const PACKAGE: FlowSettings = FlowSettings {
+        plateau: 0.5,
+        stiff: 2.0,
+        t_scale: 1.0,
+        clip: 1.0,
+    };
+
+    /// The threshold `clip` applies: 1 per coordinate (the paper's clamp to [−1, 1] whatever
+    /// c), c for the global norm.
+    fn threshold(&self, clip: FlowClip) -> f64 {
+        match clip {
+            FlowClip::PerCoordinate => 1.0,
+            FlowClip::GlobalNorm => self.clip,
+        }
+    }
+}
 
 /// How FlowAdam clips the gradient inside its flow (numerics §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,18 +73,19 @@ pub enum FlowClip {
 }
 
 impl FlowClip {
-    /// Clips `g` (all matrices together) in place with threshold [`CLIP`].
-    pub fn apply(self, g: &mut [DMatrix<f64>]) {
+    /// Clips `g` (all matrices together) in place with threshold `c` (> 0): each entry to
+    /// [−c, c], or the whole to norm ≤ c.
+    pub fn apply(self, g: &mut [DMatrix<f64>], c: f64) {
         match self {
             FlowClip::PerCoordinate => {
                 for x in g.iter_mut().flat_map(|m| m.iter_mut()) {
-                    *x = x.clamp(-CLIP, CLIP);
+                    *x = x.clamp(-c, c);
                 }
             }
             FlowClip::GlobalNorm => {
                 let norm = global_norm(g);
-                if norm > CLIP {
-                    let scale = CLIP / norm;
+                if norm > c {
+                    let scale = c / norm;
                     for m in g.iter_mut() {
                         *m *= scale;
                     }
@@ -64,12 +102,13 @@ fn global_norm(g: &[DMatrix<f64>]) -> f64 {
 
 /// FlowAdam (numerics §10; the paper §10): Adam, or the dial's denominator at anisotropy `p`,
 /// whose step is replaced, when the gradient plateaus or turns stiff after [`WARMUP`] steps, by
-/// a short gradient flow `dθ/dt = −clip(∇L(θ))` over `t ∈ [0, lr]`, integrated by adaptive
-/// Dormand–Prince 5(4) at tolerance [`TOLERANCE`] with a [`GradientOracle`].
+/// a short gradient flow `dθ/dt = −clip(∇L(θ))` over `t ∈ [0, lr·t_scale]`, integrated by
+/// adaptive Dormand–Prince 5(4) at tolerance [`TOLERANCE`] with a [`GradientOracle`].
 ///
 /// Per step, with `g` the gradient over every matrix: `n = ‖g‖`, `c = ‖g − g_prev‖`, running
 /// averages `n̄ ← 0.9 n̄ + 0.1 n`, `c̄ ← 0.9 c̄ + 0.1 c` (the first step sets them to `n`, `c`);
-/// a flow step when `n < 0.5 n̄` or `c > 2 c̄`, and more than [`WARMUP`] steps were taken.
+/// a flow step when `n < plateau·n̄` or `c > stiff·c̄` ([`FlowSettings`]; the paper's
+/// experiments: 0.9 and 0.1), and more than [`WARMUP`] steps were taken.
 /// A flow step moves θ to the flow's end, leaves the second moment and Adam's `t` alone, and
 /// blends the velocity `u = (θ_start − θ_end)/lr`, capped per matrix at 5‖m‖, into the first
 /// moment: `m ← ½m + ½u`. Any other step is the dial's:
@@ -83,6 +122,8 @@ fn global_norm(g: &[DMatrix<f64>]) -> f64 {
 pub struct FlowAdam {
     /// The clip inside the flow.
     pub clip: FlowClip,
+    /// Triggers, flow length and clip threshold.
+    pub settings: FlowSettings,
     /// The steps that are not flow steps, with their moments and count (flow steps do not
     /// advance the count or the second moment).
     pub adam: Dial,
@@ -101,10 +142,12 @@ pub struct FlowAdam {
 }
 
 impl FlowAdam {
-    /// Zero-state FlowAdam with `clip` and denominator anisotropy `p`.
+    /// Zero-state FlowAdam with `clip`, denominator anisotropy `p` and the paper's settings
+    /// ([`FlowSettings::PAPER`]).
     pub fn new(clip: FlowClip, p: f64, beta1: f64, beta2: f64, eps: f64) -> Self {
         Self {
             clip,
+            settings: FlowSettings::PAPER,
             adam: Dial::new(p, beta1, beta2, eps),
             k: 0,
             norm_avg: 0.0,
@@ -149,8 +192,8 @@ impl FlowAdam {
             self.norm_avg = AVERAGE * self.norm_avg + (1.0 - AVERAGE) * norm;
             self.change_avg = AVERAGE * self.change_avg + (1.0 - AVERAGE) * change;
         }
-        let plateau = norm < PLATEAU * self.norm_avg;
-        let stiff = change > STIFF * self.change_avg;
+        let plateau = norm < self.settings.plateau * self.norm_avg;
+        let stiff = change > self.settings.stiff * self.change_avg;
         (plateau || stiff) && self.k > WARMUP
     }
 
@@ -171,21 +214,21 @@ impl FlowAdam {
             s.copy_from(p);
             d.copy_from(g);
         }
-        let clip = self.clip;
-        clip.apply(&mut self.slope);
+        let (clip, c) = (self.clip, self.settings.threshold(self.clip));
+        clip.apply(&mut self.slope, c);
         for d in &mut self.slope {
             d.neg_mut();
         }
         let mut field = |at: &[DMatrix<f64>], out: &mut [DMatrix<f64>]| {
             oracle.gradient(at, out);
-            clip.apply(out);
+            clip.apply(out, c);
             for o in out.iter_mut() {
                 o.neg_mut();
             }
         };
         let stats = self.flow.integrate(
             params,
-            lr * T_SCALE,
+            lr * self.settings.t_scale,
             TOLERANCE,
             TOLERANCE,
             Some(&self.slope),
@@ -247,6 +290,10 @@ impl Optimizer for FlowAdam {
         oracle: &mut dyn GradientOracle,
     ) {
         self.step_inner(params, grads, lr, Some(oracle));
+    }
+
+    fn wants_oracle(&self) -> bool {
+        true
     }
 
     fn oracle_evaluations(&self) -> u64 {

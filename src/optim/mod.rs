@@ -32,7 +32,7 @@ pub use chain::{
     BUNDLED_CHAINS, Chain, ChainError, ChainSpec, Lab, MAX_CHAIN_BYTES, MAX_TRANSFORMS, Step,
 };
 pub use dial::Dial;
-pub use flow_adam::{FlowAdam, FlowClip};
+pub use flow_adam::{FlowAdam, FlowClip, FlowSettings};
 pub use gd::Gd;
 pub use lion::Lion;
 pub use momentum::MomentumSgd;
@@ -95,6 +95,12 @@ pub trait Optimizer: Send {
     ) {
         let _ = oracle;
         self.step(params, grads, lr);
+    }
+
+    /// Whether [`Optimizer::step_with`] reads its oracle, so that a lab whose oracle costs
+    /// something to set up (a copy of the model) prepares one only then.
+    fn wants_oracle(&self) -> bool {
+        false
     }
 
     /// Gradients this rule has asked an oracle for so far, beyond the one per step its lab
@@ -200,7 +206,8 @@ pub fn moments_representable(
 }
 
 /// A lab's loss as a function of the parameters, for a rule that looks at other points than
-/// the current one (numerics §10). The labs provide it: the gauge lab's sensing loss.
+/// the current one (numerics §10). The labs provide it: the key lab's batch of the step, the
+/// gauge lab's sensing loss, the attention lab's training batch.
 pub trait GradientOracle {
     /// Writes `∇L(at)` into `grads` (one matrix per entry of `at`, same shapes) and returns
     /// `L(at)`. A point where the loss is not finite gives non-finite values, not an error.

@@ -10,8 +10,8 @@ mod report;
 mod trace;
 
 pub use preset::{
-    BUNDLED_ZOO, MAX_CELLS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES, RuleRates,
-    ZooPreset, bundled_zoo,
+    BUNDLED_ZOO, MAX_CELLS, MAX_LEVELS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES,
+    PerRule, RuleBudgets, RuleRates, ZooPreset, bundled_zoo,
 };
 pub use reference::{
     PAPER_REFERENCE, RECOVERED, REFERENCE, REFERENCE_CLASS, ReferenceCell, ReferenceStats,
@@ -361,6 +361,27 @@ pub struct RunResult {
     /// Present on a convex-reference row ([`ZooPreset::run_reference`]), never on a rule's run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<ReferenceStats>,
+    /// The fit read where the training loss first fell to each of the preset's
+    /// [`ZooPreset::loss_levels`] (the paper's Table 10), in the levels' order; levels never
+    /// reached are absent. Empty, and left out of files, without levels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readings: Vec<Reading>,
+}
+
+/// A run read where its training loss first fell to a level, at the interpolation checks
+/// (every [`CHECK_EVERY`] steps, as the paper reads Table 10).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    /// The level (the pre-update training loss was at or below it).
+    pub level: f64,
+    /// Updates applied before the reading.
+    pub step: usize,
+    /// The pre-update training loss there.
+    pub train_loss: f64,
+    /// Recovery error of UVᵀ there.
+    pub recovery: f64,
+    /// Effective rank of UVᵀ there.
+    pub erank: f64,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -401,6 +422,10 @@ pub struct FactorRun<P> {
     pub t: usize,
     /// Last pre-update loss.
     pub loss: f64,
+    /// Loss levels to read the fit at ([`FactorRun::with_levels`]), descending.
+    levels: Vec<f64>,
+    /// The readings so far, one per level reached.
+    readings: Vec<Reading>,
 }
 
 impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
@@ -432,6 +457,44 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
             ws: SensingWorkspace::new(n),
             t: 0,
             loss: f64::NAN,
+            levels: Vec::new(),
+            readings: Vec::new(),
+        }
+    }
+
+    /// The same run, reading its fit where the training loss first falls to each of `levels`
+    /// (descending; [`RunResult::readings`]) at the interpolation checks.
+    pub fn with_levels(self, levels: &[f64]) -> Self {
+        Self {
+            levels: levels.to_vec(),
+            ..self
+        }
+    }
+
+    /// Reads the fit at every level the loss has now reached for the first time (allocates
+    /// for the product and its SVD: at most once per level).
+    fn read_levels(&mut self) {
+        let reached = self.levels[self.readings.len()..]
+            .iter()
+            .take_while(|&&l| self.loss <= l)
+            .count();
+        if reached == 0 {
+            return;
+        }
+        let [u, v] = &self.params;
+        let (recovery, erank) = (
+            recovery(u, v, &self.problem.target),
+            effective_rank(&(u * v.transpose())),
+        );
+        let from = self.readings.len();
+        for &level in &self.levels[from..from + reached] {
+            self.readings.push(Reading {
+                level,
+                step: self.t,
+                train_loss: self.loss,
+                recovery,
+                erank,
+            });
         }
     }
 
@@ -491,6 +554,11 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
             .loss_and_grad(u, v, &mut self.grads, &mut self.ws);
         if !self.loss.is_finite() || self.loss > DIVERGED {
             return Some(Outcome::Diverged);
+        }
+        if self.readings.len() < self.levels.len()
+            && (self.t.is_multiple_of(CHECK_EVERY) || self.t >= self.budget)
+        {
+            self.read_levels();
         }
         // After `budget` updates the run is over whatever the loss; the interpolation check
         // belongs to steps that would still update (numerics §7: every 200 steps of the loop).
@@ -578,6 +646,7 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
             init: None,
             schedule: ZooSchedule::Paper,
             reference: None,
+            readings: self.readings.clone(),
         }
     }
 }

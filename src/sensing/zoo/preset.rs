@@ -69,6 +69,16 @@ pub struct ZooPreset {
     /// of `rules`.
     #[serde(skip_serializing_if = "RuleRates::is_empty")]
     pub rule_rates: RuleRates,
+    /// Step budgets per rule (`{FlowAdamP(0.0): 120000}`), each as `budget`; a rule listed
+    /// here runs to its own budget instead (Table 10's longer budget for FlowAdam-p). Every key
+    /// must be one of `rules`.
+    #[serde(skip_serializing_if = "RuleBudgets::is_empty")]
+    pub rule_budgets: RuleBudgets,
+    /// Training losses at which every run's fit is read ([`RunResult::readings`]: the paper's
+    /// Table 10 reads 1e-4 … 1e-7), strictly descending, each in (0, 1e8), at most
+    /// [`MAX_LEVELS`]; empty (the default) reads none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub loss_levels: Vec<f64>,
     /// Schedule choices to run, each a cell dimension (at most 4, no repeats); empty runs
     /// [`ZooSchedule::Paper`] only.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -93,28 +103,37 @@ fn is_true(x: &bool) -> bool {
     *x
 }
 
-/// Peak rates per rule, in the order the preset writes them. A preset writes it as a map from
-/// rule to list (`{Gd: [0.01, 0.03], Muon: [0.1]}`); it is written back as a list of
-/// (rule, rates) pairs, which reads back too (JSON has no map keys such as `Dial(0.5)`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RuleRates(pub Vec<(Rule, Vec<f64>)>);
+/// A value per rule, in the order the preset writes them. A preset writes it as a map from
+/// rule to value (`{Gd: [0.01, 0.03], Muon: [0.1]}`); it is written back as a list of
+/// (rule, value) pairs, which reads back too (JSON has no map keys such as `Dial(0.5)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PerRule<T>(pub Vec<(Rule, T)>);
 
-impl RuleRates {
-    /// No rule has rates of its own.
+/// Peak rates per rule ([`ZooPreset::rule_rates`]).
+pub type RuleRates = PerRule<Vec<f64>>;
+
+/// Step budgets per rule ([`ZooPreset::rule_budgets`]).
+pub type RuleBudgets = PerRule<usize>;
+
+impl<T> Default for PerRule<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<T> PerRule<T> {
+    /// No rule has a value of its own.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    /// The rates listed for `rule`, if any.
-    pub fn get(&self, rule: Rule) -> Option<&[f64]> {
-        self.0
-            .iter()
-            .find(|(r, _)| *r == rule)
-            .map(|(_, v)| v.as_slice())
+    /// The value listed for `rule`, if any.
+    pub fn get(&self, rule: Rule) -> Option<&T> {
+        self.0.iter().find(|(r, _)| *r == rule).map(|(_, v)| v)
     }
 }
 
-impl Serialize for RuleRates {
+impl<T: Serialize> Serialize for PerRule<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut m = s.serialize_seq(Some(self.0.len()))?;
@@ -125,37 +144,37 @@ impl Serialize for RuleRates {
     }
 }
 
-impl<'de> Deserialize<'de> for RuleRates {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for PerRule<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = RuleRates;
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = PerRule<T>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a map from rule to a list of rates")
+                f.write_str("a map from rule to its value")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<RuleRates, A::Error> {
+            ) -> Result<PerRule<T>, A::Error> {
                 let mut out = Vec::new();
                 // The preset's byte limit bounds the entries; validation bounds their count.
-                while let Some((r, v)) = map.next_entry::<Rule, Vec<f64>>()? {
+                while let Some((r, v)) = map.next_entry::<Rule, T>()? {
                     out.push((r, v));
                 }
-                Ok(RuleRates(out))
+                Ok(PerRule(out))
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
-            ) -> Result<RuleRates, A::Error> {
+            ) -> Result<PerRule<T>, A::Error> {
                 let mut out = Vec::new();
-                while let Some(pair) = seq.next_element::<(Rule, Vec<f64>)>()? {
+                while let Some(pair) = seq.next_element::<(Rule, T)>()? {
                     out.push(pair);
                 }
-                Ok(RuleRates(out))
+                Ok(PerRule(out))
             }
         }
-        d.deserialize_any(Visit)
+        d.deserialize_any(Visit(std::marker::PhantomData))
     }
 }
 
@@ -182,6 +201,8 @@ impl Default for ZooPreset {
             taus: Vec::new(),
             rates: Vec::new(),
             rule_rates: RuleRates::default(),
+            rule_budgets: RuleBudgets::default(),
+            loss_levels: Vec::new(),
             schedules: Vec::new(),
             inits: Vec::new(),
             sizes: Vec::new(),
@@ -194,6 +215,8 @@ impl Default for ZooPreset {
 pub const MAX_ZOO_BYTES: u64 = 1 << 20;
 /// Most rules in one zoo preset.
 pub const MAX_RULES: usize = 64;
+/// Most loss levels a zoo preset reads its runs at.
+pub const MAX_LEVELS: usize = 8;
 /// Most τ values in one zoo preset.
 pub const MAX_TAUS: usize = 32;
 /// Most runs (cells) in one zoo preset; a bigger study is several presets or `--shard`.
@@ -298,6 +321,46 @@ impl ZooPreset {
                 ));
             }
             check_rates(&format!("{field}.{}", rule.name()), rates)?;
+        }
+        if self.loss_levels.len() > MAX_LEVELS {
+            return Err(FieldError::new(
+                "loss_levels",
+                format!(
+                    "{} values given; allowed 0..={MAX_LEVELS}",
+                    self.loss_levels.len()
+                ),
+            ));
+        }
+        for (i, &l) in self.loss_levels.iter().enumerate() {
+            let field = format!("loss_levels[{i}]");
+            if !(l > 0.0 && l < 1e8) {
+                return Err(FieldError::new(
+                    field,
+                    format!("{l} is out of range; allowed (0, 1e8)"),
+                ));
+            }
+            if i > 0 && l >= self.loss_levels[i - 1] {
+                return Err(FieldError::new(
+                    field,
+                    format!("{l} is not below the level before it; list them descending"),
+                ));
+            }
+        }
+        for (i, (rule, budget)) in self.rule_budgets.0.iter().enumerate() {
+            let field = format!("rule_budgets[{i}]");
+            if !self.rules.contains(rule) {
+                return Err(FieldError::new(
+                    field,
+                    format!("{} is not one of the preset's `rules`", rule.name()),
+                ));
+            }
+            if self.rule_budgets.0[..i].iter().any(|(r, _)| r == rule) {
+                return Err(FieldError::new(
+                    field,
+                    format!("{} is listed twice", rule.name()),
+                ));
+            }
+            check_int(&format!("{field}.{}", rule.name()), *budget, 1, 1_000_000)?;
         }
         if self.schedules.len() > ZooSchedule::ALL.len() {
             return Err(FieldError::new(
@@ -427,11 +490,21 @@ impl ZooPreset {
         }
     }
 
+    /// The step budget of `rule`: its `rule_budgets` entry, else `budget`.
+    pub fn budget_of(&self, rule: Rule) -> usize {
+        self.rule_budgets.get(rule).copied().unwrap_or(self.budget)
+    }
+
+    /// Training steps of every run together (the unit of a zoo's work for the estimates).
+    pub fn total_steps(&self) -> usize {
+        self.cells().iter().map(|c| self.budget_of(c.rule)).sum()
+    }
+
     /// The peak rates `rule` runs at: its `rule_rates` entry, else `rates`, else its grid
     /// (with `grid`), else the paper's rate.
     pub fn rates_for(&self, rule: Rule) -> Vec<f64> {
         if let Some(r) = self.rule_rates.get(rule) {
-            r.to_vec()
+            r.clone()
         } else if !self.rates.is_empty() {
             self.rates.clone()
         } else if self.grid {
@@ -491,12 +564,13 @@ impl ZooPreset {
             problem,
             cell.rule,
             cell.lr,
-            self.budget,
+            self.budget_of(cell.rule),
             cell.seed,
             self.twins,
         )
         .with_schedule(cell.schedule)
         .with_full_horizon(cell.choice.full_horizon())
+        .with_levels(&self.loss_levels)
         .finish(cell.seed, cancel);
         self.label(cell, &mut r);
         r
@@ -617,12 +691,13 @@ impl ZooPreset {
                 format!("{:?}", want.schedule),
             );
         }
-        if run.steps > self.budget || (run.outcome == Outcome::Budget && run.steps != self.budget) {
+        let budget = self.budget_of(cell.rule);
+        if run.steps > budget || (run.outcome == Outcome::Budget && run.steps != budget) {
             return wrong(
                 "steps",
                 format!(
-                    "{} for a {:?} run with a budget of {}",
-                    run.steps, run.outcome, self.budget
+                    "{} for a {:?} run with a budget of {budget}",
+                    run.steps, run.outcome
                 ),
             );
         }
@@ -669,6 +744,35 @@ impl ZooPreset {
                     run.train_loss
                 ),
             );
+        }
+        // Readings: the preset's first levels in order, at steps the run took, each at or
+        // below its level, with sound metrics.
+        if run.readings.len() > self.loss_levels.len() {
+            return wrong(
+                "readings",
+                format!(
+                    "{} given; the preset reads {} levels",
+                    run.readings.len(),
+                    self.loss_levels.len()
+                ),
+            );
+        }
+        for (i, (r, &level)) in run.readings.iter().zip(&self.loss_levels).enumerate() {
+            let sound = r.level.to_bits() == level.to_bits()
+                && r.step <= run.steps
+                && r.train_loss <= level
+                && r.recovery.is_finite()
+                && r.recovery >= 0.0
+                && (0.0..=max_erank).contains(&r.erank);
+            if !sound {
+                return wrong(
+                    "readings",
+                    format!(
+                        "reading {i} ({r:?}) does not belong at level {level} of a {}-step run",
+                        run.steps
+                    ),
+                );
+            }
         }
         match run.twin_drift {
             // A twin may diverge while its run does not: any value but a negative one.

@@ -133,6 +133,7 @@ impl ZooPreset {
             init: None,
             schedule: ZooSchedule::Paper,
             reference: Some(stats),
+            readings: Vec::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! spectral-tail and dial tables, `zoo.csv`, and the paper's own numbers beside ours.
 
 use super::reference::{REFERENCE_CLASS, is_reference, reference_markdown};
-use super::{Outcome, Rule, RunResult, ZooPreset, ZooSchedule};
+use super::{Outcome, Reading, Rule, RunResult, ZooPreset, ZooSchedule};
 use crate::metrics::mean_sd;
 use crate::optim::Schedule;
 use crate::sensing::SensingConfig;
@@ -283,7 +283,59 @@ pub fn markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRes
         .filter(|r| !is_reference(r))
         .cloned()
         .collect();
-    runs_markdown(preset, summaries, &runs) + &reference_markdown(results, paper)
+    runs_markdown(preset, summaries, &runs)
+        + &readings_markdown(preset, &runs)
+        + &reference_markdown(results, paper)
+}
+
+/// The fit read along the way ([`RunResult::readings`], the paper's Table 10): per rule and
+/// rate, the mean recovery over the seeds that reached each of the preset's loss levels (and how
+/// many did), then the effective rank at the deepest level reached by all of them. Empty
+/// without levels.
+fn readings_markdown(preset: &ZooPreset, runs: &[RunResult]) -> String {
+    let levels = &preset.loss_levels;
+    if levels.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n## Recovery along the fit (read at the first check where the training loss is at or \
+         below each level; mean over the seeds that got there)\n\n| rule | lr |",
+    );
+    for l in levels {
+        s.push_str(&format!(" ≤ {l:e} |"));
+    }
+    s.push_str(" erank at the deepest |\n|---|---|");
+    s.push_str(&"---|".repeat(levels.len() + 1));
+    s.push('\n');
+    let mut seen: Vec<(&str, u64)> = Vec::new();
+    for r in runs {
+        let key = (r.rule.as_str(), r.lr.to_bits());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let at: Vec<&RunResult> = runs
+            .iter()
+            .filter(|x| x.rule == r.rule && x.lr.to_bits() == r.lr.to_bits())
+            .collect();
+        s.push_str(&format!("| {} | {} |", r.rule, r.lr));
+        let mut deepest = None;
+        for (i, _) in levels.iter().enumerate() {
+            let got: Vec<&Reading> = at.iter().filter_map(|x| x.readings.get(i)).collect();
+            if got.is_empty() {
+                s.push_str(" — |");
+                continue;
+            }
+            let (m, _) = mean_sd(&got.iter().map(|g| g.recovery).collect::<Vec<_>>());
+            s.push_str(&format!(" {} ({} of {}) |", fmt4(m), got.len(), at.len()));
+            if got.len() == at.len() {
+                deepest = Some(mean_sd(&got.iter().map(|g| g.erank).collect::<Vec<_>>()).0);
+            }
+        }
+        let erank = deepest.map_or("—".to_string(), |e| format!("{e:.2}"));
+        s.push_str(&format!(" {erank} |\n"));
+    }
+    s
 }
 
 /// [`markdown`] of the rules' runs.
@@ -313,9 +365,21 @@ fn runs_markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRe
         )
     };
     let inits = list(preset.init_values().iter().map(|x| x.to_string()).collect());
+    let own: Vec<String> = preset
+        .rule_budgets
+        .0
+        .iter()
+        .map(|(r, b)| format!(", {} {b}", r.name()))
+        .collect();
     let mut s = format!(
-        "# {}\n\n{}\n\n{sizes}, init {inits}, τ = {}, budget {} steps, {} seed(s) from {}; f64.\n\n",
-        preset.name, preset.description, tau_text, preset.budget, preset.seeds, preset.seed
+        "# {}\n\n{}\n\n{sizes}, init {inits}, τ = {}, budget {} steps{}, {} seed(s) from {}; f64.\n\n",
+        preset.name,
+        preset.description,
+        tau_text,
+        preset.budget,
+        own.concat(),
+        preset.seeds,
+        preset.seed
     );
     if !preset.schedules.is_empty() {
         s.push_str(&format!(
@@ -1035,6 +1099,7 @@ mod tests {
             init: None,
             schedule: ZooSchedule::Paper,
             reference: None,
+            readings: Vec::new(),
         }
     }
 

@@ -82,14 +82,15 @@ fn trace_cell(preset: &ZooPreset, index: usize, c: Cell) -> Value {
             (h.name().to_string(), v)
         })
         .collect();
-    let mut run = FactorRun::new(&problem, c.rule, c.lr, preset.budget, c.seed, false)
+    let budget = preset.budget_of(c.rule);
+    let mut run = FactorRun::new(&problem, c.rule, c.lr, budget, c.seed, false)
         .with_schedule(c.schedule)
         .with_full_horizon(c.choice.full_horizon());
     let (u0, v0) = (rows(&run.params[0]), rows(&run.params[1]));
     let mut steps = Vec::new();
     let outcome = loop {
         let t = run.t;
-        let lr = run.schedule.lr_at(c.lr, t, preset.budget);
+        let lr = run.schedule.lr_at(c.lr, t, budget);
         if let Some(o) = run.step() {
             break o;
         }
@@ -114,7 +115,7 @@ fn trace_cell(preset: &ZooPreset, index: usize, c: Cell) -> Value {
         "schedule": format!("{:?}", c.schedule).to_lowercase(),
         "full_horizon": c.choice.full_horizon(),
         "lr": c.lr,
-        "budget": preset.budget,
+        "budget": budget,
         "check_every": super::CHECK_EVERY,
         "interpolated_below": super::INTERPOLATED,
         "diverged_above": super::DIVERGED,

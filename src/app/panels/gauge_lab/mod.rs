@@ -185,7 +185,7 @@ impl Default for Saved {
 /// The work of a zoo preset for [`Analysis::start`]: runs times their step budget (a run that
 /// converges early takes less, so the estimate leans long).
 fn zoo_work(preset: &ZooPreset) -> f64 {
-    preset.units() as f64 * preset.budget as f64
+    preset.total_steps() as f64
 }
 
 /// A sweep tab's plot as a figure, from its preset and runs.
