@@ -365,3 +365,45 @@ fn the_registry_classes_and_the_zoo_report_its_gradients() {
         run.factor_drift()
     );
 }
+
+/// A sweep with a flow rule counts every rule's gradients (steps plus the flow's), so FlowAdam
+/// compares with the others at equal cost: in the summaries, the Markdown and the CSV.
+#[test]
+fn a_zoo_with_a_flow_rule_reports_gradients_per_run_beside_steps() {
+    use basis_lab::sensing::zoo::{ZooPreset, csv_bytes, markdown, run_zoo, summarise};
+    let p = ZooPreset::from_ron(
+        "ZooPreset(problem: (n: 12, rank: 2, init: 1e-3), seeds: 1, budget: 300, \
+         rules: [Gd, FlowAdamP(0.0)], rates: [0.01], reference: false)",
+        "p.ron",
+    )
+    .unwrap();
+    let runs = run_zoo(&p, &|| {}, &std::sync::atomic::AtomicBool::new(false));
+    let s = summarise(&runs);
+    let (gd, flow) = (&runs[0], &runs[1]);
+    assert_eq!(gd.extra_gradients, 0);
+    assert!(flow.extra_gradients > 0, "{flow:?}");
+    assert_eq!(s[0].gradients, Some(gd.steps as f64));
+    assert_eq!(
+        s[1].gradients,
+        Some((flow.steps as u64 + flow.extra_gradients) as f64)
+    );
+    let csv = String::from_utf8(csv_bytes(&runs, &s).unwrap()).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].ends_with(",selected,extra_gradients"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[2].ends_with(&format!(",{}", flow.extra_gradients)),
+        "{}",
+        lines[2]
+    );
+    assert!(markdown(&p, &s, &runs).contains(" gradients |"));
+    // Without a flow rule nothing changes: no column, no field.
+    let plain: Vec<_> = runs[..1].to_vec();
+    let s = summarise(&plain);
+    assert_eq!(s[0].gradients, None);
+    let csv = String::from_utf8(csv_bytes(&plain, &s).unwrap()).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",selected"));
+}

@@ -42,6 +42,11 @@ pub struct RuleSummary {
     /// Schedule choice (left out when it is the paper's).
     #[serde(default, skip_serializing_if = "ZooSchedule::is_paper")]
     pub schedule: ZooSchedule,
+    /// Mean gradient evaluations per run at that rate (steps plus a flow's extra ones), when
+    /// any run of the sweep evaluated extra gradients (FlowAdam), so rules compare at equal
+    /// cost; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gradients: Option<f64>,
 }
 
 /// What identifies a run's group besides its rate and seed: rule, τ, size, init and schedule,
@@ -79,6 +84,7 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
         .cloned()
         .collect();
     let results = &results[..];
+    let flows = results.iter().any(|r| r.extra_gradients > 0);
     let mut groups: Vec<GroupKey> = Vec::new();
     for r in results {
         let key = group_key(r);
@@ -138,6 +144,8 @@ pub fn summarise(results: &[RunResult]) -> Vec<RuleSummary> {
                 n: key.2,
                 init: key.3.map(f64::from_bits),
                 schedule: key.4,
+                gradients: flows
+                    .then(|| mean_sd(&col(|r| (r.steps as u64 + r.extra_gradients) as f64)).0),
             }
         })
         .collect()
@@ -162,7 +170,7 @@ pub fn class_gap(summaries: &[RuleSummary]) -> Option<(f64, f64)> {
 /// `zoo.csv`: one row per run in cell order (rule, class, then n, init and schedule when the
 /// runs sweep them, τ, rate, seed, steps, outcome, final training loss, recovery, effective
 /// rank, balancedness, twin drift), with `selected` 1 for the runs at the rate [`summarise`]
-/// picked for their group. A convex-reference row ([`is_reference`]) comes after the runs, in
+/// picked for their group, and `extra_gradients` last when a run evaluated any (FlowAdam). A convex-reference row ([`is_reference`]) comes after the runs, in
 /// the class `reference`, with its iterations as steps, no rate, balancedness, twin drift or
 /// selection, and the loss, recovery and effective rank of its matrix.
 pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec<u8>, csv::Error> {
@@ -170,6 +178,7 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
     let has_n = results.iter().any(|r| r.n.is_some());
     let has_init = results.iter().any(|r| r.init.is_some());
     let has_schedule = results.iter().any(|r| !r.schedule.is_paper());
+    let has_flows = results.iter().any(|r| r.extra_gradients > 0);
     let mut csv = csv::Writer::from_writer(Vec::new());
     let mut head = vec!["rule", "class"];
     for (on, name) in [(has_n, "n"), (has_init, "init"), (has_schedule, "schedule")] {
@@ -190,6 +199,9 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
         "twin_drift",
         "selected",
     ]);
+    if has_flows {
+        head.push("extra_gradients");
+    }
     csv.write_record(&head)?;
     for r in results {
         if is_reference(r) {
@@ -216,6 +228,9 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
                 String::new(),
                 String::new(),
             ]);
+            if has_flows {
+                row.push(String::new());
+            }
             csv.write_record(&row)?;
             continue;
         }
@@ -248,6 +263,9 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
             r.twin_drift.map_or(String::new(), num),
             (selected as u8).to_string(),
         ]);
+        if has_flows {
+            row.push(r.extra_gradients.to_string());
+        }
         csv.write_record(&row)?;
     }
     csv.into_inner().map_err(|e| e.into_error().into())
@@ -404,19 +422,25 @@ fn runs_markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRe
         return s;
     }
     let twins = summaries.iter().any(|r| r.twin_drift.is_some());
+    let flows = summaries.iter().any(|r| r.gradients.is_some());
     s.push_str("| rule | class | lr | recovery mean ± sd [min, max] | erank | balancedness | train loss | interpolated |");
     s.push_str(if twins { " twin drift |" } else { "" });
+    s.push_str(if flows { " gradients |" } else { "" });
     s.push_str(" paper rec / erank / bal |\n|---|---|---|---|---|---|---|---|");
     s.push_str(if twins { "---|" } else { "" });
+    s.push_str(if flows { "---|" } else { "" });
     s.push_str("---|\n");
     for r in summaries {
-        let paper = paper_row(preset, r).unwrap_or_else(|| "—".to_string());
-        let drift = if twins {
-            r.twin_drift
-                .map_or(" — |".to_string(), |d| format!(" {d:.1e} |"))
-        } else {
-            String::new()
+        let drift = match (twins, r.twin_drift) {
+            (false, _) => String::new(),
+            (true, None) => " — |".to_string(),
+            (true, Some(d)) => format!(" {d:.1e} |"),
         };
+        let drift = match r.gradients {
+            Some(g) if flows => format!("{drift} {g:.0} |"),
+            _ => drift,
+        };
+        let paper = paper_row(preset, r).unwrap_or_else(|| "—".to_string());
         s.push_str(&format!(
             "| {} | {} | {} | {} ± {} [{}, {}] | {:.2} ± {:.2} | {:.2} ± {:.2} | {:.1e} | {} |{drift} {} |\n",
             r.rule,
