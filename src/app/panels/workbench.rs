@@ -623,6 +623,13 @@ impl Panel for Workbench {
                 {
                     lab.handed.push((super::attention::ID, text.clone()));
                 }
+                ui.label(
+                    RichText::new(
+                        "(the gauge lab's zoo and live runs take registered rules only; Check \
+                         runs the chain there)",
+                    )
+                    .weak(),
+                );
             });
         }
         if export && let Some((name, bytes)) = self.table() {
