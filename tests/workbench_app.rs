@@ -224,3 +224,73 @@ fn a_link_opens_the_chain_and_a_bad_one_is_refused_by_name() {
     );
     assert_eq!(a.set_from_link("utm_source", "mail"), Ok(false));
 }
+
+/// A saved chain that no longer parses is reset to the default with a notice naming it, and a
+/// saved check is kept.
+#[test]
+fn a_damaged_saved_chain_is_reset_with_a_notice() {
+    use basis_lab::app::analysis::{Analysis, Finished};
+    let check = check_chain("normalize()").unwrap();
+    let mut analysis: Analysis<String, basis_lab::experiment::check::ChainCheck> =
+        Analysis::default();
+    analysis.last = Some(Finished {
+        inputs: "normalize()".into(),
+        result: check.clone(),
+    });
+    let mut s = Settings {
+        preset: Preset::load("classroom").unwrap(),
+        ..Settings::default()
+    };
+    let saved = format!(
+        "(chain: \"trace(decay=1.5)\", analysis: {})",
+        ron::to_string(&analysis).unwrap()
+    );
+    s.panels.insert("optimizer".into(), saved);
+    let a = AppState::new(&egui::Context::default(), s);
+    let notice = a.lab.notice.clone().unwrap();
+    assert!(notice.error, "{}", notice.text);
+    assert!(
+        notice.text.contains(
+            "optimizer: the saved chain was reset (transform 1 (`trace`): argument `decay`: \
+             `1.5` is not allowed; allowed [0, 1))"
+        ),
+        "{}",
+        notice.text
+    );
+    let b = a.panel::<Workbench>("optimizer").unwrap();
+    assert_eq!(
+        b.chain_text().unwrap(),
+        "clip_by_global_norm() | scale_by_adam()"
+    );
+    assert_eq!(b.analysis.last.as_ref().unwrap().result, check);
+}
+
+/// A Web Worker's check (the task through its RON text, as the page runs it) gives the
+/// command's check, every bit included, with one progress call per lab.
+#[test]
+fn the_check_through_text_is_the_command_s() {
+    use basis_lab::app::panels::workbench::CheckTask;
+    use basis_lab::experiment::check::ChainCheck;
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let progress = || {
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    let input = ron::to_string(&CheckTask("lars".into())).unwrap();
+    let text = basis_lab::app::tasks::run("check", &input, &progress).unwrap();
+    assert_eq!(calls.into_inner(), 3);
+    let back: Result<ChainCheck, basis_lab::app::analysis::Stop> = ron::from_str(&text).unwrap();
+    let back = back.unwrap();
+    assert_eq!(back, check_chain("lars").unwrap());
+    assert_eq!(back.name.as_deref(), Some("lars"));
+    assert!(back.labs.iter().all(|l| l.verdict == Verdict::Equivariant));
+    // A chain that does not parse fails with the parser's message.
+    let bad = ron::to_string(&CheckTask("trace(2)".into())).unwrap();
+    let text = basis_lab::app::tasks::run("check", &bad, &|| {}).unwrap();
+    let back: Result<ChainCheck, basis_lab::app::analysis::Stop> = ron::from_str(&text).unwrap();
+    assert_eq!(
+        back,
+        Err(basis_lab::app::analysis::Stop::Failed(
+            "transform 1 (`trace`): argument `decay`: `2` is not allowed; allowed [0, 1)".into()
+        ))
+    );
+}
