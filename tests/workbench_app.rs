@@ -107,6 +107,14 @@ fn a_chain_is_edited_predicted_checked_and_handed_to_the_labs() {
     );
     assert_eq!(count(&h, &format!("The chain does not parse: {error}")), 1);
     assert_eq!(count(&h, "equivariant"), 0);
+    // A value cannot splice a transform into the chain: the text form's punctuation is refused.
+    h.get_by_label("decay").type_text(") | scale_by_sign(");
+    h.run_steps(3);
+    assert_eq!(
+        bench(&h).spec().unwrap_err(),
+        "transform 1 (`trace`): argument `decay`: `0.9e3) | scale_by_sign(` is not allowed; \
+         allowed [0, 1)"
+    );
 
     // A whole chain typed on the line replaces the rows.
     let wanted = "clip(0.01) | scale_by_adam()";
@@ -187,6 +195,17 @@ fn a_chain_is_edited_predicted_checked_and_handed_to_the_labs() {
         "{}",
         notice.text
     );
+
+    // At most 16 transforms: the palette's button stops adding there.
+    let a = h.state_mut().as_mut().unwrap();
+    a.set_from_link("chain", "trace()").unwrap();
+    for _ in 0..16 {
+        h.run_steps(2);
+        h.get_by_label("Add transform").click();
+    }
+    h.run_steps(3);
+    let text = text(&h);
+    assert_eq!(text.matches("trace()").count(), 16, "{text}");
 }
 
 #[test]

@@ -137,6 +137,22 @@ impl Workbench {
     /// The chain as edited, parsed; the parser's error names the transform, its position, the
     /// argument and its allowed values.
     pub fn spec(&self) -> Result<ChainSpec, String> {
+        // A value holding the text form's own punctuation would splice other arguments or
+        // transforms into the chain: refused here as the parser refuses a bad value.
+        for (i, row) in self.rows.iter().enumerate() {
+            for (a, v) in row.info.args.iter().zip(&row.args) {
+                if v.contains([',', '(', ')', '|', '=']) {
+                    return Err(format!(
+                        "transform {} (`{}`): argument `{}`: `{}` is not allowed; allowed {}",
+                        i + 1,
+                        row.info.name,
+                        a.name,
+                        v.trim(),
+                        a.allowed()
+                    ));
+                }
+            }
+        }
         let text: Vec<String> = self.rows.iter().map(Row::text).collect();
         ChainSpec::parse(&text.join(" | ")).map_err(|e| e.message)
     }
@@ -170,15 +186,6 @@ impl Workbench {
             .collect();
         self.text = spec.to_string();
         self.text_error = None;
-        Ok(())
-    }
-
-    /// Adds transform `info` at its defaults at the end; refused past [`MAX_TRANSFORMS`].
-    pub fn add(&mut self, info: &'static TransformInfo) -> Result<(), String> {
-        if self.rows.len() >= MAX_TRANSFORMS {
-            return Err(format!("a chain has at most {MAX_TRANSFORMS} transforms"));
-        }
-        self.rows.push(Row::new(info));
         Ok(())
     }
 
@@ -290,8 +297,7 @@ impl Workbench {
                 .on_hover_text(hover)
                 .clicked()
             {
-                // The button is disabled when full, so this cannot be refused.
-                let _ = self.add(picked);
+                self.rows.push(Row::new(picked));
             }
             ui.label(RichText::new(picked.summary).weak());
         });
