@@ -1389,7 +1389,10 @@ fn link_settings_round_trip_and_bad_values_are_refused_by_name() {
             assert_eq!(a.set_from_link("utm_source", "mail"), Ok(false), "{view}");
         }
     }
-    assert_eq!(with_settings, 6, "sweep, eps, matched, dk, hsi, gauge live");
+    assert_eq!(
+        with_settings, 7,
+        "sweep, eps, matched, dk, hsi, gauge live, optimizer"
+    );
 
     a.open_tab("test", "sweep");
     assert_eq!(a.set_from_link("seeds", "3"), Ok(true));

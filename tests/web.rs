@@ -7,7 +7,8 @@
 //! the app's screenshot (driven through Chromium's DevTools protocol); every analysis tab, the
 //! attention twins (trained in a Web Worker) and the hyperspectral tab (on a scene the link names)
 //! run from their links with their settings and download the desktop's tables; every section and
-//! tab opens from its link at 1280 × 720 and 1024 × 768. The screenshots stay in `target/tmp/web/`
+//! tab opens from its link at 1280 × 720 and 1024 × 768; a link carrying a chain checks it in a
+//! Web Worker with the desktop's verdicts. The screenshots stay in `target/tmp/web/`
 //! to be looked at.
 
 use std::io::{BufRead, BufReader, Write};
@@ -1091,4 +1092,51 @@ fn the_hyperspectral_tab_fetches_a_linked_scene_and_its_table_is_the_desktop_s()
     let report = on_desktop("gauge/hsi", task).unwrap();
     let desktop = String::from_utf8(summary_csv_bytes(&report).unwrap()).unwrap();
     compare_but_erank(&name, &web, &desktop);
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn a_link_carrying_a_chain_checks_it_in_a_worker_and_its_verdicts_are_the_desktop_s() {
+    use basis_lab::app::panels::workbench::CheckTask;
+    use basis_lab::experiment::check::csv_bytes;
+    portable();
+    // Row normalisation commutes with the gauge lab's action only: verdicts differ per lab.
+    let chain = "normalize_rows() | trace(0.9)";
+    let (name, web) = table_from_link(
+        "optimizer",
+        &[("chain", chain.to_string())],
+        "",
+        None,
+        Duration::from_secs(180),
+    );
+    assert_eq!(name, "check.csv");
+    let desktop = on_desktop("optimizer", CheckTask(chain.into())).unwrap();
+    let verdicts: Vec<&str> = desktop.labs.iter().map(|l| l.verdict.name()).collect();
+    assert_eq!(
+        verdicts,
+        ["basis-dependent", "equivariant", "basis-dependent"]
+    );
+    let desktop = String::from_utf8(csv_bytes(&desktop).unwrap()).unwrap();
+    // The gauge lab's twins start from a Haar Q and a noise matrix whose last bits differ
+    // between the page and the desktop (not traced yet; its zoo runs, without twins, agree byte
+    // for byte), so its distances agree to 1e-3, or are both rounding (below 1e-14). Every
+    // other field, the verdicts included, agrees byte for byte.
+    let (web, desktop): (Vec<&str>, Vec<&str>) = (web.lines().collect(), desktop.lines().collect());
+    assert_eq!(web.len(), 4, "a header and three labs");
+    assert_eq!(web.len(), desktop.len());
+    for (w, d) in web.iter().zip(&desktop) {
+        let (w, d): (Vec<&str>, Vec<&str>) = (w.split(',').collect(), d.split(',').collect());
+        for (k, (a, b)) in w.iter().zip(&d).enumerate() {
+            if w[1] == "gauge" && (k == 3 || k == 4) {
+                let (a, b): (f64, f64) = (a.parse().unwrap(), b.parse().unwrap());
+                let big = a.abs().max(b.abs());
+                assert!(
+                    (a - b).abs() <= 1e-3 * big || big < 1e-14,
+                    "gauge: {a} against {b}"
+                );
+            } else {
+                assert_eq!(a, b, "{} lab, column {}", w[1], k + 1);
+            }
+        }
+    }
 }

@@ -45,6 +45,9 @@ pub struct Lab {
     pub stop: StopRule,
     /// Snapshots received since start; identifies the one on screen.
     pub snapshot_serial: u64,
+    /// Chains the optimizer workbench hands to another view ("Use as …"): that view's path and
+    /// the chain's text. The view takes its own in its `logic` ([`Lab::take_handed`]).
+    pub handed: Vec<(&'static str, String)>,
     trainer: Option<Trainer>,
     repaint: Arc<dyn Fn() + Send + Sync>,
     /// The notice on screen and when it appeared.
@@ -71,6 +74,7 @@ impl Lab {
             speed,
             stop,
             snapshot_serial: 0,
+            handed: Vec::new(),
             trainer: None,
             repaint,
             notice_seen: None,
@@ -113,6 +117,15 @@ impl Lab {
         } else {
             Command::Play
         });
+    }
+
+    /// The chains handed to the view at `path` ([`Lab::handed`]), taken out in the order given.
+    pub fn take_handed(&mut self, path: &str) -> Vec<String> {
+        let (mine, others) = std::mem::take(&mut self.handed)
+            .into_iter()
+            .partition(|(p, _)| *p == path);
+        self.handed = others;
+        mine.into_iter().map(|(_, text)| text).collect()
     }
 
     /// The callback that wakes the UI, for background jobs.

@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::app::panels::controlled_test::{MatchedTask, PointsTask, SweepTask};
 use crate::app::panels::gauge_lab::{HsiTask, HsiTrial, ZooTask, ZooTrial};
+use crate::app::panels::workbench::CheckTask;
 use crate::attention::live::AttentionLive;
 use crate::experiment::{AdamEps, KeyDim};
 use crate::live::{RemoteRun, Task, TextRun, text_run};
@@ -24,6 +25,7 @@ pub const TASKS: &[(&str, RunText)] = &[
     (HsiTask::KIND, run_text::<HsiTask>),
     (ZooTrial::KIND, run_text::<ZooTrial>),
     (HsiTrial::KIND, run_text::<HsiTrial>),
+    (CheckTask::KIND, run_text::<CheckTask>),
 ];
 
 /// Builds a live run of a kind from its settings' RON text.

@@ -21,7 +21,9 @@ use crate::optim::{BUNDLED_CHAINS, ChainError, ChainSpec, Lab, OptimizerSpec, lo
 use crate::preset::Preset;
 use crate::sensing::zoo::{FactorRun, Rule};
 use crate::sensing::{SensingConfig, SensingProblem};
-use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
 
 /// The rounding floor: a gauge twin at most this far from its run is equivariant. GD's,
 /// momentum's, scalar-Adam's, Muon's and Shampoo's stay below 1e-12 in the three settings;
@@ -46,7 +48,7 @@ pub const GAUGE_LR: f64 = 1e-3;
 pub const ATTENTION_LR: f64 = 1e-3;
 
 /// What the measurement says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The gauge twin stayed within [`FLOOR`].
@@ -88,14 +90,14 @@ impl Verdict {
 }
 
 /// One lab's row of the check.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LabCheck {
     /// The lab (`key`, `gauge`, `attention`).
-    pub lab: &'static str,
+    pub lab: String,
     /// Predicted equivariant: every transform commutes with the lab's action.
     pub predicted_equivariant: bool,
     /// The transforms that do not commute with the lab's action.
-    pub not_commuting: Vec<&'static str>,
+    pub not_commuting: Vec<String>,
     /// The gauge twin's relative distance at the end.
     pub gauge_distance: f64,
     /// The noise twin's relative distance at the end.
@@ -109,7 +111,7 @@ pub struct LabCheck {
 }
 
 /// The whole check of one chain.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChainCheck {
     /// The registered rule's or bundled chain's name, when the chain was given by name.
     pub name: Option<String>,
@@ -285,30 +287,56 @@ pub fn resolve(text: &str) -> Result<(Option<String>, Subject), ChainError> {
 /// bits. Well under a second in a release build for a chain; FlowAdam's flow steps take
 /// longer.
 pub fn check_chain(text: &str) -> Result<ChainCheck, ChainError> {
+    let check = check_chain_with(text, &|| {}, &AtomicBool::new(false))?;
+    Ok(check.expect("never cancelled"))
+}
+
+/// [`check_chain`] for a background job: calls `progress` after each lab and gives `Ok(None)`
+/// when `cancel` is raised before the last lab has run (the app's Check button).
+pub fn check_chain_with(
+    text: &str,
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<Option<ChainCheck>, ChainError> {
     let (name, subject) = resolve(text)?;
-    let labs = Lab::ALL
-        .iter()
-        .zip(twin_distances(&subject.spec()))
-        .map(|(&lab, (gauge, noise))| {
-            let predicted = subject.predicted(lab.action());
-            let verdict = Verdict::of(gauge, noise);
-            LabCheck {
-                lab: lab.name(),
-                predicted_equivariant: predicted,
-                not_commuting: subject.blocking(lab.action()),
-                gauge_distance: gauge,
-                noise_distance: noise,
-                verdict,
-                agrees: !predicted || verdict == Verdict::Equivariant,
-            }
-        })
-        .collect();
-    Ok(ChainCheck {
+    let spec = subject.spec();
+    let mut labs = Vec::with_capacity(Lab::ALL.len());
+    for lab in Lab::ALL {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let (gauge, noise) = lab_twins(lab, &spec);
+        let predicted = subject.predicted(lab.action());
+        let verdict = Verdict::of(gauge, noise);
+        labs.push(LabCheck {
+            lab: lab.name().into(),
+            predicted_equivariant: predicted,
+            not_commuting: (subject.blocking(lab.action()).iter())
+                .map(|s| s.to_string())
+                .collect(),
+            gauge_distance: gauge,
+            noise_distance: noise,
+            verdict,
+            agrees: !predicted || verdict == Verdict::Equivariant,
+        });
+        progress();
+    }
+    Ok(Some(ChainCheck {
         name,
         chain: subject.text(),
         floor: FLOOR,
         labs,
-    })
+    }))
+}
+
+/// The gauge twin's and the noise twin's distances in `lab` at its documented learning rate.
+fn lab_twins(lab: Lab, spec: &OptimizerSpec) -> (f64, f64) {
+    let at = |lr: f64| OptimizerSpec { lr, ..spec.clone() };
+    match lab {
+        Lab::Key => key_twins(&at(KEY_LR)),
+        Lab::Gauge => gauge_twins(&at(GAUGE_LR)),
+        Lab::Attention => attention_twins(&at(ATTENTION_LR)),
+    }
 }
 
 /// The gauge twin's and the noise twin's distances at the end of the check's run in each lab
@@ -316,12 +344,7 @@ pub fn check_chain(text: &str) -> Result<ChainCheck, ChainError> {
 /// replaced by each lab's documented one, see the module documentation). NaN where the run
 /// could not start or diverged. Lets a registered rule be measured beside its chain.
 pub fn twin_distances(spec: &OptimizerSpec) -> [(f64, f64); 3] {
-    let at = |lr: f64| OptimizerSpec { lr, ..spec.clone() };
-    [
-        key_twins(&at(KEY_LR)),
-        gauge_twins(&at(GAUGE_LR)),
-        attention_twins(&at(ATTENTION_LR)),
-    ]
+    Lab::ALL.map(|lab| lab_twins(lab, spec))
 }
 
 fn key_twins(spec: &OptimizerSpec) -> (f64, f64) {
@@ -519,4 +542,74 @@ pub fn table(c: &ChainCheck) -> String {
         ));
     }
     out
+}
+
+/// The check as CSV (the app's Save table): one row per lab with the prediction, both
+/// distances (shortest round-trip text), the verdict and whether they agree.
+pub fn csv_bytes(c: &ChainCheck) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "chain",
+        "lab",
+        "predicted",
+        "gauge_distance",
+        "noise_distance",
+        "verdict",
+        "agrees",
+        "not_commuting",
+    ])?;
+    for l in &c.labs {
+        let predicted = if l.predicted_equivariant {
+            "equivariant"
+        } else {
+            "not_guaranteed"
+        };
+        w.write_record([
+            c.chain.as_str(),
+            &l.lab,
+            predicted,
+            &l.gauge_distance.to_string(),
+            &l.noise_distance.to_string(),
+            l.verdict.name(),
+            &l.agrees.to_string(),
+            &l.not_commuting.join(" "),
+        ])?;
+    }
+    w.into_inner().map_err(|e| e.into_error().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The background form reports each lab, stops when cancelled, and gives what
+    /// [`check_chain`] gives; its CSV has a row per lab with the verdict.
+    #[test]
+    fn the_background_check_counts_labs_stops_on_cancel_and_writes_its_table() {
+        let text = "clip(0.01) | scale_by_adam()";
+        let cancelled = check_chain_with(text, &|| {}, &AtomicBool::new(true)).unwrap();
+        assert_eq!(cancelled, None);
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let progress = || {
+            count.fetch_add(1, Ordering::Relaxed);
+        };
+        let c = check_chain_with(text, &progress, &AtomicBool::new(false))
+            .unwrap()
+            .unwrap();
+        assert_eq!(count.into_inner(), 3, "one call per lab");
+        assert_eq!(c, check_chain(text).unwrap());
+        let csv = String::from_utf8(csv_bytes(&c).unwrap()).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 4, "{csv}");
+        assert!(
+            lines[1].starts_with("clip(max=0.01) | scale_by_adam(),key,not_guaranteed,"),
+            "{csv}"
+        );
+        assert!(
+            lines[1].ends_with(",basis-dependent,true,clip scale_by_adam"),
+            "{csv}"
+        );
+        let back: ChainCheck = ron::from_str(&ron::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c, "the check travels as RON (a Web Worker's answer)");
+    }
 }

@@ -5,6 +5,7 @@ pub mod attention;
 pub mod controlled_test;
 pub mod explainer;
 pub mod gauge_lab;
+pub mod workbench;
 
 use crate::app::panel::Panel;
 
@@ -20,6 +21,7 @@ pub fn sections() -> Vec<Box<dyn Panel>> {
         Box::new(explainer::Chapter::blind_spots()),
         Box::new(gauge_lab::GaugeLab::default()),
         Box::new(attention::AttentionTwins::default()),
+        Box::new(workbench::Workbench::default()),
     ]
 }
 

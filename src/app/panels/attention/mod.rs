@@ -14,10 +14,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, to_ron};
+use crate::app::panels::workbench::chain_spec;
 use crate::app::widgets::paste::paste_window;
 use crate::attention::live::{self, AttentionLive};
-use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, TwinKind};
+use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, RunSpec, TwinKind};
+use crate::experiment::check::ATTENTION_LR;
 use crate::live::Live;
+
+/// The section's id (its path, for [`Lab::handed`]).
+pub const ID: &str = "attention";
 
 /// Where the section's preset comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -178,6 +183,22 @@ impl AttentionTwins {
         self.preset = preset;
     }
 
+    /// Adds a run of the chain `text` at the workbench's check rate ([`ATTENTION_LR`]) with
+    /// its gauge and noise twins to the preset, which starts afresh at step 0; its name, or why
+    /// it was refused (the preset's runs are full, the chain does not validate).
+    pub fn add_chain_run(&mut self, text: &str) -> Result<String, String> {
+        let mut p = self.preset.clone();
+        let rule = chain_spec(text, ATTENTION_LR, |n| p.runs.iter().any(|r| r.name() == n));
+        let name = rule.arm_name().to_string();
+        p.runs.push(RunSpec {
+            rule,
+            rest: None,
+            twins: vec![TwinKind::Gauge, TwinKind::Noise],
+        });
+        self.set_source(Source::Custom(p))?;
+        Ok(name)
+    }
+
     /// Back to step 0 with the same preset and seed.
     pub fn reset(&mut self) {
         self.rebuild(self.preset.clone());
@@ -214,7 +235,7 @@ impl AttentionTwins {
 
 impl Panel for AttentionTwins {
     fn id(&self) -> &'static str {
-        "attention"
+        ID
     }
 
     /// The preset as run, its seed included.
@@ -246,10 +267,19 @@ impl Panel for AttentionTwins {
                 self.view.apply(m);
             }
         }
+        for text in lab.take_handed(ID) {
+            match self.add_chain_run(&text) {
+                Ok(name) => lab.inform(format!(
+                    "Added the run `{name}` (your chain at lr {ATTENTION_LR:e}, with its gauge and \
+                     noise twins) to the attention twins; it starts at step 0 there."
+                )),
+                Err(e) => lab.error(format!(
+                    "The chain was not added to the attention twins: {e}"
+                )),
+            }
+        }
         #[cfg(target_arch = "wasm32")]
         self.collect_upload(lab);
-        #[cfg(not(target_arch = "wasm32"))]
-        let _ = lab;
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
