@@ -627,6 +627,41 @@ fn the_zoo_tab_shows_the_convex_reference_as_a_grey_row_and_a_dotted_line() {
     h.get_by_label(REFERENCE);
     h.get_by_label("reference");
     h.get_by_label(&format!("X* in {hit} of 2"));
+    // No flow rule: no gradients column.
+    assert!(h.query_by_label("gradients per run").is_none());
+}
+
+/// With a flow rule in the sweep the table counts every rule's gradients per run (steps plus
+/// the flow's), so FlowAdam is compared at equal cost.
+#[test]
+fn the_zoo_tab_counts_gradients_when_a_flow_rule_ran() {
+    use basis_lab::app::analysis::Finished;
+    use basis_lab::sensing::zoo::{ZooPreset, run_zoo, summarise};
+    let preset = ZooPreset::from_ron(
+        "ZooPreset(problem: (n: 12, rank: 2, init: 1e-3), seeds: 1, budget: 300, \
+         rules: [Gd, FlowAdamP(0.0)], rates: [0.01], reference: false)",
+        "p.ron",
+    )
+    .unwrap();
+    let runs = run_zoo(&preset, &|| {}, &std::sync::atomic::AtomicBool::new(false));
+    let flow = summarise(&runs)[1].gradients.unwrap();
+    assert!(flow > runs[1].steps as f64, "{flow}");
+    let mut h = harness_with(settings("classroom"), |a| {
+        a.open_tab("gauge", "zoo");
+    });
+    h.run_steps(1);
+    {
+        let a = h.state_mut().as_mut().unwrap();
+        let tab = a.panel_mut::<SweepTab>("gauge/zoo").unwrap().0;
+        tab.analysis.last = Some(Finished {
+            inputs: preset,
+            result: runs.clone(),
+        });
+    }
+    h.run_steps(3);
+    h.get_by_label("gradients per run");
+    h.get_by_label(&format!("{flow:.0}"));
+    h.get_by_label(&format!("{}", runs[0].steps));
 }
 
 /// The reported settings file: a cached zoo sweep whose run has `lr: NaN` crashed the app at

@@ -34,6 +34,8 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
              coordinate-wise seed ({bottom:.3})."
         ));
     }
+    // A sweep with a flow rule counts gradients per run, so FlowAdam compares at equal cost.
+    let flows = summaries.iter().any(|s| s.gradients.is_some());
     reflow::table(
         ui,
         "zoo table",
@@ -47,10 +49,13 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
                 "erank",
                 "balancedness",
                 "interpolated",
-                "paper (rec / erank / bal)",
             ] {
                 ui.label(RichText::new(h).strong());
             }
+            if flows {
+                ui.label(RichText::new("gradients per run").strong());
+            }
+            ui.label(RichText::new("paper (rec / erank / bal)").strong());
         },
         |ui| {
             for (i, s) in summaries.iter().enumerate() {
@@ -76,6 +81,9 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
                 } else {
                     "not all"
                 });
+                if let Some(g) = s.gradients.filter(|_| flows) {
+                    ui.label(RichText::new(format!("{g:.0}")).monospace());
+                }
                 let paper = paper_table2(&s.rule).map_or("—".into(), |(a, b, c)| {
                     format!("{a:.4} / {b:.2} / {c:.2}")
                 });
@@ -88,15 +96,16 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
                 .map(|r| r.recovery)
                 .collect();
             if !rec.is_empty() {
-                reference_row(ui, runs, &rec);
+                reference_row(ui, runs, &rec, flows);
             }
         },
     );
 }
 
 /// The convex reference's row: mean ± sd and range of its recoveries `rec` over the instances,
-/// its effective rank, and how many instances recovered X* exactly.
-fn reference_row(ui: &mut egui::Ui, runs: &[RunResult], rec: &[f64]) {
+/// its effective rank, and how many instances recovered X* exactly (`flows`: the table has a
+/// gradients column, empty here).
+fn reference_row(ui: &mut egui::Ui, runs: &[RunResult], rec: &[f64], flows: bool) {
     let (m, sd) = crate::metrics::mean_sd(rec);
     let erank: Vec<f64> = runs
         .iter()
@@ -115,6 +124,9 @@ fn reference_row(ui: &mut egui::Ui, runs: &[RunResult], rec: &[f64]) {
     ui.label(RichText::new(format!("{:.2}", crate::metrics::mean_sd(&erank).0)).monospace());
     ui.label("—");
     ui.label(format!("X* in {hit} of {}", rec.len()));
+    if flows {
+        ui.label("—");
+    }
     ui.label(RichText::new("0.0335 / 3.30 / —").weak());
     ui.end_row();
 }
