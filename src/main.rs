@@ -9,9 +9,6 @@ mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 use std::process::ExitCode;
 
-#[cfg(not(target_arch = "wasm32"))]
-use clap::Parser;
-
 /// The web build's entry (wasm32): the app in the page, no command line.
 #[cfg(target_arch = "wasm32")]
 fn main() {
@@ -33,7 +30,7 @@ fn main() -> ExitCode {
             "warning: Ctrl-C will not remove temporary files: {e}"
         ));
     }
-    match cli::Cli::parse().run() {
+    match cli::Cli::parse_args().run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             basis_lab::console::errln(&format!("error: {e:#}"));

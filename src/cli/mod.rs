@@ -18,7 +18,7 @@ mod zoo;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use basis_lab::app::panels::{section_ids, tab_ids};
 use basis_lab::preset::Preset;
@@ -68,13 +68,11 @@ pub struct Cli {
     /// Seconds measured by --frame-stats.
     #[arg(long, default_value_t = 30.0, requires = "frame_stats")]
     frame_seconds: f64,
-    /// Open this section: model, axes, step, why, test, reading, blind-spots, gauge or
-    /// attention.
+    /// Open this section (`--help` lists them, from the app's registry).
     #[arg(long, value_parser = parse_section)]
     panel: Option<String>,
-    /// Open this tab of the section (of the controlled test without --panel): live, activations,
-    /// sweep, eps, matched or dk; in the gauge lab zoo, dial, tail, hsi or live. In screenshot mode
-    /// the tab's analysis runs first.
+    /// Open this tab of the section (of the controlled test without --panel; `--help` lists
+    /// them). In screenshot mode the tab's analysis runs first.
     #[arg(long)]
     tab: Option<String>,
     /// With --screenshot: the window's size in points, `WxH` (default 1920x1200), to show a
@@ -147,6 +145,37 @@ enum Command {
 }
 
 impl Cli {
+    /// Parses the process's arguments ([`Cli::command_with_views`]); on an error or `--help`
+    /// prints and exits, as clap's `parse` does.
+    pub fn parse_args() -> Self {
+        let matches = Self::command_with_views().get_matches();
+        Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
+    /// The command whose `--panel` and `--tab` help lists the app's sections and each one's
+    /// tabs, read from the registry of views (a new tab shows up without editing a string).
+    pub fn command_with_views() -> clap::Command {
+        let sections = section_ids();
+        let tabs: Vec<String> = sections
+            .iter()
+            .filter_map(|&s| {
+                let t = tab_ids(s)?;
+                (!t.is_empty()).then(|| format!("{s}: {}", t.join(", ")))
+            })
+            .collect();
+        Self::command()
+            .mut_arg("panel", |a| {
+                a.help(format!("Open this section: {}", sections.join(", ")))
+            })
+            .mut_arg("tab", |a| {
+                a.help(format!(
+                    "Open this tab of the section (of the controlled test without --panel); \
+                     {}. In screenshot mode the tab's analysis runs first",
+                    tabs.join("; ")
+                ))
+            })
+    }
+
     /// Runs the subcommand, or opens the app.
     pub fn run(self) -> Result<()> {
         if self.portable {
@@ -233,5 +262,25 @@ impl Cli {
             present: self.present,
             no_analysis: self.no_analysis,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The help of `--panel` and `--tab` names every view the registry holds, and only those.
+    #[test]
+    fn panel_and_tab_help_come_from_the_registry_of_views() {
+        let mut cmd = Cli::command_with_views();
+        let help = cmd.render_long_help().to_string();
+        for s in section_ids() {
+            assert!(help.contains(s), "section {s}");
+            for t in tab_ids(s).unwrap() {
+                assert!(help.contains(&format!(" {t}")), "tab {s}/{t}");
+            }
+        }
+        assert!(help.contains("gauge: zoo, dial, tail, hsi, live"), "{help}");
+        assert!(help.contains("optimizer"), "{help}");
     }
 }
