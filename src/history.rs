@@ -10,11 +10,11 @@
 //! Headless: no GUI import (the command line keeps one too).
 
 use crate::experiment::figures::loss_average;
+use crate::experiment::live::{ArmLabel, Snapshot, Update};
 use crate::experiment::{ArmStatus, HeldOut, StepRecord};
 use crate::figure::Earlier;
 use crate::metrics::{RotationBaseline, StatBaseline};
 use crate::preset::Preset;
-use crate::worker::{ArmLabel, Snapshot, Update};
 
 /// Buckets per series before neighbours are merged.
 pub const BUCKETS: usize = 2048;

@@ -40,4 +40,3 @@ pub mod validate;
 pub mod web;
 #[cfg(target_arch = "wasm32")]
 pub mod web_worker;
-pub mod worker;

@@ -1,5 +1,5 @@
 //! The live driver every lab's run goes through: the key lab's paired run
-//! ([`crate::worker`]), the gauge lab's live runs ([`crate::sensing::live`]) and the attention
+//! ([`crate::experiment::live`]), the gauge lab's live runs ([`crate::sensing::live`]) and the attention
 //! twins ([`crate::attention::live`]). A run implements [`LiveRun`] (commands in, a slice of
 //! work within a budget, updates out); [`Live`] drives it on a thread of its own on the desktop
 //! or inside the frame loop in the page (which has no threads), catches its panics and reports

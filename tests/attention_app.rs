@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use basis_lab::app::panel::Panel;
-use basis_lab::app::panels::attention::{AttentionTwins, Curves, Msg, RunView, Source};
+use basis_lab::app::panels::attention::{AttentionTwins, Curves, RunView, Source, Update};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::attention::{AttentionPreset, TwinKind};
 use basis_lab::preset::Preset;
@@ -311,7 +311,8 @@ fn a_run_that_cannot_start_is_reported_and_the_section_keeps_working() {
     {
         let a = h.state_mut().as_mut().unwrap();
         let (s, _) = a.panel_mut::<AttentionTwins>("attention").unwrap();
-        s.view.apply(Msg::Failed("the run panicked: test".into()));
+        s.view
+            .apply(Update::Failed("the run panicked: test".into()));
     }
     h.run_steps(2);
     h.get_by_label_contains("The attention run stopped: the run panicked: test");

@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use basis_lab::experiment::ArmStatus;
+use basis_lab::experiment::live::{Command as Cmd, Trainer, Update};
 use basis_lab::live::Live;
 use basis_lab::output::AtomicFile;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
-use basis_lab::sensing::live::{GaugeLive, LiveCommand, LiveUpdate};
+use basis_lab::sensing::live::{self as gauge, GaugeLive};
 use basis_lab::sensing::zoo::Outcome;
-use basis_lab::worker::{Command as Cmd, Trainer, Update};
 use common::{bin, ok};
 
 /// The zoo rule of registry entry `name`.
@@ -279,7 +279,7 @@ fn the_gauge_live_worker_marks_a_diverging_rate_and_finishes_the_others() {
     while done.iter().any(Option::is_none) {
         assert!(Instant::now() < deadline, "live runs did not finish");
         for u in job.drain() {
-            if let LiveUpdate::Done { rule, summary, .. } = u {
+            if let gauge::Update::Done { rule, summary, .. } = u {
                 done[rule] = Some(summary);
             }
         }
@@ -307,14 +307,14 @@ fn live_reports(job: &Live<GaugeLive>, rules: usize) -> Vec<String> {
         assert!(Instant::now() < deadline, "live runs did not finish");
         for u in job.drain() {
             match u {
-                LiveUpdate::Sample(s) => samples.push((s.rule, s.step, format!("{s:?}"))),
-                LiveUpdate::Done {
+                gauge::Update::Sample(s) => samples.push((s.rule, s.step, format!("{s:?}"))),
+                gauge::Update::Done {
                     rule,
                     spectrum,
                     summary,
                     noise_drift,
                 } => done[rule] = Some(format!("{spectrum:?} {summary:?} {noise_drift:?}")),
-                LiveUpdate::Crashed(m) => panic!("live runs crashed: {m}"),
+                gauge::Update::Crashed(m) => panic!("live runs crashed: {m}"),
             }
         }
         std::thread::sleep(Duration::from_millis(1));
@@ -378,8 +378,8 @@ fn stopping_live_runs_stepped_in_frames_ends_every_run_cancelled() {
         basis_lab::live::FRAME_BUDGET,
     );
     let first = job.drain();
-    assert!(first.iter().any(|u| matches!(u, LiveUpdate::Sample(_))));
-    job.send(LiveCommand::Cancel);
+    assert!(first.iter().any(|u| matches!(u, gauge::Update::Sample(_))));
+    job.send(gauge::Command::Cancel);
     assert!(
         !job.is_finished(),
         "a command takes effect at the next frame"
@@ -388,7 +388,7 @@ fn stopping_live_runs_stepped_in_frames_ends_every_run_cancelled() {
         .drain()
         .into_iter()
         .filter_map(|u| match u {
-            LiveUpdate::Done { summary, .. } => Some(summary.outcome),
+            gauge::Update::Done { summary, .. } => Some(summary.outcome),
             _ => None,
         })
         .collect();

@@ -5,11 +5,11 @@
 use basis_lab::app::panels::controlled_test::{Export, LiveSettings, live_figure};
 use basis_lab::app::widgets::plots::{FigureFormat, PrintFile, write_figure};
 use basis_lab::app::{AppState, Settings};
+use basis_lab::experiment::live::Command;
 use basis_lab::experiment::run::run_history;
 use basis_lab::experiment::{MAX_OUTPUT_BYTES, RunOptions, run_to_dir};
 use basis_lab::figure;
 use basis_lab::preset::Preset;
-use basis_lab::worker::Command;
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;

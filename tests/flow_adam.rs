@@ -275,9 +275,8 @@ fn the_papers_settings_flow_on_the_zoo_protocol_and_the_package_defaults_do_not(
     assert!(paper > 100, "{paper} flow steps of 300");
 }
 
-/// Init scale of the twins' problem. From the zoo's small init at a rate of 1e-2 the escape
-/// from the origin is fast enough to trip the stiffness trigger, and the gradient's entries
-/// pass the clip (at the zoo's own rate 1e-3 on n = 40 the triggers stay silent).
+/// Init scale of the twins' problem: the zoo's small init, from which the escape at a rate of
+/// 1e-2 trips the triggers and the gradient's entries pass the clip.
 const INIT: f64 = 1e-3;
 
 /// The twins' problem: n = 12, rank 2, 2n² measurements, init [`INIT`].

@@ -11,10 +11,10 @@ use basis_lab::app::panels::controlled_test::{
 };
 use basis_lab::app::panels::gauge_lab::{LiveRuns, SweepTab};
 use basis_lab::app::{AppState, Settings};
+use basis_lab::experiment::live::Command;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::live::LivePlot;
 use basis_lab::sensing::zoo::RunResult;
-use basis_lab::worker::Command;
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};

@@ -6,8 +6,8 @@
 use basis_lab::app::panels::{section_ids, tab_ids};
 use basis_lab::app::widgets::reflow;
 use basis_lab::app::{AppState, Settings};
+use basis_lab::experiment::live::Command;
 use basis_lab::preset::Preset;
-use basis_lab::worker::Command;
 use eframe::egui::{self, Rect};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{By, NodeT, Queryable};

@@ -471,7 +471,7 @@ fn rule_budgets_and_loss_levels_shape_each_run() {
         "p.ron",
     )
     .unwrap();
-    assert_eq!(p.total_steps(), 600 + 1000);
+    assert_eq!(p.work(), (600 + 1000) as f64);
     let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
     p.check_runs(&runs).unwrap();
     let (gd, adam) = (&runs[0], &runs[1]);

@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 mod common;
 
 use basis_lab::experiment::StepRecord;
+use basis_lab::experiment::live::{Command as Cmd, Trainer, Update};
 use basis_lab::link::{page_link, parse_page_link};
 use basis_lab::preset::{BUNDLED, Preset};
 use basis_lab::share;
-use basis_lab::worker::{Command as Cmd, Trainer, Update};
 
 fn bundled(name: &str) -> Preset {
     Preset::load(name).unwrap()
@@ -1006,7 +1006,7 @@ fn compare_but_erank(name: &str, web: &str, desktop: &str) {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_attention_twins_train_in_a_worker_from_a_link_and_their_table_is_the_desktop_s() {
-    use basis_lab::app::panels::attention::{Msg, RunView};
+    use basis_lab::app::panels::attention::{RunView, Update as AttentionUpdate};
     use basis_lab::attention::{AttentionPreset, SeedRun};
     portable();
     // attention-quick (the section's default), a few steps: every rule and twin kind of it,
@@ -1031,7 +1031,7 @@ fn the_attention_twins_train_in_a_worker_from_a_link_and_their_table_is_the_desk
     println!("attention: the desktop's (portable, {threads} threads) in {s:.2} s");
     // The section's own view of the run's records gives the desktop's table.
     let mut view = RunView::new(&preset);
-    view.apply(Msg::Records(run.records().to_vec()));
+    view.apply(AttentionUpdate::Records(run.records().to_vec()));
     let desktop = view.checkpoint_csv(&preset).unwrap();
     let desktop = String::from_utf8(desktop).unwrap();
     assert_eq!(

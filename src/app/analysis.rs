@@ -140,8 +140,9 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     pub fn estimate(&self, work: f64, parallel: usize) -> Option<Estimate> {
         let (pace, from_trial) = match (self.pace, &self.trial) {
             (Some(p), _) => (p, false),
-            (None, Some((_, t))) => (t / parallel.max(1) as f64, true),
-            (None, None) => return None,
+            // A trial of other settings says nothing about these.
+            (None, Some((k, t))) if *k == self.key => (t / parallel.max(1) as f64, true),
+            (None, _) => return None,
         };
         let secs = pace * work;
         (secs.is_finite() && secs >= 0.0).then(|| Estimate {
@@ -173,8 +174,9 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     /// [`Analysis::calibrate`] for a trial too slow for the UI's thread (a large zoo instance, a
     /// scene to read): `trial()` builds a task whose output is that pace, started in the
     /// background ([`Job::task`]: a thread, or a Web Worker in the page) once per `key` and
-    /// not while the analysis runs; [`Analysis::poll`] files its pace. Settings that change
-    /// while it runs start a trial of theirs (the older one is dropped).
+    /// not while the analysis runs; [`Analysis::poll`] files its pace. One trial runs at a
+    /// time: settings that change while it runs are tried once it has ended (trials do not
+    /// share the cores, and a dragged field does not start one per value).
     pub fn calibrate_in_background<K: Task<Output = Option<f64>>>(
         &mut self,
         key: &impl std::fmt::Debug,
@@ -188,9 +190,7 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
         self.key.clear();
         // Writing to a String cannot fail.
         let _ = write!(self.key, "{key:?}");
-        let tried = |k: Option<&String>| k.is_some_and(|k| *k == self.key);
-        if tried(self.trial.as_ref().map(|(k, _)| k)) || tried(self.trying.as_ref().map(|(k, _)| k))
-        {
+        if self.trying.is_some() || self.trial.as_ref().is_some_and(|(k, _)| *k == self.key) {
             return;
         }
         self.trying = Some((self.key.clone(), Job::task(trial(), 1, repaint.clone())));
@@ -365,8 +365,16 @@ mod tests {
             built += 1;
             Fixed(0.04)
         });
-        assert_eq!(built, 1, "one trial per settings, even while it runs");
+        // Other settings wait for the running trial: one at a time.
+        a.calibrate_in_background(&"seeds 4", &repaint, || {
+            built += 1;
+            Fixed(9.0)
+        });
+        assert_eq!(built, 1, "one trial per settings, and one at a time");
         settle(&mut a);
+        // The filed trial is the ladder's; for other settings it gives no estimate.
+        assert_eq!(a.estimate(100.0, 2), None);
+        a.calibrate_in_background(&"ladder", &repaint, || -> Fixed { panic!("tried already") });
         let e = a.estimate(100.0, 2).unwrap();
         assert!(
             e.from_trial && (e.time.as_secs_f64() - 2.0).abs() < 1e-9,

@@ -3,9 +3,9 @@
 //! and compiled everywhere, so the tests read its notices without a browser.
 
 use super::AppState;
+use crate::experiment::live::Command;
 use crate::link::PageLink;
 use crate::preset::Preset;
-use crate::worker::Command;
 
 /// The link's share string by kind: the key lab's preset (`bl1:…` of any version, a broken one
 /// such as `%23bl1:…`, or any text that is no share string at all, which the key lab's reader

@@ -9,9 +9,9 @@ use std::time::Duration;
 use eframe::egui::Color32;
 use web_time::Instant;
 
+use crate::experiment::live::{Command, StopRule, Trainer, Update};
 use crate::history::RunHistory;
 use crate::preset::{BUNDLED, Preset, PresetError};
-use crate::worker::{Command, StopRule, Trainer, Update};
 
 /// A message shown under the menu until dismissed (information fades after 8 s).
 #[derive(Clone, Debug, PartialEq)]

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::lab::default_preset;
+use crate::experiment::live::StopRule;
 use crate::preset::{Preset, without_bom};
-use crate::worker::StopRule;
 
 /// Everything restored at the next start (eframe persistence).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use web_time::Instant;
 use eframe::egui;
 
 use super::AppState;
-use crate::worker::{Command, StopRule};
+use crate::experiment::live::{Command, StopRule};
 
 /// Longest a screenshot run may take before it gives up.
 const SHOT_TIMEOUT: Duration = Duration::from_secs(600);

@@ -69,7 +69,7 @@ fn run_text<K: Task>(input: &str, progress: &(dyn Fn() + Sync)) -> Result<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attention::live::Cmd;
+    use crate::attention::live::Command;
     use crate::preset::Preset;
 
     #[test]
@@ -91,7 +91,7 @@ mod tests {
     /// when called directly, every f64 bit included; an unknown kind is refused by name.
     #[test]
     fn the_attention_run_through_text_sends_the_direct_records() {
-        use crate::attention::live::Msg;
+        use crate::attention::live::Update;
         use crate::attention::{AttentionPreset, SeedRun};
         assert_eq!(live("nope", "()").err().unwrap(), "no live run `nope`");
         let preset = AttentionPreset::from_ron(
@@ -103,7 +103,8 @@ mod tests {
         .unwrap();
         let mut run = live("attention", &ron::to_string(&(&preset, 5u64)).unwrap()).unwrap();
         let mut texts = run.begin().0;
-        let (sent, mut next) = run.command(&[ron::to_string(&Cmd::Play { until: None }).unwrap()]);
+        let (sent, mut next) =
+            run.command(&[ron::to_string(&Command::Play { until: None }).unwrap()]);
         texts.extend(sent);
         while next != crate::live::Next::Idle {
             let (sent, n) = run.work(crate::live::SLICE);
@@ -112,8 +113,8 @@ mod tests {
         }
         let records: Vec<_> = texts
             .iter()
-            .filter_map(|t| match ron::from_str::<Msg>(t).unwrap() {
-                Msg::Records(r) => Some(r),
+            .filter_map(|t| match ron::from_str::<Update>(t).unwrap() {
+                Update::Records(r) => Some(r),
                 _ => None,
             })
             .flatten()

@@ -1,7 +1,7 @@
 //! One seed of an attention preset, trained live for the app's section: a [`LiveRun`] for the
 //! [`Live`] driver that takes transport commands and sends back each step's records. One step of
 //! every model outlasts a frame, so in the page it runs in a Web Worker ([`RemoteRun`]). The
-//! section drains its [`Msg`]s at the top of a frame and never blocks.
+//! section drains its [`Update`]s at the top of a frame and never blocks.
 
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use crate::live::{Failure, Host, Live, LiveRun, Next, Outbox, RemoteRun, Repaint
 
 /// What the section asks of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Cmd {
+pub enum Command {
     /// Step until the metrics of step `until` (or the last step) are taken, then pause.
     Play {
         /// The step to pause at; `None` runs to the end.
@@ -26,7 +26,7 @@ pub enum Cmd {
 
 /// What the run reports.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Msg {
+pub enum Update {
     /// The records of the steps just taken, in order.
     Records(Vec<super::Record>),
     /// The last step whose metrics were taken, and whether the run keeps stepping.
@@ -44,7 +44,7 @@ pub enum Msg {
 /// Seed `seed` of `preset` on the live driver (a thread on the desktop, a Web Worker in the
 /// page): built on the driver's side, which measures step 0 (one [`SeedRun::step`]) and then
 /// waits for commands. A preset that does not
-/// validate is reported as [`Msg::Failed`] with the reason. `repaint` wakes the UI after each message.
+/// validate is reported as [`Update::Failed`] with the reason. `repaint` wakes the UI after each message.
 pub fn start(preset: AttentionPreset, seed: u64, repaint: Repaint) -> Live<AttentionLive> {
     Live::remote((preset, seed), repaint)
 }
@@ -58,9 +58,9 @@ pub struct AttentionLive {
     calls: usize,
     /// Records already sent.
     sent: usize,
-    /// Steps still asked for by [`Cmd::Step`] (1 at the start: step 0's metrics).
+    /// Steps still asked for by [`Command::Step`] (1 at the start: step 0's metrics).
     pending: usize,
-    /// Where a [`Cmd::Play`] pauses.
+    /// Where a [`Command::Play`] pauses.
     until: Option<usize>,
 }
 
@@ -100,30 +100,32 @@ impl RemoteRun for AttentionLive {
 }
 
 impl LiveRun for AttentionLive {
-    type Command = Cmd;
-    type Update = Msg;
+    type Command = Command;
+    type Update = Update;
 
-    fn begin(&mut self, _out: &Outbox<Msg>) -> Next {
+    fn begin(&mut self, _out: &Outbox<Update>) -> Next {
         self.state()
     }
 
-    /// Every command is answered with a [`Msg::Progress`] (once step 0 is measured), so the
+    /// Every command is answered with a [`Update::Progress`] (once step 0 is measured), so the
     /// UI learns when a Pause took effect.
-    fn command(&mut self, cmds: Vec<Cmd>, out: &Outbox<Msg>) -> Next {
+    fn command(&mut self, cmds: Vec<Command>, out: &Outbox<Update>) -> Next {
         for cmd in cmds {
             match cmd {
-                Cmd::Play { until } => {
+                Command::Play { until } => {
                     self.until = Some(until.unwrap_or(self.last).min(self.last));
                     self.pending = 0;
                 }
-                Cmd::Pause => (self.until, self.pending) = (None, 0),
-                Cmd::Step(n) => (self.until, self.pending) = (None, self.pending.saturating_add(n)),
+                Command::Pause => (self.until, self.pending) = (None, 0),
+                Command::Step(n) => {
+                    (self.until, self.pending) = (None, self.pending.saturating_add(n))
+                }
             }
             if self.until.is_some_and(|u| self.calls > u) || self.run.finished() {
                 (self.until, self.pending) = (None, 0);
             }
             if self.calls > 0 {
-                out.send(Msg::Progress {
+                out.send(Update::Progress {
                     step: self.calls - 1,
                     running: self.running(),
                 });
@@ -133,7 +135,7 @@ impl LiveRun for AttentionLive {
     }
 
     /// One step whatever the budget (a step is the unit the section shows).
-    fn work(&mut self, _budget: Duration, _host: Host, out: &Outbox<Msg>) -> Next {
+    fn work(&mut self, _budget: Duration, _host: Host, out: &Outbox<Update>) -> Next {
         self.run.step();
         self.calls += 1;
         self.pending = self.pending.saturating_sub(1);
@@ -143,18 +145,18 @@ impl LiveRun for AttentionLive {
         }
         let records = &self.run.records()[self.sent..];
         if !records.is_empty() {
-            out.send(Msg::Records(records.to_vec()));
+            out.send(Update::Records(records.to_vec()));
             self.sent = self.run.records().len();
         }
-        out.send(Msg::Progress {
+        out.send(Update::Progress {
             step,
             running: self.running(),
         });
         self.state()
     }
 
-    fn failed(why: Failure) -> Msg {
-        Msg::Failed(match why {
+    fn failed(why: Failure) -> Update {
+        Update::Failed(match why {
             Failure::Refused(m) => m,
             Failure::Panicked(m) => format!("the run panicked: {m}"),
         })

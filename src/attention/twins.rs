@@ -205,7 +205,8 @@ struct Group {
 /// The step's training loss as a [`GradientOracle`] over one group's matrices (FlowAdam's flow
 /// in the attention lab): the rest of the model stays where the step found it.
 struct GroupOracle<'a> {
-    /// The model at the step, the group's matrices overwritten by each point asked for.
+    /// The model as the step found it, the group's matrices overwritten by each point asked
+    /// for.
     point: &'a mut Params,
     /// The gradient at that point.
     grads: &'a mut Params,
@@ -232,13 +233,21 @@ impl GradientOracle for GroupOracle<'_> {
     }
 }
 
+/// What [`GroupOracle`] works in: the model as the step found it, the point asked for, and
+/// the gradient there.
+struct OracleBuffers {
+    start: Params,
+    point: Params,
+    grads: Params,
+}
+
 /// One model in training, with its buffers.
 struct Trainee {
     params: Params,
     grads: Params,
-    /// A point and its gradient for [`GroupOracle`], when a group's rule asks one
+    /// The buffers of [`GroupOracle`], when a group's rule asks one
     /// ([`Optimizer::wants_oracle`]); `None` costs the other rules nothing.
-    oracle: Option<(Params, Params)>,
+    oracle: Option<OracleBuffers>,
     ws: Workspace,
     eval_ws: Workspace,
     groups: Vec<Group>,
@@ -291,7 +300,11 @@ impl Trainee {
         let oracle = groups
             .iter()
             .any(|g| g.optimizer.wants_oracle())
-            .then(|| (Params::zeros(arch), Params::zeros(arch)));
+            .then(|| OracleBuffers {
+                start: Params::zeros(arch),
+                point: Params::zeros(arch),
+                grads: Params::zeros(arch),
+            });
         Self {
             oracle,
             grads: Params::zeros(arch),
@@ -329,18 +342,24 @@ impl Trainee {
         if self.diverged_at.is_some() {
             return;
         }
+        // The other group's matrices stay where the step found them, whichever steps first.
+        if let Some(b) = &mut self.oracle {
+            for (s, q) in b.start.mats.iter_mut().zip(&self.params.mats) {
+                s.copy_from(q);
+            }
+        }
         for g in &mut self.groups {
             let range = g.range.clone();
             let grads = &self.grads.mats[range.clone()];
             match &mut self.oracle {
-                Some((point, at_grads)) if g.optimizer.wants_oracle() => {
-                    for (p, q) in point.mats.iter_mut().zip(&self.params.mats) {
-                        p.copy_from(q);
+                Some(b) if g.optimizer.wants_oracle() => {
+                    for (p, s) in b.point.mats.iter_mut().zip(&b.start.mats) {
+                        p.copy_from(s);
                     }
                     let params = &mut self.params.mats[range.clone()];
                     let mut oracle = GroupOracle {
-                        point,
-                        grads: at_grads,
+                        point: &mut b.point,
+                        grads: &mut b.grads,
                         ws: &mut self.ws,
                         batch: train,
                         range,

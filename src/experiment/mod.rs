@@ -4,6 +4,7 @@
 pub mod activations;
 pub mod check;
 pub mod figures;
+pub mod live;
 pub mod matched;
 pub mod paired;
 pub mod points;

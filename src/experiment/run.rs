@@ -13,13 +13,13 @@ use serde::{Deserialize, Serialize};
 use super::activations::ActivationStats;
 use super::figures::{self, LivePlot, RunView};
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
+use crate::experiment::live::{ArmLabel, Snapshot, Update};
 use crate::history::RunHistory;
 use crate::metrics::{RotationBaseline, isotropic_axis_concentration};
 use crate::model::Episode;
 use crate::optim::Hyper;
 use crate::output::{Committed, OutputSet, csv_num};
 use crate::preset::Preset;
-use crate::worker::{ArmLabel, Snapshot, Update};
 
 /// Largest trace kept in memory, in episode pairs (steps × batch × k).
 pub const MAX_TRACE_PAIRS: usize = 20_000_000;

@@ -28,7 +28,7 @@ pub struct FlowSettings {
     pub stiff: f64,
     /// The flow runs over `t ∈ [0, lr·t_scale]`.
     pub t_scale: f64,
-    /// The clip's threshold c: per entry, or of the whole gradient's norm.
+    /// The global-norm clip's threshold c (the per-coordinate clip is always to [−1, 1]).
     pub clip: f64,
 }
 

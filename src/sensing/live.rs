@@ -57,7 +57,7 @@ pub struct LiveSample {
 
 /// What the live runs report.
 #[derive(Clone, Debug)]
-pub enum LiveUpdate {
+pub enum Update {
     /// A sample.
     Sample(LiveSample),
     /// The runs stopped on a panic (its message); the app keeps running.
@@ -77,7 +77,7 @@ pub enum LiveUpdate {
 
 /// What the UI asks of the live runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LiveCommand {
+pub enum Command {
     /// End every run now ([`Outcome::Cancelled`]).
     Cancel,
 }
@@ -129,8 +129,8 @@ impl RuleRun {
 
     /// Takes one step, sampling W_t before the step computes its loss (so the sample's three
     /// numbers describe the same factors); `true` once the run has ended (its
-    /// [`LiveUpdate::Done`] sent).
-    fn advance(&mut self, out: &Outbox<LiveUpdate>) -> bool {
+    /// [`Update::Done`] sent).
+    fn advance(&mut self, out: &Outbox<Update>) -> bool {
         let t = self.run.t;
         let sample = t.is_multiple_of(self.every).then(|| {
             let [u, v] = &self.run.params;
@@ -149,7 +149,7 @@ impl RuleRun {
             self.noise = None;
         }
         if let Some((recovery, twin_drift, factor_drift, noise_drift)) = sample {
-            out.send(LiveUpdate::Sample(LiveSample {
+            out.send(Update::Sample(LiveSample {
                 rule: self.index,
                 step: t,
                 loss: self.run.loss,
@@ -168,8 +168,8 @@ impl RuleRun {
         }
     }
 
-    /// Sends the run's [`LiveUpdate::Done`], ended by `outcome`.
-    fn end(&self, outcome: Outcome, out: &Outbox<LiveUpdate>) {
+    /// Sends the run's [`Update::Done`], ended by `outcome`.
+    fn end(&self, outcome: Outcome, out: &Outbox<Update>) {
         let [u, v] = &self.run.params;
         let mut spectrum: Vec<f64> = (u * v.transpose())
             .singular_values()
@@ -177,7 +177,7 @@ impl RuleRun {
             .copied()
             .collect();
         spectrum.sort_by(|a, b| b.total_cmp(a));
-        out.send(LiveUpdate::Done {
+        out.send(Update::Done {
             rule: self.index,
             spectrum,
             summary: self.run.summary(self.seed, outcome),
@@ -235,15 +235,15 @@ impl GaugeLive {
 }
 
 impl LiveRun for GaugeLive {
-    type Command = LiveCommand;
-    type Update = LiveUpdate;
+    type Command = Command;
+    type Update = Update;
 
-    fn begin(&mut self, _out: &Outbox<LiveUpdate>) -> Next {
+    fn begin(&mut self, _out: &Outbox<Update>) -> Next {
         self.state()
     }
 
-    fn command(&mut self, cmds: Vec<LiveCommand>, out: &Outbox<LiveUpdate>) -> Next {
-        if cmds.contains(&LiveCommand::Cancel) {
+    fn command(&mut self, cmds: Vec<Command>, out: &Outbox<Update>) -> Next {
+        if cmds.contains(&Command::Cancel) {
             for r in self.runs.drain(..) {
                 r.end(Outcome::Cancelled, out);
             }
@@ -253,7 +253,7 @@ impl LiveRun for GaugeLive {
 
     /// On a thread every rule steps for the whole budget in parallel; in a frame one step at
     /// a time round-robin, so the frame overruns the budget by at most one step of one rule.
-    fn work(&mut self, budget: Duration, host: Host, out: &Outbox<LiveUpdate>) -> Next {
+    fn work(&mut self, budget: Duration, host: Host, out: &Outbox<Update>) -> Next {
         let started = Instant::now();
         match host {
             Host::Thread => {
@@ -290,9 +290,9 @@ impl LiveRun for GaugeLive {
         self.state()
     }
 
-    fn failed(why: Failure) -> LiveUpdate {
+    fn failed(why: Failure) -> Update {
         match why {
-            Failure::Refused(m) | Failure::Panicked(m) => LiveUpdate::Crashed(m),
+            Failure::Refused(m) | Failure::Panicked(m) => Update::Crashed(m),
         }
     }
 }
@@ -536,7 +536,7 @@ mod tests {
             }
         }
         let done = rx.try_iter().find_map(|u| match u {
-            LiveUpdate::Done {
+            Update::Done {
                 summary,
                 noise_drift,
                 ..

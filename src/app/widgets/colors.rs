@@ -34,16 +34,12 @@ pub fn rgb(c: Color32) -> crate::figure::Rgb {
 /// `c` as the colour of text that names what `c` draws (a table's rule, an arm's heading): the
 /// same hue, mixed toward black on a light theme (toward white on a dark one) in steps of 5%
 /// until it has WCAG 2's 4.5:1 contrast ([`crate::app::style::contrast_ratio`]) against the
-/// panel, window and text-field backgrounds of `visuals`. A rule's colour is chosen for lines
+/// panel, window and text-field backgrounds of `visuals` and a striped table row's. A rule's colour is chosen for lines
 /// on a plot; as text several are too pale for a projector (momentum's grey is 3.2:1 on the
 /// light panel, RMSProp's orange 2.0:1).
 pub fn text_color(c: Color32, visuals: &eframe::egui::Visuals) -> Color32 {
     use crate::app::style::contrast_ratio;
-    let grounds = [
-        visuals.panel_fill,
-        visuals.window_fill,
-        visuals.extreme_bg_color,
-    ];
+    let grounds = grounds(visuals);
     let toward = if visuals.dark_mode {
         Color32::WHITE
     } else {
@@ -53,6 +49,28 @@ pub fn text_color(c: Color32, visuals: &eframe::egui::Visuals) -> Color32 {
         .map(|k| mix(c, toward, k as f64 / 20.0))
         .find(|&m| grounds.iter().all(|&bg| contrast_ratio(m, bg) >= 4.5))
         .unwrap_or(toward)
+}
+
+/// The backgrounds text is drawn on: the panel, a window, a text field, and a striped table row
+/// (its faint fill over the panel).
+fn grounds(visuals: &eframe::egui::Visuals) -> [Color32; 4] {
+    let stripe = visuals.faint_bg_color;
+    let over = |p: u8, s: u8| {
+        let a = stripe.a() as f64 / 255.0;
+        // Premultiplied: the stripe's channel already carries its alpha.
+        (s as f64 + (1.0 - a) * p as f64).round().min(255.0) as u8
+    };
+    let p = visuals.panel_fill;
+    [
+        p,
+        visuals.window_fill,
+        visuals.extreme_bg_color,
+        Color32::from_rgb(
+            over(p.r(), stripe.r()),
+            over(p.g(), stripe.g()),
+            over(p.b(), stripe.b()),
+        ),
+    ]
 }
 
 /// `(1 − t)·a + t·b` per channel, opaque.
@@ -89,14 +107,11 @@ mod tests {
             let v = visuals.unwrap();
             for &c in &colours {
                 let t = text_color(c, &v);
-                for bg in [v.panel_fill, v.window_fill, v.extreme_bg_color] {
+                for bg in grounds(&v) {
                     let r = contrast_ratio(t, bg);
                     assert!(r >= 4.5, "{theme:?}: {c:?} as {t:?} on {bg:?}: {r:.2}:1");
                 }
-                if contrast_ratio(c, v.panel_fill) >= 4.5
-                    && contrast_ratio(c, v.window_fill) >= 4.5
-                    && contrast_ratio(c, v.extreme_bg_color) >= 4.5
-                {
+                if grounds(&v).iter().all(|&bg| contrast_ratio(c, bg) >= 4.5) {
                     assert_eq!(t, c, "a legible colour is kept");
                 } else {
                     darkened += 1;

@@ -10,8 +10,8 @@ mod report;
 mod trace;
 
 pub use preset::{
-    BUNDLED_ZOO, MAX_CELLS, MAX_LEVELS, MAX_OPERATOR_NUMBERS, MAX_RULES, MAX_TAUS, MAX_ZOO_BYTES,
-    PerRule, RuleBudgets, RuleRates, ZooPreset, bundled_zoo,
+    BUNDLED_ZOO, FLOW_STEP_GRADIENTS, MAX_CELLS, MAX_LEVELS, MAX_OPERATOR_NUMBERS, MAX_RULES,
+    MAX_TAUS, MAX_ZOO_BYTES, PerRule, RuleBudgets, RuleRates, ZooPreset, bundled_zoo,
 };
 pub use reference::{
     PAPER_REFERENCE, RECOVERED, REFERENCE, REFERENCE_CLASS, ReferenceCell, ReferenceStats,

@@ -215,6 +215,20 @@ impl Default for ZooPreset {
 pub const MAX_ZOO_BYTES: u64 = 1 << 20;
 /// Most rules in one zoo preset.
 pub const MAX_RULES: usize = 64;
+/// Gradient evaluations a step of a flow rule (FlowAdam) costs at most: its own and the six of
+/// one Dormand–Prince attempt (at the paper's settings it flows on nearly every step).
+pub const FLOW_STEP_GRADIENTS: f64 = 7.0;
+
+/// Gradient evaluations a step of `rule` costs at most: 1, or [`FLOW_STEP_GRADIENTS`] for a
+/// rule that asks its lab for more ([`crate::optim::Optimizer::wants_oracle`]).
+fn step_cost(rule: Rule) -> f64 {
+    if rule.build().wants_oracle() {
+        FLOW_STEP_GRADIENTS
+    } else {
+        1.0
+    }
+}
+
 /// Most loss levels a zoo preset reads its runs at.
 pub const MAX_LEVELS: usize = 8;
 /// Most τ values in one zoo preset.
@@ -495,9 +509,18 @@ impl ZooPreset {
         self.rule_budgets.get(rule).copied().unwrap_or(self.budget)
     }
 
-    /// Training steps of every run together (the unit of a zoo's work for the estimates).
-    pub fn total_steps(&self) -> usize {
-        self.cells().iter().map(|c| self.budget_of(c.rule)).sum()
+    /// Gradient evaluations of every run together at most (the unit of a zoo's work for the
+    /// estimates): each run's budget, a step of a rule that asks for extra gradients (FlowAdam)
+    /// counted as [`FLOW_STEP_GRADIENTS`].
+    pub fn work(&self) -> f64 {
+        let cost: Vec<f64> = self.rules.iter().map(|&r| step_cost(r)).collect();
+        self.cells()
+            .iter()
+            .map(|c| {
+                let k = self.rules.iter().position(|&r| r == c.rule).unwrap_or(0);
+                self.budget_of(c.rule) as f64 * cost.get(k).copied().unwrap_or(1.0)
+            })
+            .sum()
     }
 
     /// The peak rates `rule` runs at: its `rule_rates` entry, else `rates`, else its grid
@@ -576,16 +599,22 @@ impl ZooPreset {
         r
     }
 
-    /// Seconds per training step of one run (the unit of a zoo's work: runs × budget) on this
-    /// computer, from a short trial on the calling thread: the preset's last rule at its largest
-    /// size for up to `steps` steps (building the instance not counted; at these sizes a step
-    /// is mostly the pass over the measurements, the same for every rule), so an upper bound
-    /// for smaller sizes. `None` without cells or with a clock too coarse to time it. Building
-    /// the largest instance takes seconds at n = 128: run it off the UI's thread.
+    /// Seconds per gradient evaluation of one run (the unit of [`ZooPreset::work`]) on this
+    /// computer, from a short trial on the calling thread: the preset's last rule that asks
+    /// for no extra gradients (else its last rule, its time divided by
+    /// [`FLOW_STEP_GRADIENTS`]) at its largest size for up to `steps` steps (building the
+    /// instance not counted; at these sizes a step is mostly the pass over the measurements,
+    /// the same for every rule), so an upper bound for smaller sizes. `None` without cells or
+    /// with a clock too coarse to time it. Building the largest instance takes seconds at
+    /// n = 128: run it off the UI's thread.
     pub fn trial_pace(&self, steps: usize) -> Option<f64> {
         let cells = self.cells();
         let largest = (0..self.size_values().len()).max_by_key(|&i| self.size_values()[i])?;
-        let cell = *cells.iter().rev().find(|c| c.size == largest)?;
+        let at_largest = || cells.iter().rev().filter(|c| c.size == largest);
+        let cell = *at_largest()
+            .find(|c| step_cost(c.rule) == 1.0)
+            .or_else(|| at_largest().next())?;
+        let cost = step_cost(cell.rule);
         let cfg = self.config(cell.size, cell.tau, cell.init);
         let problem = SensingProblem::new(&cfg, self.seed);
         let steps = steps.clamp(1, self.budget.max(1));
@@ -600,7 +629,7 @@ impl ZooPreset {
             }
         }
         let secs = t.elapsed().as_secs_f64();
-        (secs > 0.0).then(|| secs / taken as f64)
+        (secs > 0.0).then(|| secs / (taken as f64 * cost))
     }
 
     /// Sets the labels of the swept dimensions (n, init, schedule) of `cell` on `run`.
@@ -758,9 +787,10 @@ impl ZooPreset {
             );
         }
         for (i, (r, &level)) in run.readings.iter().zip(&self.loss_levels).enumerate() {
+            let after = i.checked_sub(1).map_or(0, |k| run.readings[k].step);
             let sound = r.level.to_bits() == level.to_bits()
-                && r.step <= run.steps
-                && r.train_loss <= level
+                && (after..=run.steps).contains(&r.step)
+                && (0.0..=level).contains(&r.train_loss)
                 && r.recovery.is_finite()
                 && r.recovery >= 0.0
                 && (0.0..=max_erank).contains(&r.erank);

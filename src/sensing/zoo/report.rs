@@ -325,18 +325,29 @@ fn readings_markdown(preset: &ZooPreset, runs: &[RunResult]) -> String {
     s.push_str(" erank at the deepest |\n|---|---|");
     s.push_str(&"---|".repeat(levels.len() + 1));
     s.push('\n');
-    let mut seen: Vec<(&str, u64)> = Vec::new();
+    // One row per group (rule, τ, size, init, schedule) and rate, in run order.
+    let mut seen: Vec<(GroupKey, u64)> = Vec::new();
+    let swept = preset.sizes.len() > 1
+        || preset.inits.len() > 1
+        || preset.schedules.len() > 1
+        || preset.taus.len() > 1;
     for r in runs {
-        let key = (r.rule.as_str(), r.lr.to_bits());
+        let key = (group_key(r), r.lr.to_bits());
         if seen.contains(&key) {
             continue;
         }
-        seen.push(key);
         let at: Vec<&RunResult> = runs
             .iter()
-            .filter(|x| x.rule == r.rule && x.lr.to_bits() == r.lr.to_bits())
+            .filter(|x| group_key(x) == key.0 && x.lr.to_bits() == key.1)
             .collect();
-        s.push_str(&format!("| {} | {} |", r.rule, r.lr));
+        seen.push(key);
+        let cell = if swept {
+            let c: Column = (r.n, r.init.map(f64::to_bits), r.schedule);
+            format!(" ({}, τ = {})", column_label(&c), r.tau)
+        } else {
+            String::new()
+        };
+        s.push_str(&format!("| {}{cell} | {} |", r.rule, r.lr));
         let mut deepest = None;
         for (i, _) in levels.iter().enumerate() {
             let got: Vec<&Reading> = at.iter().filter_map(|x| x.readings.get(i)).collect();

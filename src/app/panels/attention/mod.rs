@@ -5,7 +5,7 @@
 mod run_view;
 mod view;
 
-pub use crate::attention::live::{Cmd, Msg};
+pub use crate::attention::live::{Command, Update};
 pub use run_view::RunView;
 pub use view::Curves;
 
@@ -212,23 +212,23 @@ impl AttentionTwins {
     }
 
     /// Sends a transport command, starting the run if needed.
-    pub fn command(&mut self, cmd: Cmd, lab: &Lab) {
+    pub fn command(&mut self, cmd: Command, lab: &Lab) {
         if self.view.failed.is_some() {
             return;
         }
         self.job(lab).send(cmd);
         // Play shows as running at once; a Pause shows once the run answers (it finishes the
         // step in progress first).
-        if !matches!(cmd, Cmd::Pause) {
+        if !matches!(cmd, Command::Pause) {
             self.view.running = true;
         }
     }
 
     fn play_pause(&mut self, lab: &Lab) {
         if self.view.running {
-            self.command(Cmd::Pause, lab);
+            self.command(Command::Pause, lab);
         } else {
-            self.command(Cmd::Play { until: None }, lab);
+            self.command(Command::Play { until: None }, lab);
         }
     }
 }
@@ -299,7 +299,7 @@ impl Panel for AttentionTwins {
     fn start(&mut self, lab: &mut Lab) -> bool {
         let until = lab.stop.at_step.map(|s| s.min(self.preset.steps));
         self.until = Some(until.unwrap_or(self.preset.steps));
-        self.command(Cmd::Play { until }, lab);
+        self.command(Command::Play { until }, lab);
         true
     }
 
@@ -508,7 +508,7 @@ impl AttentionTwins {
                 .on_hover_text("One training step of every model")
                 .clicked()
             {
-                self.command(Cmd::Step(1), lab);
+                self.command(Command::Step(1), lab);
             }
             if ui
                 .button("⟲ Reset")

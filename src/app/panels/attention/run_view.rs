@@ -1,7 +1,7 @@
 //! What the section keeps of a run: decimated series, the records at the checkpoints and the
 //! latest one per model.
 
-use super::Msg;
+use super::Update;
 use crate::attention::figures::ModelCurves;
 use crate::attention::report::checkpoints;
 use crate::attention::{AttentionPreset, Record, TwinKind};
@@ -85,14 +85,14 @@ impl RunView {
     }
 
     /// Files one message of the run.
-    pub fn apply(&mut self, msg: Msg) {
+    pub fn apply(&mut self, msg: Update) {
         match msg {
-            Msg::Records(records) => records.into_iter().for_each(|r| self.push(r)),
-            Msg::Progress { step, running } => {
+            Update::Records(records) => records.into_iter().for_each(|r| self.push(r)),
+            Update::Progress { step, running } => {
                 self.step = Some(step);
                 self.running = running;
             }
-            Msg::Failed(why) => {
+            Update::Failed(why) => {
                 self.failed = Some(why);
                 self.running = false;
             }

@@ -25,9 +25,9 @@ use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
 use crate::app::widgets::reflow;
+use crate::experiment::live::Command;
 use crate::history::{ArmHistory, BandSeries};
 use crate::validate::check_count;
-use crate::worker::Command;
 
 /// The controlled-test section: toolbar, tabs and the settings column.
 pub struct ControlledTest {

@@ -5,9 +5,9 @@ use eframe::egui::{self, RichText};
 
 use crate::app::lab::Lab;
 use crate::app::widgets::colors::optimizer_color;
+use crate::experiment::live::Command;
 use crate::optim::{Hyper, OptimizerSpec, Polar, REGISTRY};
 use crate::preset::ColumnNorms;
-use crate::worker::Command;
 
 /// Marker shown beside controls that restart the run.
 pub const RESTARTS: &str = "↻";

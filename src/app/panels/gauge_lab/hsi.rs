@@ -619,7 +619,16 @@ impl HsiTab {
         // The page reads no path: its trial waits for the uploaded scene.
         let readable = !cfg!(target_arch = "wasm32") || self.uploaded.is_some();
         if readable && self.inputs.validate().is_ok() {
-            let key = (&self.inputs, self.uploaded.as_ref().map(Vec::len));
+            // What the trial reads: the scene, the completion settings, the first selection run.
+            let i = &self.inputs;
+            let first = (i
+                .plan
+                .selection_rates()
+                .first()
+                .map(|(r, lr)| (r.name, *lr)))
+            .zip(i.plan.selection_seeds.first());
+            let upload = self.uploaded.as_ref().map(Vec::len);
+            let key = (&i.scene, &i.var, i.density, i.steps, first, upload);
             self.analysis
                 .calibrate_in_background(&key, &lab.repaint_handle(), || {
                     HsiTrial(HsiTask {

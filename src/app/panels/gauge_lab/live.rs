@@ -17,7 +17,7 @@ use crate::history::{MinMaxSeries, Scale};
 use crate::live::Live;
 use crate::sensing::SensingConfig;
 use crate::sensing::live::{
-    GaugeLive, LiveCommand, LivePlot, LiveUpdate, MAX_PAST_LIVE, PastLive, RuleCurves, live_figure,
+    Command, GaugeLive, LivePlot, MAX_PAST_LIVE, PastLive, RuleCurves, Update, live_figure,
     past_live_marks,
 };
 use crate::sensing::zoo::{Rule, RunResult};
@@ -179,13 +179,13 @@ impl Panel for LiveRuns {
         };
         for u in job.drain() {
             match u {
-                LiveUpdate::Crashed(message) => {
+                Update::Crashed(message) => {
                     lab.error(format!(
                         "The live runs stopped on an internal error: {message}. Please report \
                          it with the settings; Run live starts them again."
                     ));
                 }
-                LiveUpdate::Sample(s) => {
+                Update::Sample(s) => {
                     if let Some(series) = self.series.get_mut(s.rule) {
                         series.loss.push(s.step, s.loss);
                         series.recovery.push(s.step, s.recovery);
@@ -194,7 +194,7 @@ impl Panel for LiveRuns {
                         series.noise_drift.push(s.step, s.noise_drift);
                     }
                 }
-                LiveUpdate::Done {
+                Update::Done {
                     rule,
                     spectrum,
                     summary,
@@ -386,7 +386,7 @@ impl LiveRuns {
                 if ui.button("Stop").clicked()
                     && let Some(j) = &self.job
                 {
-                    j.send(LiveCommand::Cancel);
+                    j.send(Command::Cancel);
                 }
             } else if ui.button(RichText::new("Run live").strong()).clicked() {
                 start = true;

@@ -182,10 +182,10 @@ impl Default for Saved {
     }
 }
 
-/// The work of a zoo preset for [`Analysis::start`]: runs times their step budget (a run that
-/// converges early takes less, so the estimate leans long).
+/// The work of a zoo preset for [`Analysis::start`]: its runs' gradient evaluations at most
+/// ([`ZooPreset::work`]; a run that converges early takes less, so the estimate leans long).
 fn zoo_work(preset: &ZooPreset) -> f64 {
-    preset.total_steps() as f64
+    preset.work()
 }
 
 /// A sweep tab's plot as a figure, from its preset and runs.
@@ -338,10 +338,13 @@ impl Panel for SweepTab {
             // One preset per frame for the count and the estimate (it is built, not kept).
             let preset = self.preset();
             ui.label(RichText::new(format!("{} runs", preset.units())).weak());
+            // The pace does not depend on the seed count: dragging it tries nothing new.
+            let key = ZooPreset {
+                seeds: 1,
+                ..preset.clone()
+            };
             self.analysis
-                .calibrate_in_background(&preset, &lab.repaint_handle(), || {
-                    ZooTrial(preset.clone())
-                });
+                .calibrate_in_background(&key, &lab.repaint_handle(), || ZooTrial(key.clone()));
             let parallel = threads().min(preset.units());
             let estimate = self.analysis.estimate(zoo_work(&preset), parallel);
             start = progress_row(ui, self.analysis.job(), "runs", "Run", true, estimate);
@@ -367,9 +370,15 @@ impl Panel for SweepTab {
             let size = egui::vec2(ui.available_width().min(900.0), 480.0);
             save_figure(lab, ui.ctx(), format, &stem, size, || fig.clone());
         }
+        let own: String = preset
+            .rule_budgets
+            .0
+            .iter()
+            .map(|(r, b)| format!(", {} {b}", crate::figure::rule_title(&r.name())))
+            .collect();
         ui.label(
             RichText::new(format!(
-                "Last sweep: {} seeds × {} steps; {} runs.",
+                "Last sweep: {} seeds × {} steps{own}; {} runs.",
                 preset.seeds,
                 preset.budget,
                 runs.len()
