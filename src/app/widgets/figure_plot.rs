@@ -41,8 +41,9 @@ pub fn plot(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2]
     let mut p = Plot::new(id)
         .x_axis_label(x.label.clone())
         .y_axis_label(y.label.clone())
-        .x_grid_spacer(spacer(x))
-        .y_grid_spacer(spacer(y))
+        .grid_spacing(GRID_MIN..=300.0)
+        .x_grid_spacer(spacer(x, X_LABEL_PX))
+        .y_grid_spacer(spacer(y, 0.0))
         .x_axis_formatter(|m: GridMark, _: &_| label(x, m))
         .y_axis_formatter(|m: GridMark, _: &_| label(y, m))
         .label_formatter(|pos| {
@@ -184,16 +185,35 @@ pub fn show(ui: &mut egui::Ui, id: &str, figure: &Figure, size: [Option<f32>; 2]
 /// spacing [`Axis::tick_marks`] returns for a log axis (0.5 or whole decades).
 const MINOR: f64 = 0.1;
 
+/// The plots' smallest grid spacing in points (egui_plot's default), through which the spacer
+/// reads how many points a unit of the axis takes.
+const GRID_MIN: f32 = 8.0;
+
+/// Fewest points between x tick labels: egui_plot draws none 60 or fewer apart.
+const X_LABEL_PX: f64 = 61.0;
+
 /// The grid marks of `axis` over the visible range: the figure's own ticks (so the screen
 /// labels the same values as the saved figure), with a bail-out for ranges no axis could
 /// label (non-finite, or more than 400 decades of a log axis).
-fn spacer(axis: &Axis) -> impl Fn(GridInput) -> Vec<GridMark> + '_ {
+fn spacer(axis: &Axis, min_px: f64) -> impl Fn(GridInput) -> Vec<GridMark> + '_ {
     move |input| {
         let (lo, hi) = input.bounds;
         if !(lo.is_finite() && hi.is_finite()) || hi <= lo || (axis.log && hi - lo > 400.0) {
             return Vec::new();
         }
-        let (ticks, step) = axis.tick_marks(lo, hi);
+        let (mut ticks, mut step) = axis.tick_marks(lo, hi);
+        // egui_plot leaves a tick unlabelled when labels come closer than its spacing (60 points
+        // on x): a narrow plot keeps every 2nd, 5th, 10th… of the figure's ticks, round ones.
+        let px_per_unit = GRID_MIN as f64 / input.base_step_size;
+        if step > 0.0 && px_per_unit.is_finite() && step * px_per_unit < min_px {
+            let k = [2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+                .into_iter()
+                .find(|k| k * step * px_per_unit >= min_px)
+                .unwrap_or(100.0);
+            let coarse = k * step;
+            ticks.retain(|t| ((t / coarse).round() * coarse - t).abs() <= 1e-9 * coarse);
+            step = coarse;
+        }
         // Explicit ticks have no spacing; egui_plot fades grid lines by it, so give it one.
         let step_size = if step > 0.0 { step } else { (hi - lo) / 5.0 };
         let mut marks: Vec<GridMark> = ticks

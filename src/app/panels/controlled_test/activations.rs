@@ -2,17 +2,16 @@
 //! the model's analogue of hidden activations.
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::{HLine, Line, LineStyle, PlotPoints};
 
-use super::{arm_legend, band_area, band_arm_picker};
+use super::{arm_legend, band_arm_picker};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, from_ron, to_ron};
-use crate::app::widgets::colors::{faded, optimizer_color, text_color};
-use crate::app::widgets::plots::{Swatch, legend_row, linear_plot, plot_header, save_figure};
+use crate::app::widgets::colors::{optimizer_color, text_color};
+use crate::app::widgets::figure_plot;
+use crate::app::widgets::plots::{Swatch, legend_row, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells};
 use crate::figure::GREY;
 use crate::figure::{Axis, Body, Dash, Figure, Mark};
-use crate::history::BandSeries;
 use crate::optim::optimizer_rgb;
 
 /// The memory-and-reads tab.
@@ -107,49 +106,20 @@ impl Activations {
         ];
         let cells = Cells::fit(ui, "activation plots", 3, 320.0, 3);
         let (w, h) = (cells.w, cells.height(ui.available_height(), 120.0, 640.0));
-        let hover = lab.hover;
+        // Drawn from the figure Save figure… writes: one description of each plot.
+        let figs: Vec<Figure> = (0..3)
+            .map(|k| activation_figure(lab, band_arm, k, titles[k], preset.d_k))
+            .collect();
         let mut figure = None;
         reflow::grid(ui, 3, cells, |ui, k| {
-            let (title, y_label) = titles[k];
+            let (title, _) = titles[k];
             if let Some(f) = plot_header(ui, title, None, true).figure {
                 figure = Some((k, f));
             }
-            linear_plot(title, y_label)
-                .width(w)
-                .height(h)
-                .show_x(hover)
-                .show_y(hover)
-                .show(ui, |plot| {
-                    let arms = &lab.history.arms;
-                    if let Some(a) = arms.get(band_arm) {
-                        band(plot, &a.activations[k], &a.label.name);
-                    }
-                    if k == 1 {
-                        plot.hline(
-                            HLine::new(
-                                "3/(d_k+2), random directions",
-                                crate::metrics::isotropic_axis_concentration(preset.d_k),
-                            )
-                            .color(Color32::GRAY)
-                            .style(LineStyle::dotted_loose()),
-                        );
-                    }
-                    for (i, a) in arms.iter().enumerate() {
-                        let c = optimizer_color(&a.label.optimizer, i);
-                        let pts: Vec<[f64; 2]> = a.activations[k]
-                            .finite_points()
-                            .map(|p| [p[0], p[1]])
-                            .collect();
-                        plot.line(
-                            Line::new(a.label.name.clone(), PlotPoints::from(pts))
-                                .color(c)
-                                .width(reflow::line_width(plot.ctx(), 2.5)),
-                        );
-                    }
-                });
+            figure_plot::plot(ui, title, &figs[k], [Some(w), Some(h)], lab.hover);
         });
         if let Some((k, format)) = figure {
-            let fig = activation_figure(lab, band_arm, k, titles[k], preset.d_k);
+            let fig = figs[k].clone();
             let stem = [
                 "activations_s_kurtosis",
                 "activations_s_axis",
@@ -218,26 +188,6 @@ fn activation_figure(
             marks,
         },
     }
-}
-
-fn band(plot: &mut egui_plot::PlotUi, s: &BandSeries, name: &str) {
-    let area = band_area(
-        s,
-        format!("{name} rotation baseline 5–95%"),
-        faded(Color32::GRAY, 50),
-    );
-    let Some(area) = area else { return };
-    plot.add(area);
-    let mean: Vec<[f64; 2]> = s.finite_points().map(|p| [p[0], p[3]]).collect();
-    plot.line(
-        Line::new(
-            format!("{name} rotation baseline mean"),
-            PlotPoints::from(mean),
-        )
-        .color(Color32::GRAY)
-        .style(LineStyle::dashed_loose())
-        .width(reflow::line_width(plot.ctx(), 1.5)),
-    );
 }
 
 fn latest_table(lab: &Lab, ui: &mut egui::Ui) {

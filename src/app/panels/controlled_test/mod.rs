@@ -17,7 +17,6 @@ pub use points::{DkSweep, EpsSweep, PointsTab, PointsTask, TabAxis};
 pub use seed_sweep::{SeedSweep, SweepTask};
 
 use eframe::egui::{self, Color32, RichText};
-use egui_plot::FilledArea;
 use serde::{Deserialize, Serialize};
 
 use crate::app::lab::Lab;
@@ -26,7 +25,7 @@ use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
 use crate::app::widgets::reflow;
 use crate::experiment::live::Command;
-use crate::history::{ArmHistory, BandSeries};
+use crate::history::ArmHistory;
 use crate::validate::check_count;
 
 /// The controlled-test section: toolbar, tabs and the settings column.
@@ -345,19 +344,6 @@ fn band_arm_picker(
         })
         .response
         .labelled_by(l.id);
-}
-
-/// The 5–95% band of a baseline series as a filled area (finite rows only); `None` with fewer
-/// than two rows.
-fn band_area(s: &BandSeries, name: String, fill: Color32) -> Option<FilledArea> {
-    let pts: Vec<&[f64; 5]> = s.finite_points().collect();
-    if pts.len() < 2 {
-        return None;
-    }
-    let xs: Vec<f64> = pts.iter().map(|p| p[0]).collect();
-    let lo: Vec<f64> = pts.iter().map(|p| p[2]).collect();
-    let hi: Vec<f64> = pts.iter().map(|p| p[4]).collect();
-    Some(FilledArea::new(name, &xs, &lo, &hi).fill_color(fill))
 }
 
 /// `x` as `1.23e-4`, or a dash when not finite.
