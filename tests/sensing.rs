@@ -710,6 +710,12 @@ fn a_chain_is_a_zoo_rule_that_runs_reads_back_and_keeps_its_class() {
         ZooPreset::from_ron(&ron::to_string(&p).unwrap(), "back").unwrap(),
         p
     );
+    let share = basis_lab::share::encode(&p);
+    assert!(
+        share.contains("Chain('normalize_rows()+%7C+trace()')"),
+        "{share}"
+    );
+    assert_eq!(basis_lab::share::decode::<ZooPreset>(&share).unwrap(), p);
 
     let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
     assert_eq!(runs.len(), 3 * 2);

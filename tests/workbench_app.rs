@@ -292,6 +292,13 @@ fn a_chain_handed_to_the_gauge_lab_joins_its_zoo_and_live_runs() {
     assert_eq!(back.settings[0], ("rules".to_string(), rules.clone()));
     a.set_from_link("rules", &back.settings[0].1).unwrap();
     assert_eq!(a.view().link_settings()[0], ("rules", rules));
+    // A chain of one transform may leave out its parentheses; a chain is run once.
+    a.set_from_link("rules", "normalize,gd,normalize()")
+        .unwrap();
+    assert_eq!(
+        a.view().link_settings()[0],
+        ("rules", "gd,normalize()".into())
+    );
     let e = a.set_from_link("rules", "gd,trace(2)").unwrap_err();
     assert_eq!(
         e,

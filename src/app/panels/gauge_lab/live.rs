@@ -75,15 +75,15 @@ impl Settings {
     /// The chosen rules in the registry's order, then the chosen chains in the order they
     /// were added (the order of the runs and their plots).
     fn chosen(&self) -> Vec<Rule> {
-        (Rule::all().into_iter())
+        let mut chosen: Vec<Rule> = (Rule::all().into_iter())
             .filter(|r| self.rules.contains(r))
-            .chain(
-                self.rules
-                    .iter()
-                    .copied()
-                    .filter(|r| r.chain_text().is_some()),
-            )
-            .collect()
+            .collect();
+        for &r in &self.rules {
+            if r.chain_text().is_some() && !chosen.contains(&r) {
+                chosen.push(r);
+            }
+        }
+        chosen
     }
 
     /// What these settings have that `new` does not (`seed 0`, `budget 2000`, `rules GD,
@@ -317,9 +317,14 @@ impl Panel for LiveRuns {
                         if let Some(r) = all.iter().copied().find(|r| r.name() == n) {
                             return Ok(r);
                         }
-                        if n.contains(['(', '|']) {
-                            return Rule::chain(n)
-                                .map_err(|e| format!("`rules`: chain `{n}`: {}", e.message));
+                        // A bare name may be a chain of one transform (`normalize`); text with
+                        // a chain's punctuation gets the chain's own error.
+                        match Rule::chain(n) {
+                            Ok(r) => return Ok(r),
+                            Err(e) if n.contains(['(', '|']) => {
+                                return Err(format!("`rules`: chain `{n}`: {}", e.message));
+                            }
+                            Err(_) => {}
                         }
                         let names: Vec<String> = all.iter().map(|r| r.name()).collect();
                         Err(format!(
