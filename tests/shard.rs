@@ -442,6 +442,19 @@ fn zoo_shards_with_a_chain_rule_merge_byte_for_byte() {
         md.contains("\n| clip_by_global_norm() \\| scale_by_adam() | coordinate-wise | 0.001 |"),
         "{md}"
     );
+    // zoo.json reads back: its preset names the chain, and its runs are that preset's.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(merged.join("zoo.json")).unwrap()).unwrap();
+    let preset: basis_lab::sensing::zoo::ZooPreset =
+        serde_json::from_value(json["preset"].clone()).unwrap();
+    assert_eq!(
+        preset.rules[0].chain_text(),
+        Some("clip_by_global_norm() | scale_by_adam()")
+    );
+    let runs: Vec<basis_lab::sensing::zoo::RunResult> =
+        serde_json::from_value(json["runs"].clone()).unwrap();
+    assert_eq!(runs.len(), 2 * 2 + 2);
+    preset.check_runs(&runs).unwrap();
     let csv = std::fs::read_to_string(merged.join("zoo.csv")).unwrap();
     assert_eq!(
         csv.lines()
