@@ -264,9 +264,7 @@ impl SweepTab {
             ..base
         }
     }
-}
 
-impl SweepTab {
     /// Adds `rule` to the preset the tab runs (which then replaces the bundled one, as a
     /// link's does) at the rule's own rate; returns the preset's name. Nothing changes when
     /// it is there already. Errors (nothing changes): the preset would be invalid (more than
