@@ -662,3 +662,154 @@ fn rate_marks_follow_the_papers_definitions() {
         .collect();
     assert_eq!(rate_rows(&p, &constant)[0].mark, M::FlowLimit);
 }
+
+/// A zoo preset names chains of transforms beside registered rules: they run, read back,
+/// keep their class (the chain's prediction under the gauge lab's right action) and their
+/// twins behave as that class says.
+#[test]
+fn a_chain_is_a_zoo_rule_that_runs_reads_back_and_keeps_its_class() {
+    // At `basis-lab check`'s init scale and length: from init 1e-3, or over 300 steps, the
+    // normalised step (which never shrinks) amplifies rounding to 1e-9..1e-5 (chaos, which a
+    // noise twin shows as well, not the basis).
+    let text = r#"ZooPreset(name: "chains", problem: (n: 8, rank: 2, init: 0.3), budget: 100, seeds: 2,
+        twins: true, reference: false,
+        rules: [Chain("clip_by_global_norm(1) | scale_by_adam()"), Gd,
+                Chain("normalize_rows() | trace(0.9)")])"#;
+    let p = ZooPreset::from_ron(text, "chains.ron").unwrap();
+    let (adam, norm) = (
+        "clip_by_global_norm() | scale_by_adam()",
+        "normalize_rows() | trace()",
+    );
+    let names: Vec<String> = p.rules.iter().map(|r| r.name()).collect();
+    assert_eq!(names, [adam, "gd", norm]);
+    // Two spellings of one chain are one rule, its text held once.
+    let again = Rule::chain("clip_by_global_norm(1.0)|scale_by_adam( )").unwrap();
+    assert_eq!(again, p.rules[0]);
+    assert!(std::ptr::eq(
+        again.chain_text().unwrap(),
+        p.rules[0].chain_text().unwrap()
+    ));
+    assert_eq!(Rule::named(norm), Some(p.rules[2]));
+    assert_ne!(p.rules[0], p.rules[2]);
+    // Adam's per-entry root is coordinate-wise; row normalisation commutes with (U, V) → (UQ, VQ).
+    let classes: Vec<bool> = p.rules.iter().map(|r| r.equivariant()).collect();
+    assert_eq!(classes, [false, true, true]);
+    assert_eq!(p.rules[2].default_lr(), 1e-3);
+
+    let written = ron::to_string(&p.rules).unwrap();
+    assert_eq!(written, format!("[Chain(\"{adam}\"),Gd,Chain(\"{norm}\")]"));
+    assert_eq!(format!("{:?}", p.rules[2]), format!("Chain({norm:?})"));
+    let json = serde_json::to_string(&p.rules).unwrap();
+    assert_eq!(
+        json,
+        format!(r#"[{{"Chain":"{adam}"}},"Gd",{{"Chain":"{norm}"}}]"#)
+    );
+    let back: Vec<Rule> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p.rules);
+    assert_eq!(
+        ZooPreset::from_ron(&ron::to_string(&p).unwrap(), "back").unwrap(),
+        p
+    );
+    let share = basis_lab::share::encode(&p);
+    assert!(
+        share.contains("Chain('normalize_rows()+%7C+trace()')"),
+        "{share}"
+    );
+    assert_eq!(basis_lab::share::decode::<ZooPreset>(&share).unwrap(), p);
+
+    let runs = run_zoo(&p, &|| {}, &AtomicBool::new(false));
+    assert_eq!(runs.len(), 3 * 2);
+    p.check_runs(&runs).unwrap();
+    let json = serde_json::to_string(&runs).unwrap();
+    let back: Vec<RunResult> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, runs);
+    p.check_runs(&back).unwrap();
+    let drift = |i: usize| runs[i].twin_drift.unwrap();
+    for (i, want) in [(0, adam), (2, "gd"), (4, norm)] {
+        assert_eq!(runs[i].rule, want);
+    }
+    assert!(!runs[0].equivariant && runs[2].equivariant && runs[4].equivariant);
+    // The equivariant chain's twins stay at rounding, as GD's do; Adam's separate.
+    for i in [2, 3, 4, 5] {
+        assert!(drift(i) < 1e-12, "{}: {:e}", runs[i].rule, drift(i));
+    }
+    for i in [0, 1] {
+        assert!(drift(i) > 0.1, "{}: {:e}", runs[i].rule, drift(i));
+    }
+    // A class the run did not have is refused on reading.
+    let mut bad = runs.clone();
+    bad[4].equivariant = false;
+    let e = p.check_runs(&bad).unwrap_err();
+    assert!(
+        e.contains(&format!("{norm} at lr 0.001")) && e.contains("`equivariant`"),
+        "{e}"
+    );
+
+    // zoo.md: the chain's `|` is escaped, so each row keeps the header's cells.
+    let md = markdown(&p, &summarise(&runs), &runs);
+    let cells = |line: &str| line.replace("\\|", "").matches('|').count();
+    let header = md
+        .lines()
+        .find(|l| l.starts_with("| rule | class"))
+        .unwrap();
+    let row = (md.lines())
+        .find(|l| l.starts_with("| clip_by_global_norm"))
+        .unwrap();
+    assert!(
+        row.starts_with("| clip_by_global_norm() \\| scale_by_adam() | coordinate-wise | 0.001 |"),
+        "{row}"
+    );
+    assert_eq!(cells(row), cells(header));
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| normalize_rows"))
+        .unwrap();
+    assert!(
+        row.starts_with("| normalize_rows() \\| trace() | equivariant |"),
+        "{row}"
+    );
+    // zoo.csv quotes nothing it need not: the chain has no comma or quote.
+    let csv = String::from_utf8(csv_bytes(&runs, &summarise(&runs)).unwrap()).unwrap();
+    assert!(csv.contains(&format!("\n{adam},")), "{csv}");
+}
+
+/// A chain that does not parse is refused with its place in `rules` and the transform at
+/// fault; an unknown rule's message lists `Chain` among the spellings.
+#[test]
+fn a_bad_chain_in_a_zoo_preset_is_refused_by_its_place_and_transform() {
+    let err = ZooPreset::from_ron(
+        r#"ZooPreset(rules: [Gd, Chain("clip(0.01) | scale_by_adamm()")])"#,
+        "bad.ron",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(
+            "rules[1]: chain `clip(0.01) | scale_by_adamm()`: transform 2: unknown \
+                      transform `scale_by_adamm`; known: trace,"
+        ),
+        "{err}"
+    );
+    assert!(err.starts_with("bad.ron:1:"), "{err}");
+    let err = ZooPreset::from_ron(r#"ZooPreset(rules: [Chain("trace(2)")])"#, "bad.ron")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "rules[0]: chain `trace(2)`: transform 1 (`trace`): argument `decay`: `2` \
+                      is not allowed; allowed [0, 1)"
+        ),
+        "{err}"
+    );
+    let err = serde_json::from_str::<Rule>(r#"{"Chain":"nope()"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("transform 1: unknown transform `nope`"),
+        "{err}"
+    );
+    let err = ZooPreset::from_ron("ZooPreset(rules: [Sgd])", "text")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("rules[0]") && err.contains("`Chain`"), "{err}");
+}

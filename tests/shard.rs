@@ -414,3 +414,53 @@ fn zoo_shards_over_sizes_inits_and_schedules_merge_byte_for_byte() {
     ]);
     assert!(e.contains("`n`"), "{e}");
 }
+
+/// A zoo with a chain among its rules shards and merges byte for byte: each shard's cells
+/// read back with the chain named by its canonical text, which zoo.md escapes in its table.
+#[test]
+fn zoo_shards_with_a_chain_rule_merge_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("chain-zoo.ron");
+    std::fs::write(
+        &preset,
+        "ZooPreset(name: \"chain\", problem: (n: 6, rank: 1), budget: 200, seeds: 2, \
+         rules: [Chain(\"clip_by_global_norm(1) | scale_by_adam()\"), Gd])",
+    )
+    .unwrap();
+    let (full, merged) = whole_and_merged(dir.path(), &["zoo", s(&preset)]);
+    for f in ["zoo.csv", "zoo.md"] {
+        same_bytes(&full.join(f), &merged.join(f));
+    }
+    let shard = basis_lab::shard::read_shard(&dir.path().join("s0")).unwrap();
+    let text = format!("{shard:?}");
+    assert!(
+        text.contains("clip_by_global_norm() | scale_by_adam()"),
+        "{text}"
+    );
+    let md = std::fs::read_to_string(merged.join("zoo.md")).unwrap();
+    assert!(
+        md.contains("\n| clip_by_global_norm() \\| scale_by_adam() | coordinate-wise | 0.001 |"),
+        "{md}"
+    );
+    // zoo.json reads back: its preset names the chain, and its runs are that preset's.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(merged.join("zoo.json")).unwrap()).unwrap();
+    let preset: basis_lab::sensing::zoo::ZooPreset =
+        serde_json::from_value(json["preset"].clone()).unwrap();
+    assert_eq!(
+        preset.rules[0].chain_text(),
+        Some("clip_by_global_norm() | scale_by_adam()")
+    );
+    let runs: Vec<basis_lab::sensing::zoo::RunResult> =
+        serde_json::from_value(json["runs"].clone()).unwrap();
+    assert_eq!(runs.len(), 2 * 2 + 2);
+    preset.check_runs(&runs).unwrap();
+    let csv = std::fs::read_to_string(merged.join("zoo.csv")).unwrap();
+    assert_eq!(
+        csv.lines()
+            .filter(|l| l.starts_with("clip_by_global_norm() | scale_by_adam(),"))
+            .count(),
+        2,
+        "{csv}"
+    );
+}

@@ -1,13 +1,14 @@
 //! The "Your optimizer" section driven as a user would (egui_kittest, no display): found in the
 //! navigation, a chain edited with the palette, moves and removal, its prediction following
 //! each edit, a refused argument named with its range, a check run in the background whose
-//! verdicts are `basis-lab check`'s, the chain handed to the controlled test and the attention
-//! twins, and a link carrying a chain.
+//! verdicts are `basis-lab check`'s, the chain handed to the controlled test, the gauge lab's
+//! zoo and live runs and the attention twins, and a link carrying a chain.
 
 use std::time::Duration;
 
 use basis_lab::app::panel::Panel;
 use basis_lab::app::panels::attention::AttentionTwins;
+use basis_lab::app::panels::gauge_lab::{LiveRuns, SweepTab};
 use basis_lab::app::panels::workbench::Workbench;
 use basis_lab::app::{AppState, Settings};
 use basis_lab::experiment::check::{Verdict, check_chain};
@@ -206,6 +207,104 @@ fn a_chain_is_edited_predicted_checked_and_handed_to_the_labs() {
     h.run_steps(3);
     let text = text(&h);
     assert_eq!(text.matches("trace()").count(), 16, "{text}");
+}
+
+#[test]
+fn a_chain_handed_to_the_gauge_lab_joins_its_zoo_and_live_runs() {
+    let mut h = harness();
+    h.run_steps(2);
+    h.get_by_label("Your optimizer").click();
+    h.run_steps(3);
+    let a = h.state_mut().as_mut().unwrap();
+    a.set_from_link("chain", "normalize_rows() | trace(0.9)")
+        .unwrap();
+    h.run_steps(3);
+    let zoo = |h: &Harness<'static, State>| app(h).panel::<SweepTab>("gauge/zoo").unwrap().preset();
+    let live = |h: &Harness<'static, State>| {
+        let rules = &app(h)
+            .panel::<LiveRuns>("gauge/live")
+            .unwrap()
+            .settings
+            .rules;
+        rules.iter().map(|r| r.name()).collect::<Vec<_>>()
+    };
+    let before = zoo(&h);
+    assert_eq!((before.name.as_str(), before.rules.len()), ("zoo-paper", 9));
+    assert_eq!(live(&h), ["gd", "adam", "muon", "scalar_adam"]);
+
+    let chain = "normalize_rows() | trace()";
+    for _ in 0..2 {
+        // Twice: the second finds it there and adds nothing.
+        h.get_by_label("a rule of the gauge lab").click();
+        h.run_steps(3);
+        let p = zoo(&h);
+        assert_eq!(p.rules.len(), 10);
+        let rule = *p.rules.last().unwrap();
+        assert_eq!(rule.name(), chain);
+        assert!(rule.equivariant(), "rows commute with the right action");
+        assert_eq!(p.rates_for(rule), [1e-3]);
+        assert_eq!(p.rules[..9], before.rules[..]);
+        assert_eq!(live(&h), ["gd", "adam", "muon", "scalar_adam", chain]);
+        let notice = app(&h).lab.notice.clone().unwrap();
+        assert_eq!(
+            notice.text,
+            "Added your chain to the gauge lab at lr 1e-3: to the zoo's preset `zoo-paper` \
+             (Optimizer zoo, Run) and to the live runs (Live runs and twins, Run live)."
+        );
+        assert!(!notice.error);
+    }
+
+    // The zoo tab says which preset it runs and with which chain.
+    let a = h.state_mut().as_mut().unwrap();
+    assert!(a.open_tab("gauge", "zoo"));
+    h.run_steps(3);
+    h.get_by_label_contains(&format!(
+        "Runs the preset `zoo-paper` with the chain `{chain}`: "
+    ));
+    assert_eq!(
+        count(&h, "33 runs"),
+        1,
+        "ten rules × 3 seeds, and 3 convex references"
+    );
+
+    // The live tab offers it beside the registered rules, ticked; unticked it stays offered.
+    let a = h.state_mut().as_mut().unwrap();
+    assert!(a.open_tab("gauge", "live"));
+    h.run_steps(3);
+    h.get_by_label(chain).click();
+    h.run_steps(3);
+    assert_eq!(live(&h), ["gd", "adam", "muon", "scalar_adam"]);
+    h.get_by_label(chain).click();
+    h.run_steps(3);
+    assert_eq!(live(&h), ["gd", "adam", "muon", "scalar_adam", chain]);
+
+    // Its link round-trips the chain, commas inside a chain's parentheses included, through
+    // the page's link escaping.
+    let a = h.state_mut().as_mut().unwrap();
+    let commas = "clip(max=0.5) | scale_by_adam(b1=0.8, b2=0.99)";
+    a.set_from_link("rules", &format!("muon, gd,{commas}"))
+        .unwrap();
+    let settings = a.view().link_settings();
+    let rules = format!("gd,muon,{commas}");
+    assert_eq!(settings[0], ("rules", rules.clone()));
+    let link = basis_lab::link::page_link("https://x/", "gauge/live", false, &settings, "");
+    let back = basis_lab::link::parse_page_link(link.split_once('?').unwrap().1, "");
+    assert_eq!(back.settings[0], ("rules".to_string(), rules.clone()));
+    a.set_from_link("rules", &back.settings[0].1).unwrap();
+    assert_eq!(a.view().link_settings()[0], ("rules", rules));
+    // A chain of one transform may leave out its parentheses; a chain is run once.
+    a.set_from_link("rules", "normalize,gd,normalize()")
+        .unwrap();
+    assert_eq!(
+        a.view().link_settings()[0],
+        ("rules", "gd,normalize()".into())
+    );
+    let e = a.set_from_link("rules", "gd,trace(2)").unwrap_err();
+    assert_eq!(
+        e,
+        "`rules`: chain `trace(2)`: transform 1 (`trace`): argument `decay`: `2` is not \
+         allowed; allowed [0, 1)"
+    );
 }
 
 #[test]

@@ -56,6 +56,8 @@ pub struct LiveSample {
 }
 
 /// What the live runs report.
+// One `Done` per rule and run against thousands of samples: boxing it would save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Update {
     /// A sample.

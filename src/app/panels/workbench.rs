@@ -1,8 +1,8 @@
 //! "Your optimizer": an update rule composed from transforms (the palette is
 //! [`TRANSFORMS`]), its predicted class in each lab as it is edited, `basis-lab check`'s twins
 //! run in the background with their verdict table, and the rule handed to the labs: as an arm
-//! of the controlled test and as a run of the attention twins. A link carries the chain as
-//! `?view=optimizer&chain=TEXT`.
+//! of the controlled test, as a rule of the gauge lab's zoo and live runs, and as a run of the
+//! attention twins. A link carries the chain as `?view=optimizer&chain=TEXT`.
 
 use std::sync::atomic::AtomicBool;
 
@@ -619,6 +619,17 @@ impl Panel for Workbench {
                     self.use_as_arm(text, lab);
                 }
                 if ui
+                    .button("a rule of the gauge lab")
+                    .on_hover_text(format!(
+                        "Adds the chain to the gauge lab's zoo preset (at lr {:e}) and ticks it \
+                         in its live runs",
+                        crate::optim::CHAIN_INFO.sensing.lr
+                    ))
+                    .clicked()
+                {
+                    lab.handed.push((super::gauge_lab::ID, text.clone()));
+                }
+                if ui
                     .button("a run of the attention twins")
                     .on_hover_text(format!(
                         "Adds the chain to the attention preset at lr {:e} with gauge and noise \
@@ -629,13 +640,6 @@ impl Panel for Workbench {
                 {
                     lab.handed.push((super::attention::ID, text.clone()));
                 }
-                ui.label(
-                    RichText::new(
-                        "(the gauge lab's zoo and live runs take registered rules only; Check \
-                         runs the chain there)",
-                    )
-                    .weak(),
-                );
             });
         }
         if export && let Some((name, bytes)) = self.table() {

@@ -1,7 +1,8 @@
 //! The optimizer zoo on factored matrix sensing (docs/numerics.md, "The gauge lab"; the paper's
 //! Table 2), the anisotropy dial and the spectral tail: runs, the paper's learning-rate
 //! selection rule, and tables. A zoo rule is an entry of [`crate::optim::REGISTRY`] at its
-//! default hyperparameters; the registry also gives its rate grid and schedule.
+//! default hyperparameters, or a chain of transforms; the registry (for a chain,
+//! [`crate::optim::CHAIN_INFO`]) also gives its rate grid and schedule.
 
 pub mod figures;
 mod preset;
@@ -26,6 +27,7 @@ pub use report::{
 pub use trace::{MAX_TRACE_N, TRACE_SCHEMA, TRACE_STEPS, check_traceable, trace_zoo};
 
 use std::ops::Deref;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nalgebra::DMatrix;
@@ -36,25 +38,66 @@ use super::{
     SensingOracle, SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery,
 };
 use crate::linalg::norm::frobenius;
-use crate::optim::{Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule, lookup};
+use crate::optim::{
+    CHAIN_INFO, ChainError, ChainSpec, Lab, Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule,
+    lookup,
+};
 
 /// A rule of the zoo: a registry entry at its default hyperparameters (the paper's: β1 0.9,
 /// β2 0.999, ε 1e-8; RMSProp α 0.99; Lion 0.9/0.99; Muon μ 0.9 with Newton–Schulz; Shampoo
 /// λ 1, roots every 20 steps), plus the value of its [`RuleInfo::zoo_arg`] if it has one
-/// (the dial's p). Only the learning rate and the schedule are chosen per run.
+/// (the dial's p), or a chain of transforms ([`Rule::chain`]). Only the learning rate and the
+/// schedule are chosen per run.
 ///
-/// Zoo presets write it as the registry's `variant` (`Muon`, `ScalarAdam`, `Dial(0.5)`); the
-/// registry name (`scalar_adam`) is accepted too.
+/// Zoo presets write it as the registry's `variant` (`Muon`, `ScalarAdam`, `Dial(0.5)`) or as
+/// `Chain("clip_by_global_norm(1) | scale_by_adam()")`; the registry name (`scalar_adam`) is
+/// accepted too.
 #[derive(Clone, Copy)]
 pub struct Rule {
     info: &'static RuleInfo,
     arg: Option<f64>,
+    /// A chain's canonical text ([`ChainSpec`]'s `Display`), interned ([`intern`]); `None`
+    /// for a registry entry.
+    chain: Option<&'static str>,
+}
+
+/// The most distinct chain texts one process interns ([`intern`]): with at most
+/// [`crate::optim::MAX_CHAIN_BYTES`] each, at most 20 MB however many chains a session tries.
+pub const MAX_CHAIN_RULES: usize = 10_000;
+
+/// Every chain text a [`Rule`] has named in this process, each stored once.
+static CHAINS: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+
+/// The process-wide copy of chain text `text`. `Rule` is `Copy` (it is a cell of every zoo and
+/// keyed on in maps), so it holds a `&'static str`: each distinct text is leaked once and
+/// reused. Errors past [`MAX_CHAIN_RULES`] distinct texts.
+fn intern(text: String) -> Result<&'static str, ChainError> {
+    let mut chains = CHAINS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&t) = chains.iter().find(|&&t| t == text) {
+        return Ok(t);
+    }
+    if chains.len() >= MAX_CHAIN_RULES {
+        return Err(ChainError {
+            index: None,
+            argument: None,
+            message: format!(
+                "this session has named {MAX_CHAIN_RULES} different chains, the most it keeps; \
+                 restart to name new ones"
+            ),
+        });
+    }
+    let t: &'static str = Box::leak(text.into_boxed_str());
+    chains.push(t);
+    Ok(t)
 }
 
 impl Rule {
-    /// The rule of registry entry `name` (a rule with a zoo argument takes its default value).
+    /// The rule of registry entry `name` (a rule with a zoo argument takes its default value),
+    /// or the chain `name` spells when it is no registry name and parses as one.
     pub fn named(name: &str) -> Option<Rule> {
-        lookup(name).map(Rule::of)
+        lookup(name)
+            .map(Rule::of)
+            .or_else(|| Rule::chain(name).ok())
     }
 
     /// The rule of registry entry `info`, its zoo argument (if any) at the default.
@@ -62,7 +105,27 @@ impl Rule {
         let arg = info
             .zoo_arg
             .and_then(|h| OptimizerSpec::new(info.name, 1.0).value(h));
-        Rule { info, arg }
+        Rule {
+            info,
+            arg,
+            chain: None,
+        }
+    }
+
+    /// The chain of transforms `text` spells ([`ChainSpec::parse`]), held in its canonical
+    /// form, so two spellings of one chain are one rule. It runs at [`CHAIN_INFO`]'s rates and
+    /// schedule. Errors: the parser's (naming the transform, its position and the argument),
+    /// a canonical form over [`crate::optim::MAX_CHAIN_BYTES`], or more than [`MAX_CHAIN_RULES`] chains.
+    pub fn chain(text: &str) -> Result<Rule, ChainError> {
+        let canonical = ChainSpec::parse(text)?.to_string();
+        // The canonical text names every argument, so it may outgrow the limit the input met;
+        // it must parse back, as files and tables name the rule by it.
+        ChainSpec::parse(&canonical)?;
+        Ok(Rule {
+            info: &CHAIN_INFO,
+            arg: None,
+            chain: Some(intern(canonical)?),
+        })
     }
 
     /// The same rule with its zoo argument set to `x` (ignored by a rule without one).
@@ -78,7 +141,7 @@ impl Rule {
         REGISTRY.iter().copied().map(Rule::of).collect()
     }
 
-    /// The registry entry.
+    /// The registry entry ([`CHAIN_INFO`] for a chain).
     pub fn info(self) -> &'static RuleInfo {
         self.info
     }
@@ -88,18 +151,25 @@ impl Rule {
         self.arg
     }
 
+    /// The chain's canonical text, for a chain.
+    pub fn chain_text(self) -> Option<&'static str> {
+        self.chain
+    }
+
     /// Name used in files and tables: the registry name, with the argument for a rule that has
-    /// one (`dial_p0.5`).
+    /// one (`dial_p0.5`); a chain's canonical text.
     pub fn name(self) -> String {
-        match (self.info.zoo_arg, self.arg) {
-            (Some(h), Some(x)) => format!("{}_{}{x}", self.info.name, h.name()),
+        match (self.chain, self.info.zoo_arg, self.arg) {
+            (Some(text), _, _) => text.to_string(),
+            (None, Some(h), Some(x)) => format!("{}_{}{x}", self.info.name, h.name()),
             _ => self.info.name.to_string(),
         }
     }
 
-    /// The hyperparameters it runs with (`lr` is set per run).
+    /// The hyperparameters it runs with (`lr` is set per run); a chain's `optimizer` is its
+    /// text.
     pub fn spec(self) -> OptimizerSpec {
-        let mut s = OptimizerSpec::new(self.info.name, self.default_lr());
+        let mut s = OptimizerSpec::new(self.chain.unwrap_or(self.info.name), self.default_lr());
         if let (Some(h), Some(x)) = (self.info.zoo_arg, self.arg)
             && let Some(v) = s.value_mut(h)
         {
@@ -108,12 +178,17 @@ impl Rule {
         s
     }
 
-    /// Equivariant under (U, V) → (UQ, VQ) (the paper's classification).
+    /// Equivariant under (U, V) → (UQ, VQ) (the paper's classification); for a chain, its
+    /// prediction under that action (right multiplication of both factors), which a chain
+    /// such as `normalize_rows()` meets while the key lab's left action is blocked.
     pub fn equivariant(self) -> bool {
-        self.spec().equivariant()
+        match self.chain {
+            Some(text) => ChainSpec::parse(text).is_ok_and(|c| c.predicted(Lab::Gauge.action())),
+            None => self.spec().equivariant(),
+        }
     }
 
-    /// The learning-rate grid at n = 40 (the registry's).
+    /// The learning-rate grid at n = 40 (the registry's; [`CHAIN_INFO`]'s for a chain).
     pub fn grid(self) -> &'static [f64] {
         self.info.sensing.grid
     }
@@ -137,28 +212,31 @@ impl Rule {
 
 impl PartialEq for Rule {
     fn eq(&self, other: &Rule) -> bool {
-        self.info.name == other.info.name && self.arg == other.arg
+        self.info.name == other.info.name && self.arg == other.arg && self.chain == other.chain
     }
 }
 
 impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.arg {
-            Some(x) => write!(f, "{}({x:?})", self.info.variant),
-            None => f.write_str(self.info.variant),
+        match (self.chain, self.arg) {
+            (Some(text), _) => write!(f, "{}({text:?})", CHAIN_INFO.variant),
+            (None, Some(x)) => write!(f, "{}({x:?})", self.info.variant),
+            (None, None) => f.write_str(self.info.variant),
         }
     }
 }
 
 impl Serialize for Rule {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // A chain is the variant after the registry's.
         let index = REGISTRY
             .iter()
             .position(|i| i.name == self.info.name)
-            .unwrap_or(0) as u32;
-        match self.arg {
-            Some(x) => s.serialize_newtype_variant("Rule", index, self.info.variant, &x),
-            None => s.serialize_unit_variant("Rule", index, self.info.variant),
+            .unwrap_or(REGISTRY.len()) as u32;
+        match (self.chain, self.arg) {
+            (Some(text), _) => s.serialize_newtype_variant("Rule", index, CHAIN_INFO.variant, text),
+            (None, Some(x)) => s.serialize_newtype_variant("Rule", index, self.info.variant, &x),
+            (None, None) => s.serialize_unit_variant("Rule", index, self.info.variant),
         }
     }
 }
@@ -182,9 +260,13 @@ impl<'de> Deserialize<'de> for Ident {
     }
 }
 
-/// Every spelling of a rule a zoo preset may use, for error messages.
-static VARIANTS: std::sync::LazyLock<Vec<&'static str>> =
-    std::sync::LazyLock::new(|| REGISTRY.iter().map(|i| i.variant).collect());
+/// Every spelling of a rule a zoo preset may use, for error messages: the registry's variants,
+/// then `Chain`.
+static VARIANTS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    (REGISTRY.iter().map(|i| i.variant))
+        .chain([CHAIN_INFO.variant])
+        .collect()
+});
 
 impl<'de> Deserialize<'de> for Rule {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -192,11 +274,16 @@ impl<'de> Deserialize<'de> for Rule {
         impl<'de> serde::de::Visitor<'de> for Visit {
             type Value = Rule;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a rule of the optimizer registry")
+                f.write_str("a rule of the optimizer registry or a chain of transforms")
             }
             fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Rule, A::Error> {
                 use serde::de::{Error, VariantAccess};
                 let (Ident(name), variant) = data.variant()?;
+                if name == CHAIN_INFO.variant {
+                    let text: String = variant.newtype_variant()?;
+                    return Rule::chain(&text)
+                        .map_err(|e| A::Error::custom(format!("chain `{text}`: {}", e.message)));
+                }
                 let info = REGISTRY
                     .iter()
                     .copied()

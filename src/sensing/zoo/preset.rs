@@ -52,7 +52,9 @@ pub struct ZooPreset {
     /// Seeds per cell, 1..=1000, with at most [`MAX_CELLS`] runs and
     /// [`MAX_OPERATOR_NUMBERS`] operator numbers in all.
     pub seeds: usize,
-    /// The rules to run, 1..=[`MAX_RULES`].
+    /// The rules to run, 1..=[`MAX_RULES`]: registered rules and chains
+    /// (`Chain("normalize_rows() | trace(0.9)")`).
+    #[serde(deserialize_with = "indexed_rules")]
     pub rules: Vec<Rule>,
     /// `true`: each rule's whole grid and the selection rule; `false`: the paper's rates only.
     pub grid: bool,
@@ -96,6 +98,35 @@ pub struct ZooPreset {
     /// measurements ([`ZooPreset::references`]); on unless the preset says `reference: false`.
     #[serde(skip_serializing_if = "is_true")]
     pub reference: bool,
+}
+
+/// Reads [`ZooPreset::rules`], naming the entry at fault in an error (`rules[1]: chain
+/// `…`: transform 2: unknown transform …`), as a field's place in the list says more than its
+/// line does.
+fn indexed_rules<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Rule>, D::Error> {
+    struct Visit;
+    impl<'de> serde::de::Visitor<'de> for Visit {
+        type Value = Vec<Rule>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of rules")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<Rule>, A::Error> {
+            use serde::de::Error;
+            let mut out = Vec::new();
+            // The preset's byte limit bounds the entries; validation bounds their count.
+            loop {
+                match seq.next_element::<Rule>() {
+                    Ok(Some(r)) => out.push(r),
+                    Ok(None) => return Ok(out),
+                    Err(e) => return Err(A::Error::custom(format!("rules[{}]: {e}", out.len()))),
+                }
+            }
+        }
+    }
+    d.deserialize_seq(Visit)
 }
 
 /// Whether `x` is true (the default of [`ZooPreset::reference`], which files leave out).

@@ -347,7 +347,7 @@ fn readings_markdown(preset: &ZooPreset, runs: &[RunResult]) -> String {
         } else {
             String::new()
         };
-        s.push_str(&format!("| {}{cell} | {} |", r.rule, r.lr));
+        s.push_str(&format!("| {}{cell} | {} |", md(&r.rule), r.lr));
         let mut deepest = None;
         for (i, _) in levels.iter().enumerate() {
             let got: Vec<&Reading> = at.iter().filter_map(|x| x.readings.get(i)).collect();
@@ -454,7 +454,7 @@ fn runs_markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRe
         let paper = paper_row(preset, r).unwrap_or_else(|| "—".to_string());
         s.push_str(&format!(
             "| {} | {} | {} | {} ± {} [{}, {}] | {:.2} ± {:.2} | {:.2} ± {:.2} | {:.1e} | {} |{drift} {} |\n",
-            r.rule,
+            md(&r.rule),
             if r.equivariant { "equivariant" } else { "coordinate-wise" },
             r.lr,
             fmt4(r.recovery[0]),
@@ -499,7 +499,7 @@ fn runs_markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRe
                 .count();
             s.push_str(&format!(
                 "| {} | {} | {} ± {} | {ok} of {} |\n",
-                r.rule,
+                md(&r.rule),
                 r.lr,
                 fmt4(m),
                 fmt4(sd),
@@ -690,7 +690,7 @@ fn across_markdown(preset: &ZooPreset, summaries: &[RuleSummary]) -> String {
     s.push('\n');
     for rule in &preset.rules {
         let name = rule.name();
-        s.push_str(&format!("| {name} |"));
+        s.push_str(&format!("| {} |", md(&name)));
         for c in &columns {
             match summaries
                 .iter()
@@ -894,7 +894,7 @@ fn rates_markdown(preset: &ZooPreset, results: &[RunResult]) -> String {
         };
         s.push_str(&format!(
             "| {} |{cell} {} | {ours} | {} of {} | {} | {paper} |\n",
-            row.rule,
+            md(&row.rule),
             row.lr,
             row.interpolated,
             row.seeds,
@@ -902,6 +902,11 @@ fn rates_markdown(preset: &ZooPreset, results: &[RunResult]) -> String {
         ));
     }
     s
+}
+
+/// A rule's name in a Markdown table cell: a chain's `|` escaped, so the row keeps its cells.
+fn md(name: &str) -> String {
+    name.replace('|', "\\|")
 }
 
 /// Four decimals, or two significant digits in scientific notation below 1e-3.
@@ -919,7 +924,7 @@ fn tail_markdown(preset: &ZooPreset, summaries: &[RuleSummary], taus: &[f64]) ->
     s.push_str("\n## Spectral tail: recovery mean ± sd against τ\n\n| τ |");
     let rules: Vec<String> = preset.rules.iter().map(|r| r.name()).collect();
     for r in &rules {
-        s.push_str(&format!(" {r} |"));
+        s.push_str(&format!(" {} |", md(r)));
     }
     s.push_str(" paper GD / Adam / Muon / Shampoo |\n|---|");
     s.push_str(&"---|".repeat(rules.len() + 1));

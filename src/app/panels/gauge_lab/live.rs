@@ -38,6 +38,9 @@ pub struct LiveRuns {
     past: Vec<Earlier<PastLive>>,
     /// The settings the runs on screen started from (to name what the next start changed).
     started: Option<Settings>,
+    /// Chains offered beside the registered rules ([`LiveRuns::add_rule`]), kept while
+    /// unticked (not saved: a saved chain that is ticked is in `settings.rules`).
+    chains: Vec<Rule>,
 }
 
 /// The range of a live run's step budget.
@@ -69,12 +72,18 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The chosen rules in the registry's order (the order of the runs and their plots).
+    /// The chosen rules in the registry's order, then the chosen chains in the order they
+    /// were added (the order of the runs and their plots).
     fn chosen(&self) -> Vec<Rule> {
-        Rule::all()
-            .into_iter()
+        let mut chosen: Vec<Rule> = (Rule::all().into_iter())
             .filter(|r| self.rules.contains(r))
-            .collect()
+            .collect();
+        for &r in &self.rules {
+            if r.chain_text().is_some() && !chosen.contains(&r) {
+                chosen.push(r);
+            }
+        }
+        chosen
     }
 
     /// What these settings have that `new` does not (`seed 0`, `budget 2000`, `rules GD,
@@ -104,6 +113,29 @@ impl Settings {
 }
 
 impl LiveRuns {
+    /// Ticks `rule` (a chain the optimizer workbench hands over) for the next Run live, and
+    /// offers it beside the registered rules.
+    pub fn add_rule(&mut self, rule: Rule) {
+        if rule.chain_text().is_some() && !self.chains.contains(&rule) {
+            self.chains.push(rule);
+        }
+        if !self.settings.rules.contains(&rule) {
+            self.settings.rules.push(rule);
+        }
+    }
+
+    /// Every rule the tab offers a checkbox for: the registered ones, then the chains it was
+    /// handed or its settings name.
+    fn offered(&self) -> Vec<Rule> {
+        let mut all = Rule::all();
+        for &r in self.chains.iter().chain(&self.settings.rules) {
+            if !all.contains(&r) {
+                all.push(r);
+            }
+        }
+        all
+    }
+
     /// Live plot `plot` as the tab draws and saves it: the runs on screen over the shown
     /// earlier ones, faded.
     pub fn figure(&self, plot: LivePlot) -> crate::figure::Figure {
@@ -272,19 +304,33 @@ impl Panel for LiveRuns {
         ]
     }
 
-    /// `rules` (comma-separated names, at their default arguments), `budget` (steps per run)
-    /// and `seed` (of the problem instance).
+    /// `rules` (comma-separated names, at their default arguments, and chains, whose commas
+    /// stand inside parentheses: `gd,clip(max=1) | scale_by_adam(b1=0.8, b2=0.99)`),
+    /// `budget` (steps per run) and `seed` (of the problem instance).
     fn set_from_link(&mut self, name: &str, value: &str, _lab: &mut Lab) -> Result<bool, String> {
         match name {
             "rules" => {
                 let all = Rule::all();
-                let rules: Vec<Rule> = (value.split(',').map(str::trim))
+                let rules: Vec<Rule> = (split_rules(value).into_iter())
                     .filter(|n| !n.is_empty())
                     .map(|n| {
-                        all.iter().copied().find(|r| r.name() == n).ok_or_else(|| {
-                            let names: Vec<String> = all.iter().map(|r| r.name()).collect();
-                            format!("`rules`: no rule `{n}` (rules: {})", names.join(", "))
-                        })
+                        if let Some(r) = all.iter().copied().find(|r| r.name() == n) {
+                            return Ok(r);
+                        }
+                        // A bare name may be a chain of one transform (`normalize`); text with
+                        // a chain's punctuation gets the chain's own error.
+                        match Rule::chain(n) {
+                            Ok(r) => return Ok(r),
+                            Err(e) if n.contains(['(', '|']) => {
+                                return Err(format!("`rules`: chain `{n}`: {}", e.message));
+                            }
+                            Err(_) => {}
+                        }
+                        let names: Vec<String> = all.iter().map(|r| r.name()).collect();
+                        Err(format!(
+                            "`rules`: no rule `{n}` (rules: {}; or a chain of transforms)",
+                            names.join(", ")
+                        ))
                     })
                     .collect::<Result<_, _>>()?;
                 if rules.is_empty() {
@@ -358,7 +404,7 @@ impl LiveRuns {
              for a twin's product, ‖U′ − UQ‖F/‖UQ‖F for the gauge twin's factors.",
         );
         reflow::controls_row(ui, |ui| {
-            for rule in Rule::all() {
+            for rule in self.offered() {
                 let mut on = self.settings.rules.contains(&rule);
                 if ui.checkbox(&mut on, rule_title(&rule.name())).changed() {
                     if on {
@@ -454,4 +500,23 @@ impl LiveRuns {
             }
         }
     }
+}
+
+/// A `rules` link value split at its commas outside parentheses (a chain's arguments keep
+/// theirs), each piece trimmed.
+fn split_rules(value: &str) -> Vec<&str> {
+    let (mut pieces, mut depth, mut from) = (Vec::new(), 0usize, 0);
+    for (i, c) in value.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                pieces.push(value[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    pieces.push(value[from..].trim());
+    pieces
 }

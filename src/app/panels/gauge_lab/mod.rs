@@ -31,6 +31,10 @@ use crate::sensing::zoo::{
 };
 use crate::validate::check_count;
 
+/// The section's id (its path, for [`Lab::handed`]: a chain handed here joins the zoo tab's
+/// preset and the live runs).
+pub const ID: &str = "gauge";
+
 /// The gauge-lab section and its tabs.
 pub struct GaugeLab {
     tabs: Tabs,
@@ -51,7 +55,7 @@ impl Default for GaugeLab {
 
 impl Panel for GaugeLab {
     fn id(&self) -> &'static str {
-        "gauge"
+        ID
     }
 
     fn title(&self) -> &'static str {
@@ -63,6 +67,9 @@ impl Panel for GaugeLab {
     }
 
     fn logic(&mut self, lab: &mut Lab) {
+        for text in lab.take_handed(ID) {
+            self.add_chain(&text, lab);
+        }
         self.tabs.logic(lab);
     }
 
@@ -111,6 +118,40 @@ impl Panel for GaugeLab {
     }
 }
 
+impl GaugeLab {
+    /// Adds chain `text` as a rule to the zoo tab's preset and to the live runs' rules; one
+    /// notice says where it went, or why it did not.
+    fn add_chain(&mut self, text: &str, lab: &mut Lab) {
+        let rule = match Rule::chain(text) {
+            Ok(r) => r,
+            Err(e) => {
+                lab.error(format!(
+                    "The chain was not added to the gauge lab: {}",
+                    e.message
+                ));
+                return;
+            }
+        };
+        let zoo = (self.tabs.find_mut("zoo"))
+            .and_then(|t| (t as &mut dyn std::any::Any).downcast_mut::<SweepTab>())
+            .map(|t| t.add_rule(rule));
+        let live = (self.tabs.find_mut("live"))
+            .and_then(|t| (t as &mut dyn std::any::Any).downcast_mut::<LiveRuns>())
+            .map(|t| t.add_rule(rule));
+        match (zoo, live) {
+            (Some(Ok(preset)), Some(())) => lab.inform(format!(
+                "Added your chain to the gauge lab at lr {:e}: to the zoo's preset `{preset}` \
+                 (Optimizer zoo, Run) and to the live runs (Live runs and twins, Run live).",
+                rule.default_lr()
+            )),
+            (Some(Err(e)), _) => lab.error(format!(
+                "The chain was not added to the gauge lab's zoo: {e}"
+            )),
+            _ => lab.error("The gauge lab has no zoo or live tab to take the chain"),
+        }
+    }
+}
+
 /// The range of a sweep tab's seeds per cell.
 const SEEDS: std::ops::RangeInclusive<usize> = 1..=50;
 
@@ -130,7 +171,8 @@ pub struct SweepTab {
     pub seeds: usize,
     /// The last sweep and the preset it ran.
     pub analysis: Analysis<ZooPreset, Vec<RunResult>>,
-    /// A page link's zoo preset, run in place of the bundled one (not saved).
+    /// A page link's zoo preset, or the bundled one with rules the optimizer workbench added,
+    /// run in place of the bundled one (not saved).
     linked: Option<ZooPreset>,
 }
 
@@ -213,13 +255,34 @@ impl SweepTab {
         }
     }
 
-    /// The preset it runs: a link's, else the bundled one, with the tab's seed count.
-    fn preset(&self) -> ZooPreset {
+    /// The preset it runs: a link's (or the workbench's edit), else the bundled one, with the
+    /// tab's seed count.
+    pub fn preset(&self) -> ZooPreset {
         let base = (self.linked.clone()).unwrap_or_else(|| bundled_zoo(self.bundled));
         ZooPreset {
             seeds: self.seeds,
             ..base
         }
+    }
+
+    /// Adds `rule` to the preset the tab runs (which then replaces the bundled one, as a
+    /// link's does) at the rule's own rate; returns the preset's name. Nothing changes when
+    /// it is there already. Errors (nothing changes): the preset would be invalid (more than
+    /// [`crate::sensing::zoo::MAX_RULES`] rules or [`crate::sensing::zoo::MAX_CELLS`] runs).
+    pub fn add_rule(&mut self, rule: Rule) -> Result<String, String> {
+        let mut p = self.preset();
+        if p.rules.contains(&rule) {
+            return Ok(p.name);
+        }
+        p.rules.push(rule);
+        // A preset-wide `rates` or `grid` would run it elsewhere than its own rate.
+        if p.rates_for(rule) != [rule.default_lr()] {
+            p.rule_rates.0.push((rule, vec![rule.default_lr()]));
+        }
+        p.validate().map_err(|e| e.to_string())?;
+        let name = p.name.clone();
+        self.linked = Some(p);
+        Ok(name)
     }
 }
 
@@ -321,7 +384,22 @@ impl Panel for SweepTab {
     fn ui(&mut self, ui: &mut egui::Ui, lab: &mut Lab) {
         ui.label(self.about);
         if let Some(p) = &self.linked {
-            let text = format!("Runs the link's preset `{}`: {}", p.name, p.description);
+            let added: Vec<&str> = p.rules.iter().filter_map(|r| r.chain_text()).collect();
+            let text = if added.is_empty() {
+                format!("Runs the link's preset `{}`: {}", p.name, p.description)
+            } else {
+                format!(
+                    "Runs the preset `{}` with the chain{} {}: {}",
+                    p.name,
+                    if added.len() == 1 { "" } else { "s" },
+                    added
+                        .iter()
+                        .map(|t| format!("`{t}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.description
+                )
+            };
             ui.label(RichText::new(text).weak());
         }
         let mut start = false;
