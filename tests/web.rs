@@ -949,11 +949,18 @@ fn the_gauge_sweeps_run_from_links_with_their_presets_and_their_tables_are_the_d
         ("gauge/zoo", "zoo-paper"),
         ("gauge/dial", "dial"),
         ("gauge/tail", "tail"),
+        ("gauge/zoo", "section10"),
     ] {
-        // Each tab's own preset, short: one seed and a tenth of the step budget.
+        // Each tab's own preset, short: one seed and a tenth of the step budget (Section 10's
+        // flow rules, which take seven gradients a step, a hundredth, FlowAdam-p's own budget
+        // kept apart from the others').
         let mut preset = bundled_zoo(bundled);
         preset.seeds = 1;
         preset.budget /= 10;
+        if bundled == "section10" {
+            preset.budget = 300;
+            preset.rule_budgets.0[0].1 = 400;
+        }
         let (name, web) = table_from_link(
             view,
             &[],
