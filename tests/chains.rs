@@ -510,7 +510,7 @@ fn check_gives_every_registered_rules_chain_the_rules_own_measured_verdict_in_ev
 }
 
 #[test]
-fn bundled_chains_measure_what_they_predict_but_soaps_eigenbasis_is_chaotic_here() {
+fn bundled_chains_measure_what_they_predict_but_soap_is_chaotic_in_the_gauge_lab() {
     use basis_lab::experiment::check::{Verdict, check_chain, disagreements};
     use basis_lab::optim::BUNDLED_CHAINS;
     assert!(
@@ -521,13 +521,18 @@ fn bundled_chains_measure_what_they_predict_but_soaps_eigenbasis_is_chaotic_here
         let c = check_chain(name).unwrap();
         assert_eq!(c.name.as_deref(), Some(name));
         for l in &c.labs {
-            if name == "soap" {
-                // Its statistics have tied (zero) eigenvalues at these sizes, so the eigenbasis
-                // Adam's squares act in is set by rounding: the noise twin separates as far as
-                // the gauge twin, and the check reports the disagreement.
+            if name == "soap" && l.lab == "gauge" {
+                // Its statistics' small eigenvalues nearly tie there, so rounding turns the
+                // eigenbasis Adam's squares act in: the noise twin separates as far as the gauge
+                // twin, and the check reports the disagreement.
                 assert_eq!(l.verdict, Verdict::Chaotic, "{l:?}");
                 assert!(l.noise_distance > 1e-7, "{l:?}");
                 assert!(l.predicted_equivariant && !l.agrees);
+            } else if name == "soap" {
+                // The null spaces of its statistics (a rectangular matrix's larger one, early
+                // on) share one second moment, so the eigensolver's basis there does not matter.
+                assert_eq!(l.verdict, Verdict::Equivariant, "{l:?}");
+                assert!(l.gauge_distance < 1e-7, "{l:?}");
             } else if l.predicted_equivariant {
                 assert_eq!(l.verdict, Verdict::Equivariant, "{name}: {l:?}");
                 assert!(l.gauge_distance < 1e-13, "{name}: {l:?}");

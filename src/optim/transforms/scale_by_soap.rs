@@ -9,11 +9,13 @@ use nalgebra::DMatrix;
 /// `u′ = Q_Lᵀ u Q_R`, `v′ ← b2·v′ + (1−b2)·u′⊙u′` in the eigenbasis;
 /// `u ← Q_L (m̂′/(√v̂′ + ε)) Q_Rᵀ` with `m′ = Q_Lᵀ m Q_R`, bias corrections as Adam's, an entry
 /// with denominator 0 giving 0. The second moment is not re-rotated when the basis is refreshed
-/// (SPEC §8). The eigenbases co-rotate with u, and Adam's squares do not see the eigenvectors'
-/// signs (and the eigenvectors are sorted by eigenvalue), so it commutes with both rotations
-/// while no two eigenvalues tie: a rectangular matrix's larger statistic has tied zero
-/// eigenvalues until its gradients span it, and there the basis is arbitrary. Allocates when it
-/// refreshes the bases (nalgebra's eigendecomposition).
+/// (numerics §10). Ours: every entry of u′ in a row or column whose eigenvalue is at most 1e-10
+/// of the largest (a null space, whose basis the eigensolver picks) shares one second moment,
+/// the running mean square of those entries, so that choice does not matter. The eigenbases
+/// co-rotate with u, and Adam's squares do not see the eigenvectors' signs (and the
+/// eigenvectors are sorted by eigenvalue), so it commutes with both rotations while no two
+/// nonzero eigenvalues tie. Allocates when it refreshes the bases (nalgebra's
+/// eigendecomposition).
 #[derive(Clone, Debug)]
 pub struct ScaleBySoap {
     b1: f64,
@@ -38,6 +40,26 @@ struct SoapMatrix {
     tmp: DMatrix<f64>,
     gram_left: DMatrix<f64>,
     gram_right: DMatrix<f64>,
+    /// Eigenvectors of L (rows of u′) and of R (columns) whose eigenvalue is at most
+    /// [`NULL`] times the largest: a space the statistics have not seen, whose basis the
+    /// eigensolver picks.
+    null_left: Vec<bool>,
+    null_right: Vec<bool>,
+    /// The second moment shared by every entry of u′ in a null row or column.
+    v_null: f64,
+}
+
+/// Relative size below which an eigenvalue of a statistic counts as zero ([`SoapMatrix`]):
+/// far above rounding (about 1e-16 of the largest), far below what one gradient adds.
+const NULL: f64 = 1e-10;
+
+/// Marks in `null` the eigenvalues of `a` (in the order [`eigenvectors`] sorts them) at most
+/// [`NULL`] times the largest.
+fn null_space(eigenvalues: &[f64], null: &mut [bool]) {
+    let top = eigenvalues.iter().copied().fold(0.0, f64::max);
+    for (n, &l) in null.iter_mut().zip(eigenvalues) {
+        *n = l <= NULL * top;
+    }
 }
 
 impl SoapMatrix {
@@ -55,16 +77,22 @@ impl SoapMatrix {
             tmp: z(a, b),
             gram_left: z(a, a),
             gram_right: z(b, b),
+            null_left: vec![false; a],
+            null_right: vec![false; b],
+            v_null: 0.0,
         }
     }
 }
 
 /// Eigenvectors of a symmetric matrix, as columns in decreasing order of their eigenvalues, so
-/// that a rotated matrix's come in the same order (nalgebra's order is not defined; allocates).
-fn eigenvectors(a: &DMatrix<f64>) -> DMatrix<f64> {
+/// that a rotated matrix's come in the same order (nalgebra's order is not defined; allocates),
+/// and which of them span its null space ([`null_space`]).
+fn eigenvectors(a: &DMatrix<f64>, null: &mut [bool]) -> DMatrix<f64> {
     let eig = a.clone().symmetric_eigen();
     let mut order: Vec<usize> = (0..a.nrows()).collect();
     order.sort_by(|&i, &j| eig.eigenvalues[j].total_cmp(&eig.eigenvalues[i]));
+    let sorted: Vec<f64> = order.iter().map(|&i| eig.eigenvalues[i]).collect();
+    null_space(&sorted, null);
     DMatrix::from_fn(a.nrows(), a.nrows(), |r, c| eig.eigenvectors[(r, order[c])])
 }
 
@@ -100,6 +128,9 @@ impl Transform for ScaleBySoap {
                 tmp,
                 gram_left,
                 gram_right,
+                null_left,
+                null_right,
+                v_null,
             } = s;
             gram_left.fill(0.0);
             crate::linalg::add_outer_into(gram_left, g);
@@ -108,16 +139,35 @@ impl Transform for ScaleBySoap {
             crate::linalg::add_gram_into(gram_right, g);
             axpby(right, 1.0 - b2, gram_right, b2);
             if refresh {
-                *q_left = eigenvectors(left);
-                *q_right = eigenvectors(right);
+                *q_left = eigenvectors(left, null_left);
+                *q_right = eigenvectors(right, null_right);
                 *q_right_t = q_right.transpose();
             }
             axpby(m, 1.0 - b1, g, b1);
             // u′ = Q_Lᵀ u Q_R feeds the second moment in the eigenbasis.
             tr_mul_into(tmp, q_left, g);
             mul_into(rotated, tmp, q_right);
-            for (vi, &x) in v.iter_mut().zip(rotated.iter()) {
-                *vi = b2 * *vi + (1.0 - b2) * x * x;
+            // An entry in a null row or column shares one second moment (the mean square of
+            // those entries): a rotation of the null space, which the eigensolver's choice of
+            // basis there amounts to, leaves it unchanged.
+            let (rows, cols) = (rotated.nrows(), rotated.ncols());
+            let in_null = |k: usize| null_left[k % rows] || null_right[k / rows];
+            let (mut sum, mut count) = (0.0, 0usize);
+            for (k, (vi, &x)) in v.iter_mut().zip(rotated.iter()).enumerate() {
+                if in_null(k) {
+                    sum += x * x;
+                    count += 1;
+                } else {
+                    *vi = b2 * *vi + (1.0 - b2) * x * x;
+                }
+            }
+            if count > 0 {
+                *v_null = b2 * *v_null + (1.0 - b2) * sum / count as f64;
+                for (k, vi) in v.iter_mut().enumerate().take(rows * cols) {
+                    if in_null(k) {
+                        *vi = *v_null;
+                    }
+                }
             }
             // m′ = Q_Lᵀ m Q_R, divided entry by entry, and rotated back.
             tr_mul_into(tmp, q_left, m);
