@@ -546,6 +546,24 @@ pub trait Task: serde::Serialize + serde::de::DeserializeOwned + Send + 'static 
     /// Runs the analysis; calls `progress()` once per finished item and returns soon after
     /// `cancel` is raised (a worker is stopped instead: it never sees `cancel` raised).
     fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output;
+
+    /// Splits the analysis into at most `n` (≥ 1) independent parts, at least one, whose
+    /// outputs [`Task::merge`] joins into exactly this one's, so the page can run them in `n`
+    /// Web Workers at once. The default keeps it whole.
+    fn split(self, n: usize) -> Vec<Self>
+    where
+        Self: Sized,
+    {
+        let _ = n;
+        vec![self]
+    }
+
+    /// Joins the outputs of [`Task::split`]'s parts, given in their order, into the whole's.
+    /// The default, for a task that does not split, takes the one part's output. Panics on
+    /// no parts.
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        parts.into_iter().next().expect("one part at least")
+    }
 }
 
 /// One-shot background work with progress, cancel and a result to collect (every analysis of
@@ -555,31 +573,36 @@ pub struct Job<T> {
     pub total: usize,
     /// When the job started (for its elapsed and remaining time).
     pub started: Instant,
+    /// Items finished (the desktop's thread counts them here).
+    #[cfg(not(target_arch = "wasm32"))]
     done: Arc<AtomicUsize>,
     cancel: Arc<AtomicBool>,
     result: Arc<Mutex<Option<Result<T, String>>>>,
     /// The thread running the task on the desktop.
     #[cfg(not(target_arch = "wasm32"))]
     handle: Option<JoinHandle<()>>,
-    /// The Web Worker running the task in the page (dropping it ends the worker).
+    /// The Web Workers running the task's parts in the page (dropping them ends them), and
+    /// each part's progress.
     #[cfg(target_arch = "wasm32")]
-    worker: Option<crate::web_worker::Running>,
+    workers: Vec<(crate::web_worker::Running, Arc<AtomicUsize>)>,
 }
 
 impl<T: Send + 'static> Job<T> {
     /// Runs `task` (`total` items, for the progress bar). On the desktop: on a thread named
     /// after its kind, counting each `progress()` and calling `repaint` after each item and at
-    /// the end; a panic becomes an error result. In the page: in a Web Worker, where Cancel
-    /// stops the worker and the result is `Err("cancelled")`.
+    /// the end; a panic becomes an error result. In the page: its parts ([`Task::split`]) in
+    /// one Web Worker each, up to the computer's cores, their outputs merged in order
+    /// ([`Task::merge`]); Cancel stops them all and the result is `Err("cancelled")`, and the
+    /// first part to fail gives the job's error.
     pub fn task<K: Task<Output = T>>(task: K, total: usize, repaint: Repaint) -> Self
     where
         T: serde::de::DeserializeOwned,
     {
-        let done = Arc::new(AtomicUsize::new(0));
         let cancel = Arc::new(AtomicBool::new(false));
         let result = Arc::new(Mutex::new(None));
         #[cfg(not(target_arch = "wasm32"))]
         {
+            let done = Arc::new(AtomicUsize::new(0));
             let (counted, asked, filed) = (done.clone(), cancel.clone(), result.clone());
             let thread = std::thread::Builder::new()
                 .name(format!("basis-lab {}", K::KIND))
@@ -604,40 +627,80 @@ impl<T: Send + 'static> Job<T> {
         }
         #[cfg(target_arch = "wasm32")]
         {
-            let input = ron::to_string(&task).map_err(|e| format!("the task did not write: {e}"));
-            let finish = {
-                let result = result.clone();
-                move |outcome: Result<String, String>| {
-                    let read = outcome.and_then(|text| {
-                        ron::from_str::<T>(&text)
-                            .map_err(|e| format!("the worker's result did not read back: {e}"))
-                    });
-                    *result.lock().expect("job result lock") = Some(read);
+            // The parts run in as many workers as the computer has cores; their outputs are
+            // merged in order, so the result is the whole task's, bit for bit.
+            let parts = task.split(crate::web_worker::workers());
+            let count = parts.len();
+            let outputs: std::rc::Rc<std::cell::RefCell<Vec<Option<T>>>> =
+                std::rc::Rc::new(std::cell::RefCell::new((0..count).map(|_| None).collect()));
+            let mut workers = Vec::with_capacity(count);
+            for (k, part) in parts.into_iter().enumerate() {
+                let input =
+                    ron::to_string(&part).map_err(|e| format!("the task did not write: {e}"));
+                let finish = {
+                    let (result, outputs) = (result.clone(), outputs.clone());
+                    move |outcome: Result<String, String>| {
+                        let read = outcome.and_then(|text| {
+                            ron::from_str::<T>(&text)
+                                .map_err(|e| format!("the worker's result did not read back: {e}"))
+                        });
+                        let mut filed = result.lock().expect("job result lock");
+                        match read {
+                            // The first failure is the job's; later ones add nothing.
+                            Err(e) => {
+                                filed.get_or_insert(Err(e));
+                            }
+                            Ok(out) => {
+                                let mut slots = outputs.borrow_mut();
+                                slots[k] = Some(out);
+                                if filed.is_none() && slots.iter().all(Option::is_some) {
+                                    let all = slots.iter_mut().filter_map(Option::take).collect();
+                                    *filed = Some(Ok(K::merge(all)));
+                                }
+                            }
+                        }
+                    }
+                };
+                let counted = Arc::new(AtomicUsize::new(0));
+                let started = input.and_then(|input| {
+                    crate::web_worker::Running::start(
+                        K::KIND,
+                        input,
+                        counted.clone(),
+                        finish,
+                        repaint.clone(),
+                    )
+                });
+                match started {
+                    Ok(w) => workers.push((w, counted)),
+                    Err(e) => {
+                        result
+                            .lock()
+                            .expect("job result lock")
+                            .get_or_insert(Err(e));
+                        break;
+                    }
                 }
-            };
-            let worker = input.and_then(|input| {
-                crate::web_worker::Running::start(K::KIND, input, done.clone(), finish, repaint)
-            });
-            let worker = match worker {
-                Ok(w) => Some(w),
-                Err(e) => {
-                    *result.lock().expect("job result lock") = Some(Err(e));
-                    None
-                }
-            };
+            }
             Self {
                 total,
                 started: Instant::now(),
-                done,
                 cancel,
                 result,
-                worker,
+                workers,
             }
         }
     }
 
     /// Items finished so far.
     pub fn done(&self) -> usize {
+        #[cfg(target_arch = "wasm32")]
+        return self
+            .workers
+            .iter()
+            .map(|(_, n)| n.load(Ordering::Relaxed))
+            .sum();
+        #[cfg(not(target_arch = "wasm32"))]
         self.done.load(Ordering::Relaxed)
     }
 
@@ -660,8 +723,10 @@ impl<T: Send + 'static> Job<T> {
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
         #[cfg(target_arch = "wasm32")]
-        if let Some(w) = &self.worker {
-            w.stop();
+        if !self.workers.is_empty() {
+            for (w, _) in &self.workers {
+                w.stop();
+            }
             self.result
                 .lock()
                 .expect("job result lock")

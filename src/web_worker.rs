@@ -24,6 +24,17 @@ const SCRIPT: &str = "./worker.js";
 /// The shortest time between two progress messages from a worker (ms).
 const PROGRESS_EVERY_MS: f64 = 50.0;
 
+/// Most workers one analysis starts: each holds its own copy of what its part builds.
+const MAX_WORKERS: usize = 8;
+
+/// How many workers an analysis splits over ([`crate::live::Task::split`]): the browser's
+/// `navigator.hardwareConcurrency`, at least one and at most [`MAX_WORKERS`].
+pub fn workers() -> usize {
+    web_sys::window()
+        .map_or(1.0, |w| w.navigator().hardware_concurrency())
+        .clamp(1.0, MAX_WORKERS as f64) as usize
+}
+
 /// A worker running one task; dropping it ends the worker (done or not).
 pub struct Running {
     worker: web_sys::Worker,

@@ -972,7 +972,7 @@ fn the_gauge_sweeps_run_from_links_with_their_presets_and_their_tables_are_the_d
         // The page solves the convex reference too (one row per instance, after the runs).
         let references = web.matches("\nmin_nuclear_norm,reference,").count();
         assert_eq!(references, preset.references().len(), "{view}");
-        let runs = on_desktop(view, ZooTask(preset)).unwrap();
+        let runs = on_desktop(view, ZooTask::new(preset)).unwrap();
         let desktop = csv_bytes(&runs, &summarise(&runs)).unwrap();
         compare_but_erank(view, &web, &String::from_utf8(desktop).unwrap());
     }

@@ -161,4 +161,28 @@ mod tests {
         );
         assert!(back.aggregate.iter().all(|a| a.excess_mean.is_finite()));
     }
+
+    /// The page deals a zoo's units over its workers: any number of parts, run apart and
+    /// merged, gives the whole sweep's runs bit for bit; a part that fails fails the whole.
+    #[test]
+    fn a_zoo_split_over_workers_merges_to_the_whole_bit_for_bit() {
+        use crate::app::analysis::Stop;
+        use crate::sensing::zoo::ZooPreset;
+        let preset = ZooPreset::from_ron(
+            "ZooPreset(problem: (n: 6, rank: 1), seeds: 2, budget: 100, rules: [Gd, Adam, Muon])",
+            "p.ron",
+        )
+        .unwrap();
+        let run = |t: ZooTask| t.run(&|| {}, &AtomicBool::new(false));
+        let whole = run(ZooTask::new(preset.clone())).unwrap();
+        assert_eq!(whole.len(), preset.units());
+        for n in [1, 2, 3, 5, 100] {
+            let parts = ZooTask::new(preset.clone()).split(n);
+            assert_eq!(parts.len(), n.min(preset.units()));
+            let merged = ZooTask::merge(parts.into_iter().map(run).collect()).unwrap();
+            assert_eq!(format!("{merged:?}"), format!("{whole:?}"), "{n} parts");
+        }
+        let failed = ZooTask::merge(vec![Ok(whole), Err(Stop::Cancelled)]);
+        assert_eq!(failed, Err(Stop::Cancelled));
+    }
 }

@@ -27,7 +27,8 @@ use crate::app::widgets::status::{before_results, progress_row};
 use crate::figure::Figure;
 use crate::live::Task;
 use crate::sensing::zoo::{
-    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, is_reference, run_zoo, summarise,
+    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, is_reference, run_zoo_cells,
+    summarise,
 };
 use crate::validate::check_count;
 
@@ -176,20 +177,60 @@ pub struct SweepTab {
     linked: Option<ZooPreset>,
 }
 
-/// A zoo sweep as data: every cell of the preset ([`run_zoo`]).
+/// A zoo sweep as data: the preset's units ([`ZooPreset::units`]: its cells, then its convex
+/// references) `part.0, part.0 + part.1, …`, every one with `(0, 1)` ([`run_zoo_cells`], the
+/// units of a shard).
 #[derive(Serialize, Deserialize)]
-pub struct ZooTask(pub ZooPreset);
+pub struct ZooTask {
+    /// The sweep.
+    pub preset: ZooPreset,
+    /// Which of its units: the first and the stride.
+    pub part: (usize, usize),
+}
+
+impl ZooTask {
+    /// Every unit of `preset`.
+    pub fn new(preset: ZooPreset) -> Self {
+        Self {
+            preset,
+            part: (0, 1),
+        }
+    }
+}
 
 impl Task for ZooTask {
     type Output = Result<Vec<RunResult>, Stop>;
     const KIND: &'static str = "zoo";
 
     fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        let runs = run_zoo(&self.0, progress, cancel);
+        let (first, stride) = (self.part.0, self.part.1.max(1));
+        let which: Vec<usize> = (first..self.preset.units()).step_by(stride).collect();
+        let runs = run_zoo_cells(&self.preset, &which, progress, cancel);
         if runs.iter().any(|r| r.outcome == Outcome::Cancelled) {
             return Err(Stop::Cancelled);
         }
         Ok(runs)
+    }
+
+    /// Units dealt round-robin, as `--shard` deals them (each part builds the instances its
+    /// units need).
+    fn split(self, n: usize) -> Vec<Self> {
+        let n = n.clamp(1, self.preset.units().max(1));
+        (0..n)
+            .map(|k| ZooTask {
+                preset: self.preset.clone(),
+                part: (k, n),
+            })
+            .collect()
+    }
+
+    /// The parts' runs dealt back into unit order.
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        let parts: Vec<Vec<RunResult>> = parts.into_iter().collect::<Result<_, _>>()?;
+        let total = parts.iter().map(Vec::len).sum();
+        let mut each: Vec<_> = parts.into_iter().map(Vec::into_iter).collect();
+        let n = each.len();
+        Ok((0..total).filter_map(|i| each[i % n].next()).collect())
     }
 }
 
@@ -307,7 +348,7 @@ impl Panel for SweepTab {
         let preset = self.preset();
         let total = preset.units();
         let work = zoo_work(&preset);
-        let task = ZooTask(preset.clone());
+        let task = ZooTask::new(preset.clone());
         self.analysis
             .start(preset, total, work, lab.repaint_handle(), task);
         true
