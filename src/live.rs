@@ -631,6 +631,12 @@ impl<T: Send + 'static> Job<T> {
             // merged in order, so the result is the whole task's, bit for bit.
             let parts = task.split(crate::web_worker::workers());
             let count = parts.len();
+            if count == 0 {
+                result
+                    .lock()
+                    .expect("job result lock")
+                    .get_or_insert(Err("the analysis split into no parts".into()));
+            }
             let outputs: std::rc::Rc<std::cell::RefCell<Vec<Option<T>>>> =
                 std::rc::Rc::new(std::cell::RefCell::new((0..count).map(|_| None).collect()));
             let mut workers = Vec::with_capacity(count);

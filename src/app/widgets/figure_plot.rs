@@ -189,8 +189,9 @@ const MINOR: f64 = 0.1;
 /// reads how many points a unit of the axis takes.
 const GRID_MIN: f32 = 8.0;
 
-/// Fewest points between x tick labels: egui_plot draws none 60 or fewer apart.
-const X_LABEL_PX: f64 = 61.0;
+/// Fewest points between x tick labels: egui_plot draws none 60 or fewer apart and fades them
+/// up to 80.
+const X_LABEL_PX: f64 = 80.0;
 
 /// The grid marks of `axis` over the visible range: the figure's own ticks (so the screen
 /// labels the same values as the saved figure), with a bail-out for ranges no axis could
@@ -210,9 +211,9 @@ fn spacer(axis: &Axis, min_px: f64) -> impl Fn(GridInput) -> Vec<GridMark> + '_ 
                 .into_iter()
                 .find(|k| k * step * px_per_unit >= min_px)
                 .unwrap_or(100.0);
-            let coarse = k * step;
-            ticks.retain(|t| ((t / coarse).round() * coarse - t).abs() <= 1e-9 * coarse);
-            step = coarse;
+            // By index, not by value: ticks far from 0 carry their sums' rounding.
+            ticks.retain(|t| ((t / step).round() as i64).rem_euclid(k as i64) == 0);
+            step *= k;
         }
         // Explicit ticks have no spacing; egui_plot fades grid lines by it, so give it one.
         let step_size = if step > 0.0 { step } else { (hi - lo) / 5.0 };

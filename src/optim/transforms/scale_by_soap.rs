@@ -8,10 +8,12 @@ use nalgebra::DMatrix;
 /// `Q_R` ← eigenvectors of L and R; `m ← b1·m + (1−b1)·u` in the original basis;
 /// `u′ = Q_Lᵀ u Q_R`, `v′ ← b2·v′ + (1−b2)·u′⊙u′` in the eigenbasis;
 /// `u ← Q_L (m̂′/(√v̂′ + ε)) Q_Rᵀ` with `m′ = Q_Lᵀ m Q_R`, bias corrections as Adam's, an entry
-/// with denominator 0 giving 0. The second moment is not re-rotated when the basis is refreshed
-/// (numerics §10). Ours: every entry of u′ in a row or column whose eigenvalue is at most 1e-10
-/// of the largest (a null space, whose basis the eigensolver picks) shares one second moment,
-/// the running mean square of those entries, so that choice does not matter. The eigenbases
+/// with denominator 0 giving 0. The second moment is not re-rotated when the basis is refreshed.
+/// Ours: every entry of u′ in a row or column whose eigenvalue is at most 1e-10 of the largest
+/// (a null space, whose basis the eigensolver picks) shares one second moment, the running mean
+/// square of those entries (seeded at each refresh with the mean of their second moments), so
+/// that choice does not matter; one large entry among many null ones is then divided by their
+/// mean, not its own, and may step further than Adam would. The eigenbases
 /// co-rotate with u, and Adam's squares do not see the eigenvectors' signs (and the
 /// eigenvectors are sorted by eigenvalue), so it commutes with both rotations while no two
 /// nonzero eigenvalues tie. Allocates when it refreshes the bases (nalgebra's
@@ -50,11 +52,12 @@ struct SoapMatrix {
 }
 
 /// Relative size below which an eigenvalue of a statistic counts as zero ([`SoapMatrix`]):
-/// far above rounding (about 1e-16 of the largest), far below what one gradient adds.
+/// far above rounding (about 1e-16 of the largest), below what a gradient component of more
+/// than 1e-5 of the largest adds.
 const NULL: f64 = 1e-10;
 
-/// Marks in `null` the eigenvalues of `a` (in the order [`eigenvectors`] sorts them) at most
-/// [`NULL`] times the largest.
+/// Marks in `null` which of `eigenvalues` (in the order [`eigenvectors`] sorts them) are at
+/// most [`NULL`] times the largest.
 fn null_space(eigenvalues: &[f64], null: &mut [bool]) {
     let top = eigenvalues.iter().copied().fold(0.0, f64::max);
     for (n, &l) in null.iter_mut().zip(eigenvalues) {
@@ -138,10 +141,24 @@ impl Transform for ScaleBySoap {
             gram_right.fill(0.0);
             crate::linalg::add_gram_into(gram_right, g);
             axpby(right, 1.0 - b2, gram_right, b2);
+            let rows = g.nrows();
             if refresh {
                 *q_left = eigenvectors(left, null_left);
                 *q_right = eigenvectors(right, null_right);
                 *q_right_t = q_right.transpose();
+                // Entries that just joined the null set bring their history: the shared
+                // moment starts from the mean of them all (unchanged when the set is).
+                let in_null = |k: usize| null_left[k % rows] || null_right[k / rows];
+                let (mut sum, mut count) = (0.0, 0usize);
+                for (k, &vi) in v.iter().enumerate() {
+                    if in_null(k) {
+                        sum += vi;
+                        count += 1;
+                    }
+                }
+                if count > 0 {
+                    *v_null = sum / count as f64;
+                }
             }
             axpby(m, 1.0 - b1, g, b1);
             // u′ = Q_Lᵀ u Q_R feeds the second moment in the eigenbasis.
@@ -150,7 +167,6 @@ impl Transform for ScaleBySoap {
             // An entry in a null row or column shares one second moment (the mean square of
             // those entries): a rotation of the null space, which the eigensolver's choice of
             // basis there amounts to, leaves it unchanged.
-            let (rows, cols) = (rotated.nrows(), rotated.ncols());
             let in_null = |k: usize| null_left[k % rows] || null_right[k / rows];
             let (mut sum, mut count) = (0.0, 0usize);
             for (k, (vi, &x)) in v.iter_mut().zip(rotated.iter()).enumerate() {
@@ -163,7 +179,7 @@ impl Transform for ScaleBySoap {
             }
             if count > 0 {
                 *v_null = b2 * *v_null + (1.0 - b2) * sum / count as f64;
-                for (k, vi) in v.iter_mut().enumerate().take(rows * cols) {
+                for (k, vi) in v.iter_mut().enumerate() {
                     if in_null(k) {
                         *vi = *v_null;
                     }
