@@ -867,7 +867,7 @@ fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
         Duration::from_secs(240),
     );
     assert_eq!(name, "sweep.csv");
-    let task = SweepTask { preset, seeds };
+    let task = SweepTask::new(preset, seeds);
     let desktop = on_desktop("test/sweep", task).unwrap();
     let desktop = basis_lab::experiment::report::sweep_csv(&desktop).unwrap();
     compare(&name, &web, &String::from_utf8(desktop).unwrap());

@@ -137,10 +137,7 @@ mod tests {
     fn a_task_through_text_gives_the_direct_result_bit_for_bit() {
         let mut preset = Preset::load("classroom").unwrap();
         preset.steps = 40;
-        let task = SweepTask {
-            preset: preset.clone(),
-            seeds: 2,
-        };
+        let task = SweepTask::new(preset.clone(), 2);
         let count = std::sync::atomic::AtomicUsize::new(0);
         let progress = || {
             count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -184,5 +181,22 @@ mod tests {
         }
         let failed = ZooTask::merge(vec![Ok(whole), Err(Stop::Cancelled)]);
         assert_eq!(failed, Err(Stop::Cancelled));
+    }
+
+    /// A seed sweep dealt over the page's workers merges to the whole sweep bit for bit
+    /// (its per-seed rows and its aggregates), for any number of parts.
+    #[test]
+    fn a_seed_sweep_split_over_workers_merges_to_the_whole_bit_for_bit() {
+        let mut preset = Preset::load("classroom").unwrap();
+        preset.steps = 30;
+        let run = |t: SweepTask| t.run(&|| {}, &AtomicBool::new(false));
+        let whole = run(SweepTask::new(preset.clone(), 5)).unwrap();
+        assert_eq!(whole.seeds.len(), 5);
+        for n in [1, 2, 3, 8] {
+            let parts = SweepTask::new(preset.clone(), 5).split(n);
+            assert_eq!(parts.len(), n.min(5));
+            let merged = SweepTask::merge(parts.into_iter().map(run).collect()).unwrap();
+            assert_eq!(format!("{merged:?}"), format!("{whole:?}"), "{n} parts");
+        }
     }
 }

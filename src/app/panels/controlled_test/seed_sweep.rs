@@ -16,7 +16,10 @@ use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::figures;
-use crate::experiment::{SweepResult, report, sweep_until};
+use crate::experiment::sweep::sweep_seeds;
+use crate::experiment::{
+    SeedArm, SweepError, SweepResult, assemble_sweep, report, run_seed_until, sweep_until,
+};
 use crate::live::Task;
 use crate::preset::Preset;
 use crate::validate::check_count;
@@ -34,13 +37,27 @@ pub struct SeedSweep {
     pub analysis: Analysis<Preset, SweepResult>,
 }
 
-/// A seed sweep as data: the preset over `seeds` seeds ([`sweep_until`]).
+/// A seed sweep as data: the preset over `seeds` seeds ([`sweep_until`]), or the seeds
+/// `part.0, part.0 + part.1, …` of them (a part of it in one of the page's workers).
 #[derive(Serialize, Deserialize)]
 pub struct SweepTask {
     /// The preset swept.
     pub preset: Preset,
     /// How many seeds.
     pub seeds: usize,
+    /// Which of them: the first and the stride.
+    pub part: (usize, usize),
+}
+
+impl SweepTask {
+    /// Every seed of an `n_seeds`-seed sweep of `preset`.
+    pub fn new(preset: Preset, seeds: usize) -> Self {
+        Self {
+            preset,
+            seeds,
+            part: (0, 1),
+        }
+    }
 }
 
 impl Task for SweepTask {
@@ -48,7 +65,63 @@ impl Task for SweepTask {
     const KIND: &'static str = "sweep";
 
     fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        Ok(sweep_until(&self.preset, self.seeds, progress, cancel)?)
+        if self.part == (0, 1) {
+            return Ok(sweep_until(&self.preset, self.seeds, progress, cancel)?);
+        }
+        use rayon::prelude::*;
+        self.preset.validate().map_err(SweepError::from)?;
+        let seeds: Vec<u64> = sweep_seeds(&self.preset, self.seeds)
+            .into_iter()
+            .skip(self.part.0)
+            .step_by(self.part.1.max(1))
+            .collect();
+        let per_seed: Vec<Vec<SeedArm>> = seeds
+            .par_iter()
+            .map(|&s| {
+                let r = run_seed_until(&self.preset, s, cancel);
+                progress();
+                r
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(assemble_sweep(&self.preset, seeds, per_seed))
+    }
+
+    /// Seeds dealt round-robin.
+    fn split(self, n: usize) -> Vec<Self> {
+        let n = n.clamp(1, self.seeds.max(1));
+        (0..n)
+            .map(|k| SweepTask {
+                preset: self.preset.clone(),
+                seeds: self.seeds,
+                part: (k, n),
+            })
+            .collect()
+    }
+
+    /// The parts' seeds dealt back into order and the sweep assembled from them, as a whole
+    /// sweep assembles it ([`assemble_sweep`]).
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        let parts: Vec<SweepResult> = parts.into_iter().collect::<Result<_, _>>()?;
+        let Some(preset) = parts.first().map(|p| p.preset.clone()) else {
+            return Err(Stop::Failed("no part of the sweep came back".into()));
+        };
+        let arms = preset.arms.len().max(1);
+        let total: usize = parts.iter().map(|p| p.seeds.len()).sum();
+        let mut each: Vec<_> = parts
+            .into_iter()
+            .map(|p| {
+                p.seeds.into_iter().zip(
+                    p.per_seed
+                        .chunks(arms)
+                        .map(<[SeedArm]>::to_vec)
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        let n = each.len();
+        let (seeds, per_seed): (Vec<u64>, Vec<Vec<SeedArm>>) =
+            (0..total).filter_map(|i| each[i % n].next()).unzip();
+        Ok(assemble_sweep(&preset, seeds, per_seed))
     }
 }
 
@@ -77,10 +150,7 @@ impl Panel for SeedSweep {
     /// Starts a seed sweep of the current preset.
     fn start(&mut self, lab: &mut Lab) -> bool {
         let (preset, seeds) = (lab.preset.clone(), self.seeds.max(1));
-        let task = SweepTask {
-            preset: preset.clone(),
-            seeds,
-        };
+        let task = SweepTask::new(preset.clone(), seeds);
         let work = paired_work(&preset, seeds);
         self.analysis
             .start(preset, seeds, work, lab.repaint_handle(), task);
