@@ -15,6 +15,7 @@ use basis_lab::experiment::live::Command;
 use basis_lab::preset::Preset;
 use basis_lab::sensing::live::LivePlot;
 use basis_lab::sensing::zoo::RunResult;
+use common::app::{State, app, harness_sized, wait_for};
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -23,8 +24,6 @@ use egui_kittest::kittest::{NodeT, Queryable};
 fn rule(name: &str) -> basis_lab::sensing::zoo::Rule {
     basis_lab::sensing::zoo::Rule::named(name).expect("a registered rule")
 }
-
-type State = Option<AppState>;
 
 fn settings(preset: &str) -> Settings {
     Settings {
@@ -38,39 +37,14 @@ fn harness(s: Settings) -> Harness<'static, State> {
     harness_with(s, |_| {})
 }
 
-/// A harness whose app is set up by `setup` before its first frame; every frame runs the
-/// app's logic, then draws it (as eframe does).
+/// [`harness_sized`] at desk size (1920 × 1200).
 fn harness_with(s: Settings, setup: fn(&mut AppState)) -> Harness<'static, State> {
     harness_sized(s, egui::vec2(1920.0, 1200.0), setup)
-}
-
-/// [`harness_with`] in a window of `size` points.
-fn harness_sized(
-    s: Settings,
-    size: egui::Vec2,
-    setup: fn(&mut AppState),
-) -> Harness<'static, State> {
-    Harness::builder().with_size(size).build_ui_state(
-        move |ui, state: &mut State| {
-            let app = state.get_or_insert_with(|| {
-                let mut app = AppState::new(ui.ctx(), s.clone());
-                setup(&mut app);
-                app
-            });
-            app.logic();
-            app.ui(ui)
-        },
-        None,
-    )
 }
 
 /// The panel of type `P` at `path` (`test/eps`).
 fn panel<'a, P: Panel>(h: &'a Harness<'static, State>, path: &str) -> &'a P {
     app(h).panel::<P>(path).expect("a panel of that type there")
-}
-
-fn app<'a>(h: &'a Harness<'static, State>) -> &'a AppState {
-    h.state().as_ref().expect("first frame ran")
 }
 
 /// Whether the seed sweep tab holds a result.
@@ -80,24 +54,6 @@ fn seed_sweep_done(a: &AppState) -> bool {
         .analysis
         .last
         .is_some()
-}
-
-/// Steps frames until `cond` holds; fails after ~20 s.
-fn wait_for(h: &mut Harness<'static, State>, what: &str, cond: impl Fn(&AppState) -> bool) {
-    for _ in 0..2000 {
-        h.step();
-        if h.state().as_ref().is_some_and(&cond) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let a = h.state().as_ref();
-    panic!(
-        "timed out waiting for: {what} (step {:?}, running {:?}, crashed {:?})",
-        a.map(|a| a.lab.history.step),
-        a.map(|a| a.lab.history.running),
-        a.map(|a| a.lab.crashed.clone())
-    );
 }
 
 #[test]
@@ -575,7 +531,6 @@ fn the_gauge_lab_runs_the_dial_and_live_twins_in_the_background() {
 
 #[test]
 fn the_zoo_tab_shows_the_convex_reference_as_a_grey_row_and_a_dotted_line() {
-    use basis_lab::app::analysis::Finished;
     use basis_lab::figure::{Body, Shape};
     use basis_lab::sensing::zoo::figures::zoo_figure;
     use basis_lab::sensing::zoo::{REFERENCE, ZooPreset, run_zoo};
@@ -611,19 +566,7 @@ fn the_zoo_tab_shows_the_convex_reference_as_a_grey_row_and_a_dotted_line() {
         "{:?}",
         line.shape
     );
-    let mut h = harness_with(settings("classroom"), |a| {
-        a.open_tab("gauge", "zoo");
-    });
-    h.run_steps(1);
-    {
-        let a = h.state_mut().as_mut().unwrap();
-        let tab = a.panel_mut::<SweepTab>("gauge/zoo").unwrap().0;
-        tab.analysis.last = Some(Finished {
-            inputs: preset,
-            result: runs,
-        });
-    }
-    h.run_steps(3);
+    let h = zoo_tab_showing(preset, runs);
     h.get_by_label(REFERENCE);
     h.get_by_label("reference");
     h.get_by_label(&format!("X* in {hit} of 2"));
@@ -631,11 +574,29 @@ fn the_zoo_tab_shows_the_convex_reference_as_a_grey_row_and_a_dotted_line() {
     assert!(h.query_by_label("gradients per run").is_none());
 }
 
+/// The gauge lab's zoo tab showing `runs` of `preset` as its last sweep.
+fn zoo_tab_showing(
+    preset: basis_lab::sensing::zoo::ZooPreset,
+    runs: Vec<RunResult>,
+) -> Harness<'static, State> {
+    let mut h = harness_with(settings("classroom"), |a| {
+        a.open_tab("gauge", "zoo");
+    });
+    h.run_steps(1);
+    let a = h.state_mut().as_mut().unwrap();
+    let tab = a.panel_mut::<SweepTab>("gauge/zoo").unwrap().0;
+    tab.analysis.last = Some(basis_lab::app::analysis::Finished {
+        inputs: preset,
+        result: runs,
+    });
+    h.run_steps(3);
+    h
+}
+
 /// With a flow rule in the sweep the table counts every rule's gradients per run (steps plus
 /// the flow's), so FlowAdam is compared at equal cost.
 #[test]
 fn the_zoo_tab_counts_gradients_when_a_flow_rule_ran() {
-    use basis_lab::app::analysis::Finished;
     use basis_lab::sensing::zoo::{ZooPreset, run_zoo, summarise};
     let preset = ZooPreset::from_ron(
         "ZooPreset(problem: (n: 12, rank: 2, init: 1e-3), seeds: 1, budget: 300, \
@@ -646,19 +607,7 @@ fn the_zoo_tab_counts_gradients_when_a_flow_rule_ran() {
     let runs = run_zoo(&preset, &|| {}, &std::sync::atomic::AtomicBool::new(false));
     let flow = summarise(&runs)[1].gradients.unwrap();
     assert!(flow > runs[1].steps as f64, "{flow}");
-    let mut h = harness_with(settings("classroom"), |a| {
-        a.open_tab("gauge", "zoo");
-    });
-    h.run_steps(1);
-    {
-        let a = h.state_mut().as_mut().unwrap();
-        let tab = a.panel_mut::<SweepTab>("gauge/zoo").unwrap().0;
-        tab.analysis.last = Some(Finished {
-            inputs: preset,
-            result: runs.clone(),
-        });
-    }
-    h.run_steps(3);
+    let h = zoo_tab_showing(preset, runs.clone());
     h.get_by_label("gradients per run");
     h.get_by_label(&format!("{flow:.0}"));
     h.get_by_label(&format!("{}", runs[0].steps));

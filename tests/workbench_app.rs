@@ -4,7 +4,7 @@
 //! verdicts are `basis-lab check`'s, the chain handed to the controlled test, the gauge lab's
 //! zoo and live runs and the attention twins, and a link carrying a chain.
 
-use std::time::Duration;
+mod common;
 
 use basis_lab::app::panel::Panel;
 use basis_lab::app::panels::attention::AttentionTwins;
@@ -17,44 +17,20 @@ use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
-type State = Option<AppState>;
+use common::app::{State, app, harness_sized, wait_for};
 
+/// The app at the classroom preset in a 1280 × 900 window.
 fn harness() -> Harness<'static, State> {
     let s = Settings {
         preset: Preset::load("classroom").unwrap(),
         speed: Some(1.0),
         ..Settings::default()
     };
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 900.0))
-        .build_ui_state(
-            move |ui, state: &mut State| {
-                let app = state.get_or_insert_with(|| AppState::new(ui.ctx(), s.clone()));
-                app.logic();
-                app.ui(ui)
-            },
-            None,
-        )
-}
-
-fn app<'a>(h: &'a Harness<'static, State>) -> &'a AppState {
-    h.state().as_ref().expect("first frame ran")
+    harness_sized(s, egui::vec2(1280.0, 900.0), |_| {})
 }
 
 fn bench<'a>(h: &'a Harness<'static, State>) -> &'a Workbench {
     app(h).panel::<Workbench>("optimizer").unwrap()
-}
-
-/// Steps frames until `cond` holds (at most 20 s).
-fn wait_for(h: &mut Harness<'static, State>, what: &str, cond: impl Fn(&AppState) -> bool) {
-    for _ in 0..2000 {
-        h.step();
-        if h.state().as_ref().is_some_and(&cond) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("timed out waiting for: {what}");
 }
 
 /// How many labels read exactly `text`.

@@ -506,6 +506,16 @@ pub fn markdown(rows: &[ChainCheck]) -> String {
     out
 }
 
+/// A prediction in words, as the tables write it: `equivariant` or `not guaranteed` (a chain
+/// with a transform that does not commute may still be equivariant).
+pub fn predicted_word(equivariant: bool) -> &'static str {
+    if equivariant {
+        "equivariant"
+    } else {
+        "not guaranteed"
+    }
+}
+
 /// The check as a plain-text table: per lab the prediction, both distances, the verdict and
 /// whether they agree; a disagreement says so in words.
 pub fn table(c: &ChainCheck) -> String {
@@ -519,11 +529,7 @@ pub fn table(c: &ChainCheck) -> String {
         "lab", "predicted", "gauge twin", "noise twin", "measured", "agree"
     ));
     for l in &c.labs {
-        let predicted = if l.predicted_equivariant {
-            "equivariant"
-        } else {
-            "not guaranteed"
-        };
+        let predicted = predicted_word(l.predicted_equivariant);
         let agree = if !l.agrees {
             disagreement(l.verdict).to_string()
         } else if l.predicted_equivariant {

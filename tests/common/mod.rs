@@ -3,6 +3,7 @@
 // Every test binary compiles this module and uses only some of it.
 #![allow(dead_code)]
 
+pub mod app;
 pub mod determinism;
 pub mod mat;
 

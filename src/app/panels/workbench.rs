@@ -15,7 +15,7 @@ use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
-use crate::experiment::check::{self, ChainCheck, KEY_LR, Subject};
+use crate::experiment::check::{self, ChainCheck, KEY_LR, Subject, predicted_word};
 use crate::live::Task;
 use crate::optim::transforms::{ArgKind, TRANSFORMS, TransformInfo};
 use crate::optim::{BUNDLED_CHAINS, ChainSpec, Lab as LabKind, MAX_TRANSFORMS, OptimizerSpec};
@@ -446,15 +446,6 @@ fn lab_words(lab: LabKind) -> (&'static str, &'static str) {
         LabKind::Key => ("key", "W_K → Q·W_K (left)"),
         LabKind::Gauge => ("gauge", "(U, V) → (UQ, VQ) (right)"),
         LabKind::Attention => ("attention", "W_Q, W_K head rows (left)"),
-    }
-}
-
-/// The prediction as the tables write it.
-fn predicted_word(equivariant: bool) -> &'static str {
-    if equivariant {
-        "equivariant"
-    } else {
-        "not guaranteed"
     }
 }
 

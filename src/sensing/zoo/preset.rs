@@ -346,19 +346,7 @@ impl ZooPreset {
         }
         check_rates("rates", &self.rates)?;
         for (i, (rule, rates)) in self.rule_rates.0.iter().enumerate() {
-            let field = format!("rule_rates[{i}]");
-            if !self.rules.contains(rule) {
-                return Err(FieldError::new(
-                    field,
-                    format!("{} is not one of the preset's `rules`", rule.name()),
-                ));
-            }
-            if self.rule_rates.0[..i].iter().any(|(r, _)| r == rule) {
-                return Err(FieldError::new(
-                    field,
-                    format!("{} is listed twice", rule.name()),
-                ));
-            }
+            let field = self.check_key("rule_rates", &self.rule_rates, i)?;
             if rates.is_empty() {
                 return Err(FieldError::new(
                     field,
@@ -392,19 +380,7 @@ impl ZooPreset {
             }
         }
         for (i, (rule, budget)) in self.rule_budgets.0.iter().enumerate() {
-            let field = format!("rule_budgets[{i}]");
-            if !self.rules.contains(rule) {
-                return Err(FieldError::new(
-                    field,
-                    format!("{} is not one of the preset's `rules`", rule.name()),
-                ));
-            }
-            if self.rule_budgets.0[..i].iter().any(|(r, _)| r == rule) {
-                return Err(FieldError::new(
-                    field,
-                    format!("{} is listed twice", rule.name()),
-                ));
-            }
+            let field = self.check_key("rule_budgets", &self.rule_budgets, i)?;
             check_int(&format!("{field}.{}", rule.name()), *budget, 1, 1_000_000)?;
         }
         if self.schedules.len() > ZooSchedule::ALL.len() {
@@ -533,6 +509,27 @@ impl ZooPreset {
         } else {
             self.schedules.clone()
         }
+    }
+
+    /// Checks the key of entry `i` of the per-rule map `map` (the preset field `name`): one of
+    /// `rules`, listed once. Returns the entry's field path (`rule_rates[2]`) for the value's
+    /// own errors.
+    fn check_key<T>(&self, name: &str, map: &PerRule<T>, i: usize) -> Result<String, FieldError> {
+        let field = format!("{name}[{i}]");
+        let rule = map.0[i].0;
+        if !self.rules.contains(&rule) {
+            return Err(FieldError::new(
+                field,
+                format!("{} is not one of the preset's `rules`", rule.name()),
+            ));
+        }
+        if map.0[..i].iter().any(|(r, _)| *r == rule) {
+            return Err(FieldError::new(
+                field,
+                format!("{} is listed twice", rule.name()),
+            ));
+        }
+        Ok(field)
     }
 
     /// The step budget of `rule`: its `rule_budgets` entry, else `budget`.
