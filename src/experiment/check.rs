@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 
 /// The rounding floor: a gauge twin at most this far from its run is equivariant. GD's,
 /// momentum's, scalar-Adam's, Muon's and Shampoo's stay below 1e-12 in the three settings;
-/// the floor leaves room for transforms that divide rounding by a small ε (SOAP's eigenbasis
-/// entries of size 1e-16·‖u‖ over ε = 1e-8 come to about 1e-8 relative).
+/// the floor leaves room for transforms whose bases carry rounding over small gaps (SOAP's
+/// eigenvectors: its twins end near 2e-9 in attention).
 pub const FLOOR: f64 = 1e-7;
 
 /// How many times the noise twin's distance a gauge twin must exceed to be basis-dependent.
@@ -462,9 +462,14 @@ pub fn disagreements(c: &ChainCheck) -> Option<String> {
     })
 }
 
-/// What a predicted-equivariant chain measured otherwise means.
-fn disagreement(v: Verdict) -> &'static str {
+/// What a predicted-equivariant chain measured otherwise means (`diverged`: a twin's distance
+/// is not finite, so nothing was measured).
+fn disagreement(v: Verdict, diverged: bool) -> &'static str {
     match v {
+        Verdict::Inconclusive if diverged => {
+            "NO: a run diverged at this setting, so nothing was measured (a smaller scale may \
+             converge)"
+        }
         Verdict::Chaotic => {
             "NO: predicted equivariant, measured chaotic: rounding alone separates the runs as \
              far, so the numerics (not the declared maps) break the symmetry here"
@@ -531,7 +536,11 @@ pub fn table(c: &ChainCheck) -> String {
     for l in &c.labs {
         let predicted = predicted_word(l.predicted_equivariant);
         let agree = if !l.agrees {
-            disagreement(l.verdict).to_string()
+            disagreement(
+                l.verdict,
+                !(l.gauge_distance.is_finite() && l.noise_distance.is_finite()),
+            )
+            .to_string()
         } else if l.predicted_equivariant {
             "yes".into()
         } else {

@@ -4,12 +4,21 @@ use crate::optim::{Statistic, axpby, moments_representable};
 use nalgebra::DMatrix;
 
 /// SOAP (Vyas et al. 2024): Adam run in the eigenbasis of Shampoo's statistics. Per matrix u
-/// (a × b): `L ← b2·L + (1−b2)·uuᵀ`, `R ← b2·R + (1−b2)·uᵀu`; at t = 1, 1 + every, … `Q_L`,
-/// `Q_R` ← eigenvectors of L and R; `m ← b1·m + (1−b1)·u` in the original basis;
-/// `u′ = Q_Lᵀ u Q_R`, `v′ ← b2·v′ + (1−b2)·u′⊙u′` in the eigenbasis;
-/// `u ← Q_L (m̂′/(√v̂′ + ε)) Q_Rᵀ` with `m′ = Q_Lᵀ m Q_R`, bias corrections as Adam's, an entry
-/// with denominator 0 giving 0. The second moment is not re-rotated when the basis is refreshed.
-/// Ours: every entry of u′ in a row or column whose eigenvalue is at most 1e-10 of the largest
+/// (a × b), as the authors' code orders it, so that the basis never comes from the gradient it
+/// rotates: the first call only starts `L = (1−b2)·uuᵀ`, `R = (1−b2)·uᵀu` and their eigenvectors
+/// `Q_L`, `Q_R`, and returns u = 0. Every later call: `m ← b1·m + (1−b1)·u` in the original
+/// basis; `u′ = Q_Lᵀ u Q_R`, `v′ ← b2·v′ + (1−b2)·u′⊙u′` in the eigenbasis;
+/// `u ← Q_L (m̂′/(√v̂′ + ε)) Q_Rᵀ` with `m′ = Q_Lᵀ m Q_R`, Adam's bias corrections counted from
+/// the second call, an entry with denominator 0 giving 0; then `L ← b2·L + (1−b2)·uuᵀ`,
+/// `R ← b2·R + (1−b2)·uᵀu` with the call's gradient, and every `every` calls (counting the first)
+/// `Q_L`, `Q_R` ← their eigenvectors. The second moment is not re-rotated when the basis is
+/// refreshed.
+/// Ours, so that rounding is not divided by ε: entries of u′ and m′ at most 1e-12 of their
+/// largest count as zero. A gradient projected on a basis made from it (in a full-batch lab the
+/// second gradient equals the first, which took no step) is diagonal there in exact arithmetic;
+/// rounding leaves about 1e-16 of the largest entry off the diagonal, which `x/(√v′ + ε)` with
+/// √v′ as small would lift to about 1e-16·‖u‖/ε of the step, different in each twin.
+/// Ours also: every entry of u′ in a row or column whose eigenvalue is at most 1e-10 of the largest
 /// (a null space, whose basis the eigensolver picks) shares one second moment, the running mean
 /// square of those entries (seeded at each refresh with the mean of their second moments), so
 /// that choice does not matter; one large entry among many null ones is then divided by their
@@ -56,6 +65,20 @@ struct SoapMatrix {
 /// than 1e-5 of the largest adds.
 const NULL: f64 = 1e-10;
 
+/// Relative size below which an entry of u′ or m′ counts as zero: rounding of the rotation leaves
+/// about 1e-16 of the largest entry where exact arithmetic gives 0.
+const FLUSH: f64 = 1e-12;
+
+/// Sets to zero the entries of `a` at most [`FLUSH`] times its largest in magnitude.
+fn flush(a: &mut DMatrix<f64>) {
+    let top = a.iter().fold(0.0f64, |t, x| t.max(x.abs()));
+    for x in a.iter_mut() {
+        if x.abs() <= FLUSH * top {
+            *x = 0.0;
+        }
+    }
+}
+
 /// Marks in `null` which of `eigenvalues` (in the order [`eigenvectors`] sorts them) are at
 /// most [`NULL`] times the largest.
 fn null_space(eigenvalues: &[f64], null: &mut [bool]) {
@@ -83,6 +106,38 @@ impl SoapMatrix {
             null_left: vec![false; a],
             null_right: vec![false; b],
             v_null: 0.0,
+        }
+    }
+
+    /// `L ← b2·L + (1−b2)·uuᵀ`, `R ← b2·R + (1−b2)·uᵀu` (from zero at the first call).
+    fn accumulate(&mut self, g: &DMatrix<f64>, b2: f64) {
+        self.gram_left.fill(0.0);
+        crate::linalg::add_outer_into(&mut self.gram_left, g);
+        axpby(&mut self.left, 1.0 - b2, &self.gram_left, b2);
+        self.gram_right.fill(0.0);
+        crate::linalg::add_gram_into(&mut self.gram_right, g);
+        axpby(&mut self.right, 1.0 - b2, &self.gram_right, b2);
+    }
+
+    /// New bases from the statistics, and the null sets with them. Entries that just joined
+    /// the null set bring their history: the shared moment starts from the mean of them all
+    /// (unchanged when the set is).
+    fn refresh(&mut self) {
+        self.q_left = eigenvectors(&self.left, &mut self.null_left);
+        self.q_right = eigenvectors(&self.right, &mut self.null_right);
+        self.q_right_t = self.q_right.transpose();
+        let rows = self.v.nrows();
+        let (null_left, null_right) = (&self.null_left, &self.null_right);
+        let in_null = |k: usize| null_left[k % rows] || null_right[k / rows];
+        let (mut sum, mut count) = (0.0, 0usize);
+        for (k, &vi) in self.v.iter().enumerate() {
+            if in_null(k) {
+                sum += vi;
+                count += 1;
+            }
+        }
+        if count > 0 {
+            self.v_null = sum / count as f64;
         }
     }
 }
@@ -115,13 +170,22 @@ impl Transform for ScaleBySoap {
                 .collect();
         }
         self.t = self.t.saturating_add(1);
+        if self.t == 1 {
+            for (g, s) in u.iter_mut().zip(&mut self.mats) {
+                s.accumulate(g, self.b2);
+                s.refresh();
+                g.fill(0.0);
+            }
+            return;
+        }
         let (b1, b2, eps) = (self.b1, self.b2, self.eps);
-        let (bc1, bc2) = (1.0 - b1.powi(self.t), 1.0 - b2.powi(self.t));
+        // Adam's count starts at the second call, the first that steps.
+        let adam_t = self.t - 1;
+        let (bc1, bc2) = (1.0 - b1.powi(adam_t), 1.0 - b2.powi(adam_t));
         let refresh = (self.t as usize - 1).is_multiple_of(self.every);
         for (g, s) in u.iter_mut().zip(&mut self.mats) {
+            s.accumulate(g, b2);
             let SoapMatrix {
-                left,
-                right,
                 q_left,
                 q_right,
                 q_right_t,
@@ -129,41 +193,17 @@ impl Transform for ScaleBySoap {
                 v,
                 rotated,
                 tmp,
-                gram_left,
-                gram_right,
                 null_left,
                 null_right,
                 v_null,
+                ..
             } = s;
-            gram_left.fill(0.0);
-            crate::linalg::add_outer_into(gram_left, g);
-            axpby(left, 1.0 - b2, gram_left, b2);
-            gram_right.fill(0.0);
-            crate::linalg::add_gram_into(gram_right, g);
-            axpby(right, 1.0 - b2, gram_right, b2);
             let rows = g.nrows();
-            if refresh {
-                *q_left = eigenvectors(left, null_left);
-                *q_right = eigenvectors(right, null_right);
-                *q_right_t = q_right.transpose();
-                // Entries that just joined the null set bring their history: the shared
-                // moment starts from the mean of them all (unchanged when the set is).
-                let in_null = |k: usize| null_left[k % rows] || null_right[k / rows];
-                let (mut sum, mut count) = (0.0, 0usize);
-                for (k, &vi) in v.iter().enumerate() {
-                    if in_null(k) {
-                        sum += vi;
-                        count += 1;
-                    }
-                }
-                if count > 0 {
-                    *v_null = sum / count as f64;
-                }
-            }
             axpby(m, 1.0 - b1, g, b1);
             // u′ = Q_Lᵀ u Q_R feeds the second moment in the eigenbasis.
             tr_mul_into(tmp, q_left, g);
             mul_into(rotated, tmp, q_right);
+            flush(rotated);
             // An entry in a null row or column shares one second moment (the mean square of
             // those entries): a rotation of the null space, which the eigensolver's choice of
             // basis there amounts to, leaves it unchanged.
@@ -188,6 +228,7 @@ impl Transform for ScaleBySoap {
             // m′ = Q_Lᵀ m Q_R, divided entry by entry, and rotated back.
             tr_mul_into(tmp, q_left, m);
             mul_into(rotated, tmp, q_right);
+            flush(rotated);
             for (x, &vi) in rotated.iter_mut().zip(v.iter()) {
                 let denom = (vi / bc2).sqrt() + eps;
                 *x = if denom != 0.0 {
@@ -198,6 +239,9 @@ impl Transform for ScaleBySoap {
             }
             mul_into(tmp, q_left, rotated);
             mul_into(g, tmp, q_right_t);
+            if refresh {
+                s.refresh();
+            }
         }
     }
 
