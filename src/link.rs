@@ -49,6 +49,14 @@ pub fn page_link(
     link
 }
 
+/// A whole link as text (`PAGE?view=…&…#bl1:…`, the page's address optional): its query and
+/// fragment read by [`parse_page_link`]. The desktop's `--link` reads links this way.
+pub fn parse_link(text: &str) -> PageLink {
+    let (before, hash) = text.split_once('#').unwrap_or((text, ""));
+    let search = before.split_once('?').map_or("", |(_, q)| q);
+    parse_page_link(search, hash)
+}
+
 /// Reads a page's `search` (the query with or without its `?`) and `hash` (the fragment with or
 /// without its `#`). Query parameters other than `view`, `play` and `csv` are the view's
 /// settings (the view judges them); an empty fragment is no preset.
@@ -143,6 +151,33 @@ mod tests {
                 share: Some("bl1:(steps:40)".into()),
             }
         );
+    }
+
+    #[test]
+    fn a_whole_link_splits_into_query_and_fragment() {
+        let chain = "normalize_rows() | trace(0.9)";
+        let made = page_link(
+            "https://example.org/lab/",
+            "optimizer",
+            true,
+            &[("chain", chain.to_string())],
+            "bl1:default",
+        );
+        let link = parse_link(&made);
+        assert_eq!(link.view.as_deref(), Some("optimizer"));
+        assert!(link.play);
+        assert_eq!(
+            link.settings,
+            vec![("chain".to_string(), chain.to_string())]
+        );
+        assert_eq!(link.share.as_deref(), Some("bl1:default"));
+        // Without the page's address, and without a fragment.
+        assert_eq!(
+            parse_link("?view=gauge/zoo"),
+            parse_page_link("view=gauge/zoo", "")
+        );
+        assert_eq!(parse_link("#bl1:x").share.as_deref(), Some("bl1:x"));
+        assert_eq!(parse_link("https://example.org/"), PageLink::default());
     }
 
     #[test]

@@ -190,20 +190,7 @@ impl WebApp {
             .storage
             .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
             .unwrap_or_default();
-        let mut problem = None;
-        let (key_share, _) = crate::app::follow::shares(&link);
-        if let Some(text) = key_share {
-            match crate::share::decode::<Preset>(text) {
-                Ok(p) => settings.preset = p,
-                Err(e) => {
-                    problem = Some(format!(
-                        "The link's preset was not loaded ({e}); the default preset is loaded \
-                         instead."
-                    ));
-                    settings.preset = crate::app::lab::default_preset();
-                }
-            }
-        }
+        let problem = crate::app::follow::load_key_preset(&link, &mut settings);
         let mut state = AppState::new(&cc.egui_ctx, settings);
         // The layout of the first frame, so that a notice about the link fits it (a point is a
         // CSS pixel over the app's zoom).

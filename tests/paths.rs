@@ -101,6 +101,25 @@ fn every_command_reads_a_preset_whose_name_is_not_utf8() {
         ok(&[os("share"), os("--attention"), attention.as_os_str()]),
         ok(&[os("share"), os("attention-quick")])
     );
+    // Without the flag, the key lab's reader refuses it and says which flag reads it.
+    let out = bin()
+        .args([os("share"), attention.as_os_str()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains("it reads as an attention preset: add --attention"),
+        "{stderr}"
+    );
+    let zoo = dir.path().join("zoo.ron");
+    std::fs::write(&zoo, ok(&[os("presets"), os("zoo-paper")])).unwrap();
+    let out = bin().args([os("share"), zoo.as_os_str()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("it reads as a zoo preset: add --zoo"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -22,6 +22,27 @@ pub fn shares(link: &PageLink) -> (Option<&str>, Option<&str>) {
     }
 }
 
+/// Loads the link's key-lab preset into `settings` ([`shares`]); a share string that does not
+/// read leaves the default preset there and returns the problem for [`follow`] to tell. Used by
+/// the page at start and by the desktop's `--link`.
+pub fn load_key_preset(link: &PageLink, settings: &mut super::Settings) -> Option<String> {
+    let (Some(text), _) = shares(link) else {
+        return None;
+    };
+    match crate::share::decode::<Preset>(text) {
+        Ok(p) => {
+            settings.preset = p;
+            None
+        }
+        Err(e) => {
+            settings.preset = super::lab::default_preset();
+            Some(format!(
+                "The link's preset was not loaded ({e}); the default preset is loaded instead."
+            ))
+        }
+    }
+}
+
 /// Follows `link` in `state`: opens its view, loads a preset of the view's own kind ([`shares`];
 /// the key lab's was loaded with the settings, and `preset_problem` says why it was not),
 /// applies the view's settings and, with `play`, starts the view's run: its own analysis if it

@@ -38,6 +38,9 @@ use crate::preset::Preset;
 pub struct GuiOptions {
     /// Start with this preset instead of the saved settings.
     pub preset: Option<Preset>,
+    /// Open a link as the page does (`--link`): its preset, view, the view's settings and, with
+    /// `play`, the view's run ([`follow::follow`]).
+    pub link: Option<crate::link::PageLink>,
     /// Start from these settings instead of the saved ones (also in screenshot mode, which
     /// otherwise starts from the defaults); checked like saved settings.
     pub settings: Option<Settings>,

@@ -59,6 +59,8 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             if let Some(p) = opts.preset.clone() {
                 settings.preset = p;
             }
+            let link_problem = (opts.link.as_ref())
+                .and_then(|link| super::follow::load_key_preset(link, &mut settings));
             if let Some(dark) = opts.dark {
                 settings.dark = dark;
             }
@@ -92,6 +94,9 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             if let Some(tab) = &opts.tab {
                 let section = state.section().id();
                 state.open_tab(section, tab);
+            }
+            if let Some(link) = &opts.link {
+                super::follow::follow(&mut state, link, link_problem);
             }
             if let Some(report) = opts.hsi_report.clone() {
                 if let Some((tab, _)) = state.panel_mut::<HsiTab>("gauge/hsi") {

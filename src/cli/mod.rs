@@ -42,6 +42,11 @@ pub struct Cli {
     /// Open the app with this preset (a file or a bundled name) instead of the saved settings.
     #[arg(long, global = false)]
     preset: Option<std::ffi::OsString>,
+    /// Open the app on a link as the web page would (`PAGE?view=optimizer&chain=…&play#bl1:…`,
+    /// the page's address optional; quote it for the shell): its preset, its view, the view's
+    /// settings and, with `play`, the view's run. Problems are told in the app's notice.
+    #[arg(long, value_name = "URL", conflicts_with = "preset")]
+    link: Option<String>,
     /// Open the app from the settings in this file (an `app.ron` as the app saves it) instead
     /// of the saved ones; with --screenshot, photograph that state.
     #[arg(long, value_name = "FILE")]
@@ -250,6 +255,7 @@ impl Cli {
         basis_lab::app::run_gui(basis_lab::app::GuiOptions {
             hsi_report,
             preset,
+            link: self.link.as_deref().map(basis_lab::link::parse_link),
             settings,
             screenshot: self.screenshot,
             run_steps: self.run_steps,

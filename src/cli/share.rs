@@ -41,7 +41,17 @@ impl ShareArgs {
         } else if self.zoo || named(BUNDLED_ZOO) || share::is_kind::<ZooPreset>(text) {
             share::encode(&ZooPreset::load(&self.preset)?)
         } else {
-            share::encode(&Preset::load(&self.preset)?)
+            // A file of another kind: the key lab's error, then which flag reads it.
+            share::encode(&Preset::load(&self.preset).map_err(|e| {
+                let other = if ZooPreset::load(&self.preset).is_ok() {
+                    "; it reads as a zoo preset: add --zoo"
+                } else if AttentionPreset::load(&self.preset).is_ok() {
+                    "; it reads as an attention preset: add --attention"
+                } else {
+                    ""
+                };
+                anyhow::anyhow!("{e}{other}")
+            })?)
         };
         console::outln(&line)?;
         Ok(())

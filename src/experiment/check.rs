@@ -58,8 +58,11 @@ pub enum Verdict {
     /// The noise twin left the floor too, as far as the gauge twin within [`SEPARATION`]:
     /// rounding alone separates runs, so the gauge twin cannot tell.
     Chaotic,
-    /// Neither (or the run diverged).
+    /// Neither.
     Inconclusive,
+    /// A run diverged or could not start (a distance is not finite): nothing was measured,
+    /// nothing contradicted.
+    Diverged,
 }
 
 impl Verdict {
@@ -70,13 +73,14 @@ impl Verdict {
             Verdict::BasisDependent => "basis-dependent",
             Verdict::Chaotic => "chaotic",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::Diverged => "diverged",
         }
     }
 
     /// The verdict of a gauge twin at distance `gauge` and a noise twin at `noise`.
     pub fn of(gauge: f64, noise: f64) -> Verdict {
         if !(gauge.is_finite() && noise.is_finite()) {
-            Verdict::Inconclusive
+            Verdict::Diverged
         } else if gauge <= FLOOR {
             Verdict::Equivariant
         } else if gauge > SEPARATION * noise {
@@ -105,8 +109,9 @@ pub struct LabCheck {
     /// The measured verdict.
     pub verdict: Verdict,
     /// Whether prediction and measurement agree: a predicted-equivariant chain must measure
-    /// equivariant; a chain not guaranteed agrees with any clear verdict (it may be either).
-    /// `false` is an error of a transform's declaration or of the numerics.
+    /// equivariant; a chain not guaranteed agrees with any clear verdict (it may be either); a
+    /// diverged run contradicts nothing. `false` is an error of a transform's declaration or
+    /// of the numerics.
     pub agrees: bool,
 }
 
@@ -317,7 +322,7 @@ pub fn check_chain_with(
             gauge_distance: gauge,
             noise_distance: noise,
             verdict,
-            agrees: !predicted || verdict == Verdict::Equivariant,
+            agrees: !predicted || matches!(verdict, Verdict::Equivariant | Verdict::Diverged),
         });
         progress();
     }
@@ -462,22 +467,25 @@ pub fn disagreements(c: &ChainCheck) -> Option<String> {
     })
 }
 
-/// What a predicted-equivariant chain measured otherwise means (`diverged`: a twin's distance
-/// is not finite, so nothing was measured).
-fn disagreement(v: Verdict, diverged: bool) -> &'static str {
-    match v {
-        Verdict::Inconclusive if diverged => {
-            "NO: a run diverged at this setting, so nothing was measured (a smaller scale may \
-             converge)"
+/// A lab row's "agree" cell, in the CLI's table and the app's: `yes` (with the transforms that
+/// do not commute when the chain is not guaranteed), nothing measured when a run diverged, or
+/// what the disagreement means.
+pub fn agreement(l: &LabCheck) -> String {
+    match (l.agrees, l.verdict) {
+        (_, Verdict::Diverged) => {
+            "nothing measured: a run diverged or could not start at this setting (a smaller \
+             scale may converge)"
+                .into()
         }
-        Verdict::Chaotic => {
-            "NO: predicted equivariant, measured chaotic: rounding alone separates the runs as \
-             far, so the numerics (not the declared maps) break the symmetry here"
-        }
-        _ => {
-            "NO: predicted equivariant, measured not: a transform's declaration or the numerics \
-              is wrong"
-        }
+        (true, _) if l.predicted_equivariant => "yes".into(),
+        (true, _) => format!("yes (not commuting: {})", l.not_commuting.join(", ")),
+        (false, Verdict::Chaotic) => "NO: predicted equivariant, measured chaotic: rounding alone \
+             separates the runs as far, so the numerics (not the declared maps) break the \
+             symmetry here"
+            .into(),
+        (false, _) => "NO: predicted equivariant, measured not: a transform's declaration or \
+             the numerics is wrong"
+            .into(),
     }
 }
 
@@ -535,17 +543,7 @@ pub fn table(c: &ChainCheck) -> String {
     ));
     for l in &c.labs {
         let predicted = predicted_word(l.predicted_equivariant);
-        let agree = if !l.agrees {
-            disagreement(
-                l.verdict,
-                !(l.gauge_distance.is_finite() && l.noise_distance.is_finite()),
-            )
-            .to_string()
-        } else if l.predicted_equivariant {
-            "yes".into()
-        } else {
-            format!("yes (not commuting: {})", l.not_commuting.join(", "))
-        };
+        let agree = agreement(l);
         out.push_str(&format!(
             "{:<10} {:<15} {:>12.2e} {:>12.2e} {:<16} {}\n",
             l.lab,

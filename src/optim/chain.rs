@@ -205,6 +205,22 @@ impl ChainSpec {
     }
 }
 
+/// A `0,` followed by a digit with no space between (`0,9`, `0,01`): in the text form a comma
+/// separates arguments, so this reads as two; a decimal comma is far likelier. Returns the
+/// number as written.
+fn decimal_comma(args: &str) -> Option<&str> {
+    let b = args.as_bytes();
+    (1..b.len().saturating_sub(1)).find_map(|i| {
+        let starts = i == 1 || !(b[i - 2].is_ascii_alphanumeric() || b[i - 2] == b'.');
+        (b[i] == b',' && b[i - 1] == b'0' && starts && b[i + 1].is_ascii_digit()).then(|| {
+            let end = (i + 1..b.len())
+                .find(|&j| !b[j].is_ascii_digit())
+                .unwrap_or(b.len());
+            &args[i - 1..end]
+        })
+    })
+}
+
 fn parse_step(index: usize, text: &str) -> Result<Step, ChainError> {
     let (name, inner) = match text.find('(') {
         Some(open) => {
@@ -223,14 +239,22 @@ fn parse_step(index: usize, text: &str) -> Result<Step, ChainError> {
         None => (text, None),
     };
     let Some(info) = super::transforms::transform(name) else {
-        let shown = if name.is_empty() { "(empty)" } else { name };
+        let message = if name.is_empty() {
+            format!(
+                "transform {index} is empty (nothing between two `|`, or a `|` at an end); \
+                 known: {}",
+                known()
+            )
+        } else {
+            format!(
+                "transform {index}: unknown transform `{name}`; known: {}",
+                known()
+            )
+        };
         return Err(ChainError {
             index: Some(index),
             argument: None,
-            message: format!(
-                "transform {index}: unknown transform `{shown}`; known: {}",
-                known()
-            ),
+            message,
         });
     };
     let err = |argument: Option<&str>, message: String| ChainError {
@@ -248,6 +272,28 @@ fn parse_step(index: usize, text: &str) -> Result<Step, ChainError> {
     } else {
         items
     };
+    if let Some(comma) = inner.and_then(decimal_comma) {
+        return Err(err(
+            None,
+            format!(
+                "`{comma}` looks like a decimal comma: write decimals with a point (`{}`); for \
+                 two arguments put a space after the comma",
+                comma.replace(',', ".")
+            ),
+        ));
+    }
+    // Positional ones counted before any is read (named ones are checked by name).
+    let positional = items.iter().take_while(|i| !i.contains('=')).count();
+    if positional > info.args.len() {
+        return Err(err(
+            None,
+            match info.args.len() {
+                0 => format!("takes no arguments; got {positional}"),
+                1 => format!("takes at most 1 argument; got {positional}"),
+                n => format!("takes at most {n} arguments; got {positional}"),
+            },
+        ));
+    }
     for (k, item) in items.iter().enumerate() {
         let (slot, value) = match item.split_once('=') {
             Some((n, v)) => {
@@ -269,17 +315,6 @@ fn parse_step(index: usize, text: &str) -> Result<Step, ChainError> {
                     return Err(err(
                         None,
                         format!("positional argument `{item}` after a named one"),
-                    ));
-                }
-                if k >= info.args.len() {
-                    return Err(err(
-                        None,
-                        format!(
-                            "takes at most {} argument{}; got {}",
-                            info.args.len(),
-                            if info.args.len() == 1 { "" } else { "s" },
-                            items.len()
-                        ),
                     ));
                 }
                 (k, *item)

@@ -15,7 +15,7 @@ use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
-use crate::experiment::check::{self, ChainCheck, KEY_LR, Subject, predicted_word};
+use crate::experiment::check::{self, ChainCheck, KEY_LR, Subject, agreement, predicted_word};
 use crate::live::Task;
 use crate::optim::transforms::{ArgKind, TRANSFORMS, TransformInfo};
 use crate::optim::{BUNDLED_CHAINS, ChainSpec, Lab as LabKind, MAX_TRANSFORMS, OptimizerSpec};
@@ -425,14 +425,12 @@ impl Workbench {
                     ui.label(RichText::new(format!("{:.2e}", l.gauge_distance)).monospace());
                     ui.label(RichText::new(format!("{:.2e}", l.noise_distance)).monospace());
                     ui.label(RichText::new(l.verdict.name()).strong());
-                    if l.agrees {
-                        ui.label("yes");
+                    let text = RichText::new(agreement(l));
+                    ui.label(if l.agrees {
+                        text
                     } else {
-                        ui.label(
-                            RichText::new("NO: predicted equivariant, measured not")
-                                .color(ui.visuals().error_fg_color),
-                        );
-                    }
+                        text.color(ui.visuals().error_fg_color)
+                    });
                     ui.end_row();
                 }
             },

@@ -4,28 +4,19 @@ use crate::optim::{Statistic, axpby, moments_representable};
 use nalgebra::DMatrix;
 
 /// SOAP (Vyas et al. 2024): Adam run in the eigenbasis of Shampoo's statistics. Per matrix u
-/// (a × b), as the authors' code orders it, so that the basis never comes from the gradient it
-/// rotates: the first call only starts `L = (1−b2)·uuᵀ`, `R = (1−b2)·uᵀu` and their eigenvectors
+/// (a × b), in the authors' order, so that a gradient is never projected on a basis made from
+/// it: the first call only starts `L = (1−b2)·uuᵀ`, `R = (1−b2)·uᵀu` and their eigenvectors
 /// `Q_L`, `Q_R`, and returns u = 0. Every later call: `m ← b1·m + (1−b1)·u` in the original
 /// basis; `u′ = Q_Lᵀ u Q_R`, `v′ ← b2·v′ + (1−b2)·u′⊙u′` in the eigenbasis;
 /// `u ← Q_L (m̂′/(√v̂′ + ε)) Q_Rᵀ` with `m′ = Q_Lᵀ m Q_R`, Adam's bias corrections counted from
 /// the second call, an entry with denominator 0 giving 0; then `L ← b2·L + (1−b2)·uuᵀ`,
-/// `R ← b2·R + (1−b2)·uᵀu` with the call's gradient, and every `every` calls (counting the first)
-/// `Q_L`, `Q_R` ← their eigenvectors. The second moment is not re-rotated when the basis is
-/// refreshed.
-/// Ours, so that rounding is not divided by ε: entries of u′ and m′ at most 1e-12 of their
-/// largest count as zero. A gradient projected on a basis made from it (in a full-batch lab the
-/// second gradient equals the first, which took no step) is diagonal there in exact arithmetic;
-/// rounding leaves about 1e-16 of the largest entry off the diagonal, which `x/(√v′ + ε)` with
-/// √v′ as small would lift to about 1e-16·‖u‖/ε of the step, different in each twin.
-/// Ours also: every entry of u′ in a row or column whose eigenvalue is at most 1e-10 of the largest
-/// (a null space, whose basis the eigensolver picks) shares one second moment, the running mean
-/// square of those entries (seeded at each refresh with the mean of their second moments), so
-/// that choice does not matter; one large entry among many null ones is then divided by their
-/// mean, not its own, and may step further than Adam would. The eigenbases
-/// co-rotate with u, and Adam's squares do not see the eigenvectors' signs (and the
-/// eigenvectors are sorted by eigenvalue), so it commutes with both rotations while no two
-/// nonzero eigenvalues tie. Allocates when it refreshes the bases (nalgebra's
+/// `R ← b2·R + (1−b2)·uᵀu`, and every `every` calls (counting the first) `Q_L`, `Q_R` ← their
+/// eigenvectors, sorted by eigenvalue. The second moment is not re-rotated at a refresh.
+/// Ours, so that neither the eigensolver's choices nor rounding is divided by ε ([`shrink`],
+/// [`NULL`]; numerics §10): m′ is soft-thresholded at 1e-12·‖m‖F, and entries in a null row or
+/// column of the statistics share one second moment. The eigenbases co-rotate with u and
+/// Adam's squares do not see the eigenvectors' signs, so it commutes with both rotations while
+/// no two nonzero eigenvalues tie. Allocates when it refreshes the bases (nalgebra's
 /// eigendecomposition).
 #[derive(Clone, Debug)]
 pub struct ScaleBySoap {
@@ -65,17 +56,21 @@ struct SoapMatrix {
 /// than 1e-5 of the largest adds.
 const NULL: f64 = 1e-10;
 
-/// Relative size below which an entry of u′ or m′ counts as zero: rounding of the rotation leaves
-/// about 1e-16 of the largest entry where exact arithmetic gives 0.
-const FLUSH: f64 = 1e-12;
+/// Relative size, against the Frobenius norm, of the soft threshold [`shrink`] applies to m′.
+const SHRINK: f64 = 1e-12;
 
-/// Sets to zero the entries of `a` at most [`FLUSH`] times its largest in magnitude.
-fn flush(a: &mut DMatrix<f64>) {
-    let top = a.iter().fold(0.0f64, |t, x| t.max(x.abs()));
+/// Soft-thresholds every entry of `a` at `SHRINK·norm`: `x ← sign(x)·max(|x| − τ, 0)`. Exact
+/// arithmetic leaves 0 where a gradient projected on a basis made from it is off the diagonal
+/// (a full-batch lab's second gradient equals its first, which stepped nothing); rounding leaves
+/// about 1e-16 of the norm there, which `x/(√v′ + ε)` would lift to about 1e-16·‖u‖/ε of the
+/// step, differently in every twin. `norm` is a rotation-invariant Frobenius norm and the map
+/// is continuous and odd, so it keeps the rotations' symmetry and changes real entries by at
+/// most 1e-12 of the norm.
+fn shrink(a: &mut DMatrix<f64>, norm: f64) {
+    let tau = SHRINK * norm;
     for x in a.iter_mut() {
-        if x.abs() <= FLUSH * top {
-            *x = 0.0;
-        }
+        let size = x.abs() - tau;
+        *x = if size > 0.0 { size.copysign(*x) } else { 0.0 };
     }
 }
 
@@ -163,6 +158,7 @@ impl Transform for ScaleBySoap {
                 .zip(ctx.params)
                 .all(|(s, p)| s.m.shape() == p.shape());
         if !fits {
+            self.t = 0;
             self.mats = ctx
                 .params
                 .iter()
@@ -203,7 +199,6 @@ impl Transform for ScaleBySoap {
             // u′ = Q_Lᵀ u Q_R feeds the second moment in the eigenbasis.
             tr_mul_into(tmp, q_left, g);
             mul_into(rotated, tmp, q_right);
-            flush(rotated);
             // An entry in a null row or column shares one second moment (the mean square of
             // those entries): a rotation of the null space, which the eigensolver's choice of
             // basis there amounts to, leaves it unchanged.
@@ -228,7 +223,7 @@ impl Transform for ScaleBySoap {
             // m′ = Q_Lᵀ m Q_R, divided entry by entry, and rotated back.
             tr_mul_into(tmp, q_left, m);
             mul_into(rotated, tmp, q_right);
-            flush(rotated);
+            shrink(rotated, m.norm());
             for (x, &vi) in rotated.iter_mut().zip(v.iter()) {
                 let denom = (vi / bc2).sqrt() + eps;
                 *x = if denom != 0.0 {
