@@ -467,26 +467,35 @@ pub fn disagreements(c: &ChainCheck) -> Option<String> {
     })
 }
 
-/// A lab row's "agree" cell, in the CLI's table and the app's: `yes` (with the transforms that
-/// do not commute when the chain is not guaranteed), nothing measured when a run diverged, or
-/// what the disagreement means.
-pub fn agreement(l: &LabCheck) -> String {
-    match (l.agrees, l.verdict) {
-        (_, Verdict::Diverged) => {
-            "nothing measured: a run diverged or could not start at this setting (a smaller \
-             scale may converge)"
-                .into()
+/// A lab row's "agree" cell: a short form for the app's table (the long one on hover) and the
+/// long one the CLI prints: `yes` (with the transforms that do not commute when the chain is
+/// not guaranteed), nothing measured when a run diverged, or what the disagreement means.
+pub fn agreement(l: &LabCheck) -> (String, String) {
+    let (short, why) = match (l.agrees, l.verdict) {
+        (_, Verdict::Diverged) => (
+            "nothing measured (diverged)",
+            "a run diverged or could not start at this setting (a smaller scale may converge)",
+        ),
+        (true, _) if l.predicted_equivariant => return ("yes".into(), "yes".into()),
+        (true, _) => {
+            let text = format!("yes (not commuting: {})", l.not_commuting.join(", "));
+            return (text.clone(), text);
         }
-        (true, _) if l.predicted_equivariant => "yes".into(),
-        (true, _) => format!("yes (not commuting: {})", l.not_commuting.join(", ")),
-        (false, Verdict::Chaotic) => "NO: predicted equivariant, measured chaotic: rounding alone \
-             separates the runs as far, so the numerics (not the declared maps) break the \
-             symmetry here"
-            .into(),
-        (false, _) => "NO: predicted equivariant, measured not: a transform's declaration or \
-             the numerics is wrong"
-            .into(),
-    }
+        (false, Verdict::Chaotic) => (
+            "NO: measured chaotic",
+            "rounding alone separates the runs as far, so the numerics (not the declared maps) \
+             break the symmetry here",
+        ),
+        (false, _) => (
+            "NO: measured not",
+            "a transform's declaration or the numerics is wrong",
+        ),
+    };
+    let long = match l.verdict {
+        Verdict::Diverged => format!("nothing measured: {why}"),
+        v => format!("NO: predicted equivariant, measured {}: {why}", v.name()),
+    };
+    (short.into(), long)
 }
 
 /// The checks of several chains as one Markdown table (the README's): per chain and lab the
@@ -543,7 +552,7 @@ pub fn table(c: &ChainCheck) -> String {
     ));
     for l in &c.labs {
         let predicted = predicted_word(l.predicted_equivariant);
-        let agree = agreement(l);
+        let (_, agree) = agreement(l);
         out.push_str(&format!(
             "{:<10} {:<15} {:>12.2e} {:>12.2e} {:<16} {}\n",
             l.lab,

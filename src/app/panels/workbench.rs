@@ -212,6 +212,22 @@ impl Workbench {
         for (i, row) in self.rows.iter_mut().enumerate() {
             ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new(format!("{}.", i + 1)).monospace());
+                // Moves and removal first, so they line up from row to row.
+                let name = row.info.name;
+                let button = |ui: &mut egui::Ui, text: &str, enabled: bool, hover: String| {
+                    ui.add_enabled(enabled, egui::Button::new(text).small())
+                        .on_hover_text(hover)
+                        .clicked()
+                };
+                if button(ui, "↑", i > 0, format!("Move {name} up")) {
+                    up = Some(i);
+                }
+                if button(ui, "↓", i + 1 < rows, format!("Move {name} down")) {
+                    up = Some(i + 1);
+                }
+                if button(ui, "Remove", rows > 1, format!("Remove {name}")) {
+                    remove = Some(i);
+                }
                 let side = spec
                     .and_then(|s| s.steps.get(i))
                     .map(|s| (s.info.side)(&s.args).name());
@@ -241,7 +257,11 @@ impl Workbench {
                         }
                         ArgKind::Real(_) | ArgKind::Whole(_) => {
                             let l = ui.label(a.name);
-                            ui.add(egui::TextEdit::singleline(value).desired_width(64.0))
+                            // Wide enough for what is typed (1000000, 1e-8): a number cut
+                            // short reads as another.
+                            let chars = value.chars().count().max(5) as f32 + 1.0;
+                            let width = chars * 0.6 * ui.text_style_height(&egui::TextStyle::Body);
+                            ui.add(egui::TextEdit::singleline(value).desired_width(width))
                                 .labelled_by(l.id)
                                 .on_hover_text(hover);
                         }
@@ -249,21 +269,6 @@ impl Workbench {
                 }
                 if let Some(side) = side {
                     ui.label(RichText::new(format!("commutes: {side}")).weak());
-                }
-                let name = row.info.name;
-                let button = |ui: &mut egui::Ui, text: &str, enabled: bool, hover: String| {
-                    ui.add_enabled(enabled, egui::Button::new(text).small())
-                        .on_hover_text(hover)
-                        .clicked()
-                };
-                if button(ui, "↑", i > 0, format!("Move {name} up")) {
-                    up = Some(i);
-                }
-                if button(ui, "↓", i + 1 < rows, format!("Move {name} down")) {
-                    up = Some(i + 1);
-                }
-                if button(ui, "Remove", rows > 1, format!("Remove {name}")) {
-                    remove = Some(i);
                 }
             });
         }
@@ -425,12 +430,14 @@ impl Workbench {
                     ui.label(RichText::new(format!("{:.2e}", l.gauge_distance)).monospace());
                     ui.label(RichText::new(format!("{:.2e}", l.noise_distance)).monospace());
                     ui.label(RichText::new(l.verdict.name()).strong());
-                    let text = RichText::new(agreement(l));
+                    let (short, long) = agreement(l);
+                    let text = RichText::new(short);
                     ui.label(if l.agrees {
                         text
                     } else {
                         text.color(ui.visuals().error_fg_color)
-                    });
+                    })
+                    .on_hover_text(long);
                     ui.end_row();
                 }
             },
