@@ -134,6 +134,28 @@ fn a_preset_names_a_chain_where_it_names_a_rule_and_errors_say_where() {
         "momentum and a global norm commute"
     );
     assert_eq!(Preset::from_ron(&p.to_ron(), "saved").unwrap(), p);
+    // summary.json names a chain arm by its text, a registered one by its name.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.ron");
+    std::fs::write(&file, p.to_ron()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--steps",
+            "3",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["arms"][0]["optimizer"], "gd");
+    assert_eq!(summary["arms"][1]["optimizer"], "trace(0.5) | normalize()");
     let bad = text.replace("normalize()", "normalise()");
     let e = Preset::from_ron(&bad, "text").unwrap_err().to_string();
     assert!(e.contains("arms[1].optimizer"), "{e}");

@@ -207,12 +207,13 @@ pub fn markdown(result: &AttentionResult) -> String {
     line(String::new());
     let arch = p.arch();
     line(format!(
-        "Addition mod {} ({} training / {} validation pairs), {} layers, {} heads, d_model {}, \
+        "Addition mod {} ({} training / {} validation pairs), {} layer{}, {} heads, d_model {}, \
          MLP {}, {:?} initialisation; {} steps; {} seed{} from {}; {} models per seed; {:.1} s.",
         p.task.modulus,
         p.task.train_count(),
         p.task.modulus * p.task.modulus - p.task.train_count(),
         arch.layers,
+        if arch.layers == 1 { "" } else { "s" },
         arch.heads,
         arch.d_model,
         arch.d_mlp,

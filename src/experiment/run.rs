@@ -72,7 +72,7 @@ pub const ACTIVATIONS_HEADER: [&str; 13] = [
 pub struct ArmSummary {
     /// Arm name (label or optimizer).
     pub arm: String,
-    /// Registry name of the optimizer.
+    /// Registry name of the optimizer, or a chain's text.
     pub optimizer: String,
     /// Whether the optimizer is equivariant under W → QW.
     pub equivariant: bool,
@@ -423,7 +423,12 @@ fn run_core(
                 let running = *arm.status() == ArmStatus::Running;
                 ArmSummary {
                     arm: names[i].clone(),
-                    optimizer: arm.info().name.into(),
+                    // A chain is named by its text, a registered rule by its name.
+                    optimizer: if arm.info().class == crate::optim::Class::Chain {
+                        preset.arms[i].optimizer.clone()
+                    } else {
+                        arm.info().name.into()
+                    },
                     equivariant: arm.equivariant(),
                     status: arm.status().clone(),
                     last_train_loss: last_loss[i],
