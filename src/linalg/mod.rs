@@ -53,6 +53,21 @@ dispatch! {
     pub fn mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => mul_with
 }
 
+/// `a·b` in a new matrix, by [`mul_into`]: for products outside a training step (starts, twin
+/// distances, readings). nalgebra's `*` hands large products to matrixmultiply, whose kernel
+/// uses fused multiply-adds where the CPU has them whatever arithmetic is in force, so the
+/// portable path and the web page would differ in the last bits. Panics on a shape mismatch.
+pub fn product(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(a.nrows(), b.ncols());
+    mul_into(&mut out, a, b);
+    out
+}
+
+/// `a·bᵀ` in a new matrix ([`product`]). Panics on a shape mismatch.
+pub fn product_t(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    product(a, &b.transpose())
+}
+
 /// Rows and columns of one register block of [`mul_into`].
 const MUL_ROWS: usize = 8;
 const MUL_COLS: usize = 4;

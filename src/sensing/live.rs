@@ -118,8 +118,8 @@ fn noise_twin(
 
 /// `‖A Bᵀ − C Dᵀ‖F / ‖C Dᵀ‖F` for factors `[A, B]` against `[C, D]`.
 fn product_drift(twin: &[nalgebra::DMatrix<f64>; 2], base: &[nalgebra::DMatrix<f64>; 2]) -> f64 {
-    let w = &base[0] * base[1].transpose();
-    let w2 = &twin[0] * twin[1].transpose();
+    let w = crate::linalg::product_t(&base[0], &base[1]);
+    let w2 = crate::linalg::product_t(&twin[0], &twin[1]);
     frobenius(&(w2 - &w)) / frobenius(&w)
 }
 

@@ -38,6 +38,7 @@ use super::{
     SensingOracle, SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery,
 };
 use crate::linalg::norm::frobenius;
+use crate::linalg::{product, product_t};
 use crate::optim::{
     CHAIN_INFO, ChainError, ChainSpec, Lab, Optimizer, OptimizerSpec, REGISTRY, RuleInfo, Schedule,
     lookup,
@@ -525,7 +526,7 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
         let twin = twins.then(|| {
             let q = problem.gauge(seed);
             Twin {
-                params: [&u * &q, &v * &q],
+                params: [product(&u, &q), product(&v, &q)],
                 opt: rule.build(),
                 q,
             }
@@ -684,8 +685,8 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
     /// Relative distance of the twin's product from this run's, `‖U′V′ᵀ − UVᵀ‖F / ‖UVᵀ‖F`.
     pub fn twin_drift(&self) -> Option<f64> {
         let tw = &self.twin.as_ref()?.params;
-        let w = &self.params[0] * self.params[1].transpose();
-        let w2 = &tw[0] * tw[1].transpose();
+        let w = product_t(&self.params[0], &self.params[1]);
+        let w2 = product_t(&tw[0], &tw[1]);
         Some(frobenius(&(w2 - &w)) / frobenius(&w))
     }
 
@@ -693,7 +694,7 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
     /// gauge-rotated factors (equivariant rules) and not only the same product.
     pub fn factor_drift(&self) -> Option<f64> {
         let twin = self.twin.as_ref()?;
-        let uq = &self.params[0] * &twin.q;
+        let uq = product(&self.params[0], &twin.q);
         Some(frobenius(&(&twin.params[0] - &uq)) / frobenius(&uq))
     }
 
