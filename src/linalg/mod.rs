@@ -53,8 +53,8 @@ dispatch! {
     pub fn mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => mul_with
 }
 
-/// `a·b` in a new matrix, by [`mul_into`]: for products outside a training step (starts, twin
-/// distances, readings). nalgebra's `*` hands large products to matrixmultiply, whose kernel
+/// `a·b` in a new matrix, by [`mul_into`]: for products outside a training step (twin starts and
+/// distances). nalgebra's `*` hands large products to matrixmultiply, whose kernel
 /// uses fused multiply-adds where the CPU has them whatever arithmetic is in force, so the
 /// portable path and the web page would differ in the last bits. Panics on a shape mismatch.
 pub fn product(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
