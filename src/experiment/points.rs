@@ -4,7 +4,8 @@
 //! tables, its figures, its shards, its tab and its command are generic over it.
 //!
 //! Adding an axis:
-//! - here, a unit type and its `impl PointAxis`;
+//! - here, a unit type and its `impl PointAxis` (its analysis is then [`PointsTask`] over it,
+//!   with one line in the task registry, `crate::tasks::TASKS`);
 //! - in `shard`, its `Job` variant (its field names are the shard file's layout), one arm in
 //!   `Job::points_job` and its `ShardAxis` impl (which builds that variant);
 //! - in `app::panels::controlled_test::points`, its `impl TabAxis` (the tab's wording) and a
@@ -22,6 +23,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::sweep::MAX_POINTS;
 use super::sweep::{ArmAggregate, SweepError, SweepResult, in_range, sweep_until};
+use crate::live::{Stop, Task};
 use crate::metrics::isotropic_axis_concentration;
 use crate::output::csv_num;
 use crate::preset::Preset;
@@ -165,6 +167,49 @@ pub fn points_sweep<A: PointAxis>(
             })
         })
         .collect()
+}
+
+/// A points sweep as data: the preset moved to each of `values`, over `seeds` seeds each
+/// ([`points_sweep`]).
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct PointsTask<A: PointAxis> {
+    /// The preset swept.
+    pub preset: Preset,
+    /// The axis's values, in order.
+    pub values: Vec<A::Value>,
+    /// Seeds per value.
+    pub seeds: usize,
+    #[serde(skip)]
+    axis: PhantomData<A>,
+}
+
+impl<A: PointAxis> PointsTask<A> {
+    /// The sweep of `preset` over `values`, `seeds` seeds each.
+    pub fn new(preset: Preset, values: Vec<A::Value>, seeds: usize) -> Self {
+        Self {
+            preset,
+            values,
+            seeds,
+            axis: PhantomData,
+        }
+    }
+}
+
+impl<A: PointAxis> Task for PointsTask<A> {
+    type Output = Result<Vec<Point<A>>, Stop>;
+    const KIND: &'static str = A::ID;
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        let p = &self.preset;
+        Ok(points_sweep::<A>(
+            p,
+            &self.values,
+            self.seeds,
+            progress,
+            cancel,
+        )?)
+    }
 }
 
 /// Checks the points of a sweep read back from disk: 1..=[`MAX_POINTS`] of them, each passing

@@ -4,19 +4,16 @@
 //! of the controlled test, as a rule of the gauge lab's zoo and live runs, and as a run of the
 //! attention twins. A link carries the chain as `?view=optimizer&chain=TEXT`.
 
-use std::sync::atomic::AtomicBool;
-
 use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop};
+use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, to_ron};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
-use crate::experiment::check::{self, ChainCheck, KEY_LR, Subject, predicted_word};
-use crate::live::Task;
+use crate::experiment::check::{self, ChainCheck, CheckTask, KEY_LR, Subject, predicted_word};
 use crate::optim::transforms::{ArgKind, TRANSFORMS, TransformInfo};
 use crate::optim::{BUNDLED_CHAINS, ChainSpec, Lab as LabKind, MAX_TRANSFORMS, OptimizerSpec};
 
@@ -39,24 +36,6 @@ pub fn chain_spec(text: &str, lr: f64, taken: impl Fn(&str) -> bool) -> Optimize
     OptimizerSpec {
         label: Some(label),
         ..OptimizerSpec::new(text, lr)
-    }
-}
-
-/// The check of a chain as data, for a thread or a Web Worker ([`check::check_chain_with`]):
-/// one progress item per lab.
-#[derive(Serialize, Deserialize)]
-pub struct CheckTask(pub String);
-
-impl Task for CheckTask {
-    type Output = Result<ChainCheck, Stop>;
-    const KIND: &'static str = "check";
-
-    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        match check::check_chain_with(&self.0, progress, cancel) {
-            Ok(Some(c)) => Ok(c),
-            Ok(None) => Err(Stop::Cancelled),
-            Err(e) => Err(Stop::Failed(e.message)),
-        }
     }
 }
 

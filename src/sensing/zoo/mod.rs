@@ -8,6 +8,7 @@ pub mod figures;
 mod preset;
 mod reference;
 mod report;
+mod task;
 mod trace;
 
 pub use preset::{
@@ -24,6 +25,7 @@ pub use report::{
     RuleSummary, class_gap, csv_bytes, fmt4, markdown, paper_table2, paper_table7, rate_rows,
     summarise, table2_rules, write_report,
 };
+pub use task::{ZooTask, ZooTrial};
 pub use trace::{MAX_TRACE_N, TRACE_SCHEMA, TRACE_STEPS, check_traceable, trace_zoo};
 
 use std::ops::Deref;

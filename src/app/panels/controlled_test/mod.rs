@@ -12,9 +12,9 @@ mod settings;
 
 pub use activations::Activations;
 pub use live::{Export, Live, Settings as LiveSettings, export_csv_to, live_figure, plot_csv};
-pub use matched::{Matched, MatchedTask};
-pub use points::{DkSweep, EpsSweep, PointsTab, PointsTask, TabAxis};
-pub use seed_sweep::{SeedSweep, SweepTask};
+pub use matched::Matched;
+pub use points::{DkSweep, EpsSweep, PointsTab, TabAxis};
+pub use seed_sweep::SeedSweep;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};

@@ -5,14 +5,13 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work, threads};
+use crate::app::analysis::{Analysis, paired_work, threads};
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
@@ -22,10 +21,11 @@ use crate::app::widgets::plots::{
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::figures::{self, ArmPoints, EXCESS, Metric, arm_points, points_figure};
-use crate::experiment::points_sweep;
-use crate::experiment::{AdamEps, KeyDim, Point, PointAxis, SweepResult, check_points, report};
+use crate::experiment::{
+    AdamEps, KeyDim, Point, PointAxis, PointsTask, SweepResult, check_points, report,
+};
 use crate::figure::Figure;
-use crate::live::Task;
+use crate::live::TRIAL_STEPS;
 use crate::preset::Preset;
 use crate::shard::ShardAxis;
 use crate::validate::{ListNumber, check_count, number_list};
@@ -130,49 +130,6 @@ impl TabAxis for KeyDim {
                 }
             ));
         }
-    }
-}
-
-/// A points sweep as data: the preset moved to each of `values`, over `seeds` seeds each
-/// ([`points_sweep`]).
-#[derive(Serialize, Deserialize)]
-#[serde(bound = "")]
-pub struct PointsTask<A: PointAxis> {
-    /// The preset swept.
-    pub preset: Preset,
-    /// The axis's values, in order.
-    pub values: Vec<A::Value>,
-    /// Seeds per value.
-    pub seeds: usize,
-    #[serde(skip)]
-    axis: PhantomData<A>,
-}
-
-impl<A: PointAxis> PointsTask<A> {
-    /// The sweep of `preset` over `values`, `seeds` seeds each.
-    pub fn new(preset: Preset, values: Vec<A::Value>, seeds: usize) -> Self {
-        Self {
-            preset,
-            values,
-            seeds,
-            axis: PhantomData,
-        }
-    }
-}
-
-impl<A: PointAxis> Task for PointsTask<A> {
-    type Output = Result<Vec<Point<A>>, Stop>;
-    const KIND: &'static str = A::ID;
-
-    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        let p = &self.preset;
-        Ok(points_sweep::<A>(
-            p,
-            &self.values,
-            self.seeds,
-            progress,
-            cancel,
-        )?)
     }
 }
 
