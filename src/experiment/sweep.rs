@@ -186,8 +186,9 @@ impl From<SweepError> for Stop {
 }
 
 /// A seed sweep as data: the preset over `seeds` seeds ([`sweep_until`]), or the seeds
-/// `part.0, part.0 + part.1, …` of them (a part of it in one of the page's workers).
-#[derive(Serialize, Deserialize)]
+/// `part.0, part.0 + part.1, …` of them (a part of it in one of the page's workers). The app's
+/// tab, the page's workers, the command and its shards (`shard::Job`) all hold this one value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepTask {
     /// The preset swept.
     pub preset: Preset,

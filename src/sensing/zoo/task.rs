@@ -11,8 +11,9 @@ use crate::live::{Stop, TRIAL_STEPS, Task};
 
 /// A zoo sweep as data: the preset's units ([`ZooPreset::units`]: its cells, then its convex
 /// references) `part.0, part.0 + part.1, …`, every one with `(0, 1)` ([`run_zoo_cells`], the
-/// units of a shard).
-#[derive(Serialize, Deserialize)]
+/// units of a shard). The app's tabs, the page's workers, the command and its shards
+/// (`shard::Job`) all hold this one value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ZooTask {
     /// The sweep.
     pub preset: ZooPreset,

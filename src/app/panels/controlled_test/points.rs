@@ -27,7 +27,6 @@ use crate::experiment::{
 use crate::figure::Figure;
 use crate::live::TRIAL_STEPS;
 use crate::preset::Preset;
-use crate::shard::ShardAxis;
 use crate::validate::{ListNumber, check_count, number_list};
 
 /// The ε-sweep tab.
@@ -36,7 +35,7 @@ pub type EpsSweep = PointsTab<AdamEps>;
 pub type DkSweep = PointsTab<KeyDim>;
 
 /// What a points-sweep tab says and lays out for its axis.
-pub trait TabAxis: ShardAxis {
+pub trait TabAxis: PointAxis {
     /// The tab's title; also names the sweep in notices and on its Run button.
     const TITLE: &'static str;
     /// The saved field holding the values' text.
@@ -162,12 +161,10 @@ impl<A: TabAxis> PointsTab<A> {
         let values: Vec<A::Value> =
             parse_list(&self.text).map_err(|e| format!("{}: {e}", A::VALUES_NAME))?;
         let (preset, seeds) = (lab.preset.clone(), self.seeds.max(2));
-        A::job(preset.clone(), values.clone(), seeds)
-            .validate()
-            .map_err(|e| format!("{}: {e}", A::TITLE))?;
         let total = values.len() * seeds;
-        let work = paired_work(&preset, total);
         let task = PointsTask::<A>::new(preset.clone(), values, seeds);
+        task.validate().map_err(|e| format!("{}: {e}", A::TITLE))?;
+        let work = paired_work(&preset, total);
         self.analysis
             .start(preset, total, work, lab.repaint_handle(), task);
         Ok(())
@@ -230,7 +227,7 @@ impl<A: TabAxis> Panel for PointsTab<A> {
     }
 
     /// Starts the sweep of the current preset; a list that does not parse or a sweep the
-    /// command line would refuse ([`crate::shard::Job::validate`]) becomes an error notice
+    /// command line would refuse ([`PointsTask::validate`]) becomes an error notice
     /// instead.
     fn start(&mut self, lab: &mut Lab) -> bool {
         if let Err(e) = self.launch(lab) {
