@@ -580,6 +580,22 @@ impl OptimizerSpec {
     }
 }
 
+/// The spec of chain `text` at rate `lr` for a preset, labelled `chain`, `chain-2`, … (the
+/// first label `taken` says is free), so that it never clashes with an arm or run already there.
+pub fn chain_spec(text: &str, lr: f64, taken: impl Fn(&str) -> bool) -> OptimizerSpec {
+    let label = (1..)
+        .map(|k| match k {
+            1 => "chain".to_string(),
+            k => format!("chain-{k}"),
+        })
+        .find(|l| !taken(l))
+        .expect("some label is free");
+    OptimizerSpec {
+        label: Some(label),
+        ..OptimizerSpec::new(text, lr)
+    }
+}
+
 /// What the harness, the zoo and the UI know of an update rule. Each rule's file defines its
 /// entry; [`REGISTRY`] lists them.
 pub struct RuleInfo {

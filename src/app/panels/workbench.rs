@@ -15,29 +15,13 @@ use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::check::{self, ChainCheck, CheckTask, KEY_LR, Subject, predicted_word};
 use crate::optim::transforms::{ArgKind, TRANSFORMS, TransformInfo};
-use crate::optim::{BUNDLED_CHAINS, ChainSpec, Lab as LabKind, MAX_TRANSFORMS, OptimizerSpec};
+use crate::optim::{BUNDLED_CHAINS, ChainSpec, Lab as LabKind, MAX_TRANSFORMS, chain_spec};
 
 /// The section's id: `--panel optimizer`, `?view=optimizer`.
 pub const ID: &str = "optimizer";
 
 /// The chain a new workbench starts from (the README's first try).
 const DEFAULT_CHAIN: &str = "clip_by_global_norm(1) | scale_by_adam()";
-
-/// The spec of chain `text` at rate `lr` for a preset, labelled `chain`, `chain-2`, … (the
-/// first label `taken` says is free), so that it never clashes with an arm or run already there.
-pub fn chain_spec(text: &str, lr: f64, taken: impl Fn(&str) -> bool) -> OptimizerSpec {
-    let label = (1..)
-        .map(|k| match k {
-            1 => "chain".to_string(),
-            k => format!("chain-{k}"),
-        })
-        .find(|l| !taken(l))
-        .expect("some label is free");
-    OptimizerSpec {
-        label: Some(label),
-        ..OptimizerSpec::new(text, lr)
-    }
-}
 
 /// One transform of the chain being edited: its entry and each argument as typed (the chain's
 /// parser judges the text, so an editor value out of range gets the parser's message).

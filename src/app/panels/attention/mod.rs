@@ -14,12 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Table, from_ron, to_ron};
-use crate::app::panels::workbench::chain_spec;
 use crate::app::widgets::paste::paste_window;
 use crate::attention::live::{self, AttentionLive};
 use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, RunSpec, TwinKind};
 use crate::experiment::check::ATTENTION_LR;
 use crate::live::Live;
+use crate::optim::chain_spec;
 
 /// The section's id (its path, for [`Lab::handed`]).
 pub const ID: &str = "attention";
