@@ -226,13 +226,13 @@ impl WebApp {
     /// Writes how the runs stand onto the page's root element, for whoever drives the page
     /// (tests/web.rs reads it through DevTools): `data-step`, the key lab's step;
     /// `data-running`, whether it is playing; `data-live-step`, the open view's own live run's
-    /// step ([`crate::app::panel::Panel::live_step`], empty without one); `data-busy`, whether
+    /// step ([`crate::app::panel::Status::live_step`], empty without one); `data-busy`, whether
     /// the view still works ([`AppState::view_busy`]). Written when any of them changes.
     fn publish(&mut self) {
         let now = Progress {
             step: self.state.lab.history.step,
             running: self.state.lab.history.running,
-            live_step: self.state.view().live_step(),
+            live_step: self.state.view().status(&self.state.lab).live_step,
             busy: self.state.view_busy(),
         };
         if self.published.as_ref() == Some(&now) {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::lab::Lab;
+use super::panel::Status;
 use crate::live::{Job, Repaint, Stop, Task};
 
 /// The work of `runs` paired runs of `preset` for [`Analysis::start`]: training steps times
@@ -243,6 +244,16 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     /// Whether a job runs.
     pub fn is_running(&self) -> bool {
         self.running.is_some()
+    }
+
+    /// The status of a panel whose work is this analysis: busy while it runs, awaiting a run
+    /// while it has neither run nor a result.
+    pub fn status(&self) -> Status {
+        Status {
+            busy: self.is_running(),
+            awaits_run: self.last.is_none() && !self.is_running(),
+            live_step: None,
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, to_ron};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
@@ -450,12 +450,8 @@ impl Panel for Workbench {
         true
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn table(&self) -> Option<Table> {

@@ -207,7 +207,7 @@ impl AppState {
     /// Whether the view shown still works on something it started (its own analysis; for the
     /// key lab's section itself, also the live run).
     pub fn view_busy(&self) -> bool {
-        self.view().busy(&self.lab)
+        self.view().status(&self.lab).busy
     }
 
     /// Folds the section list into the ☰ menu if the window, `width` points wide, is narrower

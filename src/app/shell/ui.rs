@@ -112,7 +112,7 @@ impl AppState {
             };
             ui.label(RichText::new(here).strong());
             // An empty analysis view would otherwise show the class a blank plot.
-            if self.section().awaits_run() {
+            if self.section().status(&self.lab).awaits_run {
                 ui.label("has not run yet:");
                 if ui
                     .button("Run it")

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, paired_work};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
@@ -84,12 +84,8 @@ impl Panel for Matched {
         Ok(true)
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::app::analysis::{Analysis, paired_work, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{
     FigureFormat, Swatch, export_button, export_table, legend_row, plot_header, save_figure,
@@ -269,12 +269,8 @@ impl<A: TabAxis> Panel for PointsTab<A> {
         Ok(true)
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, paired_work, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
@@ -82,12 +82,8 @@ impl Panel for SeedSweep {
         Ok(true)
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, Finished, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
@@ -122,12 +122,13 @@ impl Panel for HsiTab {
         Some(("hsi_summary.csv".into(), summary_csv_bytes(report)))
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running() || self.fetching()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    /// The analysis's, busy also while a linked scene is fetched.
+    fn status(&self, _lab: &Lab) -> Status {
+        let s = self.analysis.status();
+        Status {
+            busy: s.busy || self.fetching(),
+            ..s
+        }
     }
 
     fn link_settings(&self) -> Vec<(&'static str, String)> {
@@ -267,7 +268,7 @@ impl Panel for HsiTab {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            let text = if self.busy(lab) {
+            let text = if self.status(lab).busy {
                 "Running: the plots and the table appear when every run has ended."
             } else {
                 "No results yet: choose a scene and press Run, or open the hsi.json of a run \

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::analysis::{Analysis, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, Tabs, from_ron, to_ron};
+use crate::app::panel::{Panel, Status, Table, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
@@ -88,12 +88,8 @@ impl Panel for GaugeLab {
         self.tabs.open_mut().start(lab)
     }
 
-    fn awaits_run(&self) -> bool {
-        self.tabs.open().awaits_run()
-    }
-
-    fn busy(&self, lab: &Lab) -> bool {
-        self.tabs.open().busy(lab)
+    fn status(&self, lab: &Lab) -> Status {
+        self.tabs.open().status(lab)
     }
 
     fn tabs(&self) -> Option<&Tabs> {
@@ -284,12 +280,8 @@ impl Panel for SweepTab {
         Some(("zoo.csv".into(), csv_bytes(runs, &summarise(runs))))
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {
