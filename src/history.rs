@@ -9,12 +9,21 @@
 //!
 //! Headless: no GUI import (the command line keeps one too).
 
-use crate::experiment::figures::loss_average;
 use crate::experiment::live::{ArmLabel, Snapshot, Update};
 use crate::experiment::{ArmStatus, HeldOut, StepRecord};
 use crate::figure::Earlier;
 use crate::metrics::{RotationBaseline, StatBaseline};
 use crate::preset::Preset;
+
+/// Steps in the training-loss moving average the live plot and `run --figures` draw.
+pub const LOSS_AVERAGE_STEPS: f64 = 50.0;
+
+/// The next value of the training-loss moving average after `loss`, from the previous value
+/// `prev` (None at the first finite loss): an exponential average with weight
+/// 1/[`LOSS_AVERAGE_STEPS`], about the mean of the last 50 steps.
+pub fn loss_average(prev: Option<f64>, loss: f64) -> f64 {
+    prev.map_or(loss, |m| m + (loss - m) / LOSS_AVERAGE_STEPS)
+}
 
 /// Buckets per series before neighbours are merged.
 pub const BUCKETS: usize = 2048;
@@ -228,7 +237,7 @@ pub struct ArmHistory {
     /// Training loss of [base, rotated].
     pub loss: [MinMaxSeries; 2],
     /// Moving average of the base twin's training loss
-    /// ([`crate::experiment::figures::loss_average`]).
+    /// ([`loss_average`]).
     pub loss_average: MinMaxSeries,
     loss_ema: Option<f64>,
     /// Held-out loss of [base, rotated].

@@ -35,6 +35,7 @@ pub mod rng;
 pub mod sensing;
 pub mod shard;
 pub mod share;
+pub mod tasks;
 pub mod validate;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

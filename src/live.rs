@@ -124,7 +124,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// A [`LiveRun`] that can run in another instance of the program (a Web Worker in the page):
 /// built from data, with commands and updates that travel as RON text. Every kind is listed
-/// once in the app's registry (`app::tasks::LIVE`), where a worker looks it up.
+/// once in the task registry ([`crate::tasks::LIVE`]), where a worker looks it up.
 pub trait RemoteRun: LiveRun + Sized
 where
     Self::Command: serde::Serialize + serde::de::DeserializeOwned,
@@ -533,11 +533,26 @@ impl<R: LiveRun> Drop for Live<R> {
     }
 }
 
+/// Why an analysis ([`Task`]) ended without a result.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Stop {
+    /// It was cancelled (the app's Cancel button).
+    Cancelled,
+    /// It failed; the message says why.
+    Failed(String),
+}
+
+/// Steps of a trial run before an analysis's first run, to estimate its time (the key lab's
+/// [`crate::experiment::sweep::trial_pace`], the zoo's
+/// [`crate::sensing::zoo::ZooPreset::trial_pace`], the hyperspectral grid's): tens of
+/// milliseconds at the bundled sizes.
+pub const TRIAL_STEPS: usize = 20;
+
 /// A one-shot analysis described by data: its inputs are the value itself and its result is
 /// [`Task::Output`], both readable as RON text, so the page can run it in a Web Worker (an
 /// instance of the same program with memory of its own, reached by messages) and the desktop on
-/// a thread, with the same numbers. Every kind is listed once in the app's task registry
-/// (`app::tasks`), which the worker looks kinds up in.
+/// a thread, with the same numbers. Every kind is listed once in the task registry
+/// ([`crate::tasks`]), which the worker looks kinds up in.
 pub trait Task: serde::Serialize + serde::de::DeserializeOwned + Send + 'static {
     /// What the analysis gives.
     type Output: serde::Serialize + serde::de::DeserializeOwned + Send + 'static;

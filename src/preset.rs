@@ -157,7 +157,7 @@ impl Preset {
             BUNDLED,
             "preset",
             MAX_PRESET_BYTES,
-            true,
+            crate::share::is_share_string,
         )? {
             Source::Ron { text, file } => Self::from_ron(&text, &file),
             Source::Share(s) => crate::share::decode(&s),

@@ -490,18 +490,20 @@ pub enum Source {
 
 /// Resolves a preset argument the way every preset kind reads it: an existing file at `arg`
 /// (any file name the OS allows, UTF-8 or not) is read; otherwise a bundled preset called `arg`
-/// (from `bundled`), or, when `shares` is set, a share string. `kind` names the presets in the
-/// "not found" message ("preset", "attention preset", "zoo preset").
+/// (from `bundled`), or a share string, as `is_share` tells one (the callers pass
+/// [`crate::share::is_share_string`]: `share` reads through this module, not the other way).
+/// `kind` names the presets in the "not found" message ("preset", "attention preset", "zoo
+/// preset").
 ///
 /// Errors: unreadable files, files over `max` bytes or not UTF-8, and an argument that is
-/// neither a file nor a bundled name nor (with `shares`) a share string; each names the
-/// argument as given (lossily for a non-UTF-8 name).
+/// neither a file nor a bundled name nor a share string; each names the argument as given
+/// (lossily for a non-UTF-8 name).
 pub fn source(
     arg: &OsStr,
     bundled: &[(&str, &str)],
     kind: &str,
     max: u64,
-    shares: bool,
+    is_share: fn(&str) -> bool,
 ) -> Result<Source, PresetError> {
     let path = Path::new(arg);
     let shown = path.display().to_string();
@@ -511,7 +513,7 @@ pub fn source(
         return Ok(Source::Ron { text, file: shown });
     }
     if let Some(name) = arg.to_str() {
-        if shares && crate::share::is_share_string(name) {
+        if is_share(name) {
             return Ok(Source::Share(name.to_string()));
         }
         if let Some((_, text)) = bundled.iter().find(|(n, _)| *n == name) {

@@ -16,37 +16,56 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::report::PointsReport;
 use crate::experiment::{
-    AdamEps, KeyDim, Point, PointAxis, SeedArm, SweepError, SweepResult, assemble_sweep,
-    check_seed, run_seed_until, sweep_seeds,
+    AdamEps, KeyDim, Point, PointAxis, PointsTask, SeedArm, SweepError, SweepResult, SweepTask,
+    assemble_sweep, check_seed, run_seed_until, sweep_seeds,
 };
 use crate::output::write_atomic;
 use crate::preset::Preset;
-use crate::sensing::zoo::{RunResult, ZooPreset, run_zoo_cells};
+use crate::sensing::zoo::{RunResult, ZooPreset, ZooTask, run_zoo_cells};
 use crate::validate::{FieldError, check_int};
 
 /// Name of the file a shard writes into its output folder.
 pub const SHARD_FILE: &str = "shard.ron";
 /// Most shards a job may be split into.
 pub const MAX_SHARDS: usize = 10_000;
-/// Version of the shard file layout; [`merge`] refuses other versions.
+/// Version of the shard file layout; [`parse_shard`] refuses other versions, saying whether an
+/// older or a newer version wrote the file.
 pub const SHARD_FORMAT: u32 = 1;
 pub use crate::experiment::sweep::{MAX_POINTS, MAX_SEEDS};
 
-/// A points-sweep axis whose sweeps can be sharded: how its sweep becomes a [`Job`].
+/// A points-sweep axis whose sweeps can be sharded: its [`Job`] variant.
 pub trait ShardAxis: PointAxis {
-    /// The shard job of the sweep of `preset` over `values` with `seeds` seeds per value.
-    fn job(preset: Preset, values: Vec<Self::Value>, seeds: usize) -> Job;
+    /// The shard job of a points sweep along this axis.
+    fn job(task: PointsTask<Self>) -> Job;
 }
 
 impl ShardAxis for AdamEps {
-    fn job(preset: Preset, eps: Vec<f64>, seeds: usize) -> Job {
-        Job::EpsSweep { preset, eps, seeds }
+    fn job(task: PointsTask<Self>) -> Job {
+        Job::EpsSweep(task)
     }
 }
 
 impl ShardAxis for KeyDim {
-    fn job(preset: Preset, dks: Vec<usize>, seeds: usize) -> Job {
-        Job::DkSweep { preset, dks, seeds }
+    fn job(task: PointsTask<Self>) -> Job {
+        Job::DkSweep(task)
+    }
+}
+
+impl<A: ShardAxis> From<PointsTask<A>> for Job {
+    fn from(task: PointsTask<A>) -> Self {
+        A::job(task)
+    }
+}
+
+impl From<SweepTask> for Job {
+    fn from(task: SweepTask) -> Self {
+        Job::Sweep(task)
+    }
+}
+
+impl From<ZooTask> for Job {
+    fn from(task: ZooTask) -> Self {
+        Job::Zoo(task)
     }
 }
 /// Largest shard file [`read_shard`] accepts, in bytes.
@@ -86,41 +105,83 @@ impl Shard {
     }
 }
 
-/// What a sharded command computes: the command and every setting that changes a number. A
-/// points sweep has a variant of its own (its field names are the shard file's layout), built by
-/// [`PointAxis::job`] and read through the one match in `Job::points_job`.
+/// What a sharded command computes: the analysis's task value itself, the one the command
+/// runs whole, the app's tab starts and the page deals over its workers, so every setting that
+/// changes a number is described once. A job holds its whole task (`part` `(0, 1)`: a task's
+/// part is the page's split, a shard's cells are [`Shard::cells`]). Shard files keep the
+/// layout they always had (`JobFile`), so files written before read back unchanged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "JobFile", from = "JobFile")]
 pub enum Job {
-    /// `sweep`: `seeds` seeds of `preset` (steps already applied).
-    Sweep {
-        /// The preset.
-        preset: Preset,
-        /// Number of seeds.
-        seeds: usize,
-    },
+    /// `sweep`: every seed of a seed sweep (steps already applied).
+    Sweep(SweepTask),
     /// `eps-sweep`: the seed sweep at each Adam ε ([`AdamEps`]).
-    EpsSweep {
-        /// The preset.
-        preset: Preset,
-        /// Adam's ε values, in order.
-        eps: Vec<f64>,
-        /// Seeds per ε.
-        seeds: usize,
-    },
+    EpsSweep(PointsTask<AdamEps>),
     /// `dk-sweep`: the seed sweep at each key dimension ([`KeyDim`]).
-    DkSweep {
-        /// The preset (at its own d_k).
+    DkSweep(PointsTask<KeyDim>),
+    /// `zoo` (`dial`, `tail`): every unit of the zoo preset (seeds and budget already applied).
+    Zoo(ZooTask),
+}
+
+/// A [`Job`] as shard files hold it (format [`SHARD_FORMAT`]): the command and its settings,
+/// field by field, as the files written before the job held task values spelled them.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename = "Job")]
+enum JobFile {
+    Sweep {
         preset: Preset,
-        /// Key dimensions, in order.
-        dks: Vec<usize>,
-        /// Seeds per d_k.
         seeds: usize,
     },
-    /// `zoo` (`dial`, `tail`): every cell of the zoo preset.
+    EpsSweep {
+        preset: Preset,
+        eps: Vec<f64>,
+        seeds: usize,
+    },
+    DkSweep {
+        preset: Preset,
+        dks: Vec<usize>,
+        seeds: usize,
+    },
     Zoo {
-        /// The zoo preset (seeds and budget already applied).
         preset: ZooPreset,
     },
+}
+
+impl From<Job> for JobFile {
+    fn from(job: Job) -> Self {
+        match job {
+            Job::Sweep(t) => JobFile::Sweep {
+                preset: t.preset,
+                seeds: t.seeds,
+            },
+            Job::EpsSweep(t) => JobFile::EpsSweep {
+                preset: t.preset,
+                eps: t.values,
+                seeds: t.seeds,
+            },
+            Job::DkSweep(t) => JobFile::DkSweep {
+                preset: t.preset,
+                dks: t.values,
+                seeds: t.seeds,
+            },
+            Job::Zoo(t) => JobFile::Zoo { preset: t.preset },
+        }
+    }
+}
+
+impl From<JobFile> for Job {
+    fn from(file: JobFile) -> Self {
+        match file {
+            JobFile::Sweep { preset, seeds } => Job::Sweep(SweepTask::new(preset, seeds)),
+            JobFile::EpsSweep { preset, eps, seeds } => {
+                Job::EpsSweep(PointsTask::new(preset, eps, seeds))
+            }
+            JobFile::DkSweep { preset, dks, seeds } => {
+                Job::DkSweep(PointsTask::new(preset, dks, seeds))
+            }
+            JobFile::Zoo { preset } => Job::Zoo(ZooTask::new(preset)),
+        }
+    }
 }
 
 /// One cell's result.
@@ -175,28 +236,18 @@ pub enum Merged {
     },
 }
 
-/// A points sweep's settings, borrowed from its [`Job`].
-struct Points<'a, A: PointAxis> {
-    preset: &'a Preset,
-    values: &'a [A::Value],
-    seeds: usize,
-}
-
 /// What a [`Job`] asks of a points sweep, whatever its axis.
 trait PointsJob {
     fn command(&self) -> &'static str;
     fn points(&self) -> usize;
     fn seeds(&self) -> usize;
-    /// The values (and the preset they move) per [`PointAxis::check_values`], then
-    /// 1..=[`MAX_POINTS`] of them, the seeds and every moved preset.
     fn validate(&self) -> Result<(), FieldError>;
-    /// The moved preset of each point.
     fn presets(&self) -> Vec<Preset>;
     /// The points, from the seed sweep at each value.
     fn report(&self, sweeps: Vec<SweepResult>) -> Box<dyn PointsReport>;
 }
 
-impl<A: PointAxis> PointsJob for Points<'_, A> {
+impl<A: PointAxis> PointsJob for PointsTask<A> {
     fn command(&self) -> &'static str {
         A::COMMAND
     }
@@ -210,28 +261,11 @@ impl<A: PointAxis> PointsJob for Points<'_, A> {
     }
 
     fn validate(&self) -> Result<(), FieldError> {
-        A::check_values(self.preset, self.values)?;
-        let points = self.values.len();
-        if !(1..=MAX_POINTS).contains(&points) {
-            return Err(FieldError::new(
-                A::LIST,
-                format!("{points} values given; allowed 1..={MAX_POINTS}"),
-            ));
-        }
-        check_int("seeds", self.seeds, 1, MAX_SEEDS)?;
-        for &v in self.values {
-            A::apply(self.preset, v)
-                .validate()
-                .map_err(|e| A::invalid_at(v, e))?;
-        }
-        Ok(())
+        PointsTask::validate(self)
     }
 
     fn presets(&self) -> Vec<Preset> {
-        self.values
-            .iter()
-            .map(|&v| A::apply(self.preset, v))
-            .collect()
+        PointsTask::presets(self)
     }
 
     fn report(&self, sweeps: Vec<SweepResult>) -> Box<dyn PointsReport> {
@@ -246,32 +280,20 @@ impl<A: PointAxis> PointsJob for Points<'_, A> {
 }
 
 impl Job {
-    /// The job as a points sweep along its axis (`None` for `sweep` and `zoo`): the one place
-    /// that maps each points variant to its [`PointAxis`].
-    fn points_job(&self) -> Option<Box<dyn PointsJob + '_>> {
-        fn of<'a, A: PointAxis>(
-            preset: &'a Preset,
-            values: &'a [A::Value],
-            seeds: usize,
-        ) -> Option<Box<dyn PointsJob + 'a>> {
-            Some(Box::new(Points::<A> {
-                preset,
-                values,
-                seeds,
-            }))
-        }
+    /// The job as a points sweep along its axis (`None` for `sweep` and `zoo`).
+    fn points_job(&self) -> Option<&dyn PointsJob> {
         match self {
-            Job::EpsSweep { preset, eps, seeds } => of::<AdamEps>(preset, eps, *seeds),
-            Job::DkSweep { preset, dks, seeds } => of::<KeyDim>(preset, dks, *seeds),
-            Job::Sweep { .. } | Job::Zoo { .. } => None,
+            Job::EpsSweep(task) => Some(task),
+            Job::DkSweep(task) => Some(task),
+            Job::Sweep(_) | Job::Zoo(_) => None,
         }
     }
 
     /// The command that runs it.
     pub fn command(&self) -> &'static str {
         match self {
-            Job::Sweep { .. } => "sweep",
-            Job::Zoo { .. } => "zoo",
+            Job::Sweep(_) => "sweep",
+            Job::Zoo(_) => "zoo",
             _ => self.points_job().expect("a points job").command(),
         }
     }
@@ -279,8 +301,8 @@ impl Job {
     /// Number of cells.
     pub fn total_cells(&self) -> usize {
         match self {
-            Job::Sweep { seeds, .. } => *seeds,
-            Job::Zoo { preset } => preset.units(),
+            Job::Sweep(task) => task.seeds,
+            Job::Zoo(task) => task.preset.units(),
             _ => {
                 let p = self.points_job().expect("a points job");
                 p.points() * p.seeds()
@@ -293,10 +315,10 @@ impl Job {
     /// present, say), and a valid preset at every point. Errors name the field.
     pub fn validate(&self) -> Result<(), FieldError> {
         match self {
-            Job::Zoo { preset } => preset.validate(),
-            Job::Sweep { preset, seeds } => {
-                check_int("seeds", *seeds, 1, MAX_SEEDS)?;
-                preset.validate()
+            Job::Zoo(task) => task.preset.validate(),
+            Job::Sweep(task) => {
+                check_int("seeds", task.seeds, 1, MAX_SEEDS)?;
+                task.preset.validate()
             }
             _ => self.points_job().expect("a points job").validate(),
         }
@@ -306,8 +328,8 @@ impl Job {
     /// runs point `c / seeds` at seed `c % seeds` from that preset's seed (see [`cell_run`]).
     fn points(&self) -> (Vec<Preset>, usize) {
         match self {
-            Job::Sweep { preset, seeds } => (vec![preset.clone()], *seeds),
-            Job::Zoo { .. } => unreachable!("the zoo has no seed-sweep points"),
+            Job::Sweep(task) => (vec![task.preset.clone()], task.seeds),
+            Job::Zoo(_) => unreachable!("the zoo has no seed-sweep points"),
             _ => {
                 let p = self.points_job().expect("a points job");
                 (p.presets(), p.seeds())
@@ -334,8 +356,8 @@ impl Job {
         cancel: &AtomicBool,
     ) -> Result<Vec<CellResult>, SweepError> {
         self.validate()?;
-        if let Job::Zoo { preset } = self {
-            let runs = run_zoo_cells(preset, cells, progress, cancel);
+        if let Job::Zoo(task) = self {
+            let runs = run_zoo_cells(&task.preset, cells, progress, cancel);
             return Ok(runs.into_iter().map(CellResult::Zoo).collect());
         }
         let (presets, seeds) = self.points();
@@ -352,7 +374,7 @@ impl Job {
 
     /// Assembles the full result from every cell's result, in cell order.
     fn assemble(&self, results: Vec<CellResult>, seconds: f64) -> Merged {
-        if let Job::Zoo { preset } = self {
+        if let Job::Zoo(task) = self {
             let runs = results
                 .into_iter()
                 .map(|r| match r {
@@ -361,7 +383,7 @@ impl Job {
                 })
                 .collect();
             return Merged::Zoo {
-                preset: preset.clone(),
+                preset: task.preset.clone(),
                 results: runs,
                 seconds,
             };
@@ -379,7 +401,7 @@ impl Job {
             })
             .collect();
         match self {
-            Job::Sweep { .. } => Merged::Sweep(sweeps.remove(0)),
+            Job::Sweep(_) => Merged::Sweep(sweeps.remove(0)),
             _ => Merged::Points {
                 job: self.clone(),
                 sweeps,
@@ -466,8 +488,14 @@ pub fn parse_shard(text: &str, name: &str) -> Result<ShardOutput, String> {
     let out: ShardOutput = ron::from_str(crate::preset::without_bom(text))
         .map_err(|e| format!("{name}: not a shard file: {e}"))?;
     if out.format != SHARD_FORMAT {
+        let (who, fix) = if out.format < SHARD_FORMAT {
+            ("an older", "run that shard again with this one")
+        } else {
+            ("a newer", "merge it with that version")
+        };
         return Err(format!(
-            "{name}: shard format {} (this build reads {SHARD_FORMAT})",
+            "{name}: written by {who} version of basis-lab (shard format {}; this build reads \
+             {SHARD_FORMAT}); {fix}",
             out.format
         ));
     }
@@ -516,15 +544,19 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     let total = job.total_cells();
     // What each cell must hold: the zoo's cell list, or each point's preset and its seeds.
     let (zoo_units, points, seeds) = match &job {
-        Job::Zoo { preset } => ((preset.cells(), preset.references()), Vec::new(), 1),
+        Job::Zoo(task) => (
+            (task.preset.cells(), task.preset.references()),
+            Vec::new(),
+            1,
+        ),
         _ => {
             let (points, seeds) = job.points();
             ((Vec::new(), Vec::new()), points, seeds)
         }
     };
     let check = |c: usize, r: &CellResult| match (&job, r) {
-        (Job::Zoo { preset }, CellResult::Zoo(run)) => {
-            preset.check_unit((&zoo_units.0, &zoo_units.1), c, run)
+        (Job::Zoo(task), CellResult::Zoo(run)) => {
+            task.preset.check_unit((&zoo_units.0, &zoo_units.1), c, run)
         }
         (_, CellResult::Seed(arms)) => {
             let (p, seed) = cell_run(&points, seeds, c);
@@ -563,7 +595,7 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
         }
         seconds += s.seconds;
         for (&c, r) in s.cells.iter().zip(&s.results) {
-            let kind_ok = matches!(job, Job::Zoo { .. }) == matches!(r, CellResult::Zoo(_));
+            let kind_ok = matches!(job, Job::Zoo(_)) == matches!(r, CellResult::Zoo(_));
             if c >= total || !kind_ok {
                 return Err(format!("{name}: cell {c} does not belong to this job"));
             }

@@ -64,7 +64,7 @@ pub fn run_tables(preset: &str, steps: usize) -> Result<String, String> {
 }
 
 /// A Web Worker's work (`web/worker.js`): runs the analysis of kind `kind` from its RON text
-/// `input` through the app's registry ([`crate::app::tasks`]), posting its progress to the page
+/// `input` through the task registry ([`crate::tasks`]), posting its progress to the page
 /// as it goes, and returns the output's RON text. A panic posts its message (`e…`) before the
 /// worker's instance stops.
 ///
@@ -73,7 +73,7 @@ pub fn run_tables(preset: &str, steps: usize) -> Result<String, String> {
 #[wasm_bindgen::prelude::wasm_bindgen(js_name = runTask)]
 pub fn run_task(kind: &str, input: &str) -> Result<String, String> {
     post_panics();
-    crate::app::tasks::run(kind, input, &crate::web_worker::report_progress)
+    crate::tasks::run(kind, input, &crate::web_worker::report_progress)
 }
 
 /// In a Web Worker, a panic posts its message (`e…`) to the page before the instance stops
@@ -122,14 +122,14 @@ fn post_updates((updates, next): (Vec<String>, crate::live::Next)) -> String {
 }
 
 /// A Web Worker's live run (`web/worker.js`): the run of kind `kind` built from its RON text
-/// `args`, looked up in the app's registry ([`crate::app::tasks::LIVE`]).
+/// `args`, looked up in the task registry ([`crate::tasks::LIVE`]).
 ///
 /// # Errors
 /// An unknown kind.
 #[wasm_bindgen::prelude::wasm_bindgen(js_name = startLive)]
 pub fn start_live(kind: &str, args: &str) -> Result<LiveHost, String> {
     post_panics();
-    crate::app::tasks::live(kind, args).map(LiveHost)
+    crate::tasks::live(kind, args).map(LiveHost)
 }
 
 fn canvas() -> Option<web_sys::HtmlCanvasElement> {
@@ -213,13 +213,13 @@ impl WebApp {
     /// Writes how the runs stand onto the page's root element, for whoever drives the page
     /// (tests/web.rs reads it through DevTools): `data-step`, the key lab's step;
     /// `data-running`, whether it is playing; `data-live-step`, the open view's own live run's
-    /// step ([`crate::app::panel::Panel::live_step`], empty without one); `data-busy`, whether
+    /// step ([`crate::app::panel::Status::live_step`], empty without one); `data-busy`, whether
     /// the view still works ([`AppState::view_busy`]). Written when any of them changes.
     fn publish(&mut self) {
         let now = Progress {
             step: self.state.lab.history.step,
             running: self.state.lab.history.running,
-            live_step: self.state.view().live_step(),
+            live_step: self.state.view().status(&self.state.lab).live_step,
             busy: self.state.view_busy(),
         };
         if self.published.as_ref() == Some(&now) {

@@ -1206,7 +1206,7 @@ fn a_dropped_hsi_json_opens_in_the_hyperspectral_tab() {
     let mut h = hsi_harness();
     drop_file(&mut h, &json);
     let tab = panel::<HsiTab>(&h, "gauge/hsi");
-    assert!(!tab.busy(&app(&h).lab), "opening runs nothing");
+    assert!(!tab.status(&app(&h).lab).busy, "opening runs nothing");
     let shown = &tab
         .analysis
         .last
@@ -1268,7 +1268,7 @@ fn the_hyperspectral_tab_runs_a_scene_and_keeps_only_a_sound_result() {
     h.run_steps(2);
     let notice = app(&h).lab.notice.clone().expect("a notice");
     assert!(notice.text.contains("choose a scene file"), "{notice:?}");
-    assert!(!panel::<HsiTab>(&h, "gauge/hsi").busy(&app(&h).lab));
+    assert!(!panel::<HsiTab>(&h, "gauge/hsi").status(&app(&h).lab).busy);
 
     if let Some(a) = h.state_mut().as_mut() {
         let (tab, _) = a.panel_mut::<HsiTab>("gauge/hsi").unwrap();

@@ -18,10 +18,10 @@ use basis_lab::app::saved::{parse_app_ron, sanitize};
 use basis_lab::app::shell::{find_panel, find_panel_mut, load_panels, save_panels};
 use basis_lab::app::{AppState, Settings};
 use basis_lab::experiment::matched::matched_report;
-use basis_lab::experiment::{AdamEps, KeyDim, points_sweep, sweep};
+use basis_lab::experiment::{AdamEps, KeyDim, SweepTask, points_sweep, sweep};
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
-use basis_lab::sensing::zoo::{Rule, ZooPreset, class_gap, markdown, run_zoo, summarise};
+use basis_lab::sensing::zoo::{Rule, ZooPreset, ZooTask, class_gap, markdown, run_zoo, summarise};
 use basis_lab::shard::{Job, Merged, Shard, merge, parse_shard, run_shard};
 use common::app_ron;
 use rand::{RngExt, SeedableRng};
@@ -213,13 +213,8 @@ fn mutate(text: &str, spots: &[usize], rng: &mut ChaCha8Rng) -> String {
 fn ten_thousand_mutated_saved_files_never_panic() {
     let mut rng = ChaCha8Rng::seed_from_u64(15);
     let app = saved_app();
-    let zoo_job = Job::Zoo {
-        preset: zoo(rules(&["gd", "adam"]), Vec::new(), false),
-    };
-    let sweep_job = Job::Sweep {
-        preset: tiny(),
-        seeds: 2,
-    };
+    let zoo_job = Job::Zoo(ZooTask::new(zoo(rules(&["gd", "adam"]), Vec::new(), false)));
+    let sweep_job = Job::Sweep(SweepTask::new(tiny(), 2));
     let files = [
         (app.clone(), None),
         (

@@ -292,6 +292,7 @@ fn a_shard_whose_cell_was_edited_is_refused_by_name() {
 /// and the field, never with a panic; the unedited pair merges.
 #[test]
 fn a_shard_with_an_emptied_sweep_list_or_an_edited_total_is_refused_without_a_panic() {
+    use basis_lab::experiment::PointsTask;
     use basis_lab::preset::Preset;
     use basis_lab::shard::{Job, merge, parse_shard, run_shard};
     use std::sync::atomic::AtomicBool;
@@ -305,20 +306,9 @@ fn a_shard_with_an_emptied_sweep_list_or_an_edited_total_is_refused_without_a_pa
     let jobs = [
         (
             "eps",
-            Job::EpsSweep {
-                preset: preset.clone(),
-                eps: vec![1e-8, 1e-2],
-                seeds: 1,
-            },
+            Job::EpsSweep(PointsTask::new(preset.clone(), vec![1e-8, 1e-2], 1)),
         ),
-        (
-            "dks",
-            Job::DkSweep {
-                preset,
-                dks: vec![4, 8],
-                seeds: 1,
-            },
-        ),
+        ("dks", Job::DkSweep(PointsTask::new(preset, vec![4, 8], 1))),
     ];
     for (list, job) in jobs {
         let [a, b] = [0, 1].map(|index| {
@@ -463,4 +453,65 @@ fn zoo_shards_with_a_chain_rule_merge_byte_for_byte() {
         2,
         "{csv}"
     );
+}
+
+/// Shard files written before the shard job held the analyses' task values (by the build
+/// before that change, in the portable arithmetic, kept in `tests/data`) still read and merge,
+/// with a shard this build writes, into the tables the unsharded command writes, byte for
+/// byte; a file of another layout version is refused, saying which version wrote it.
+#[test]
+fn shards_written_by_the_previous_version_still_merge_byte_for_byte() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str], &str, &[&str]); 2] = [
+        (
+            "shard-v1-sweep-0of2.ron",
+            &["sweep", "classroom", "--seeds", "3", "--steps", "20"],
+            "1/2",
+            &["sweep.csv", "sweep.json"],
+        ),
+        (
+            "shard-v1-zoo-1of2.ron",
+            &[
+                "zoo", "dial", "--seeds", "2", "--budget", "200", "--sizes", "8",
+            ],
+            "0/2",
+            // zoo.json also records wall time; its runs are zoo.csv's.
+            &["zoo.csv", "zoo.md"],
+        ),
+    ];
+    for (k, (old, command, other, tables)) in cases.into_iter().enumerate() {
+        let old = data.join(old);
+        let (full, new, merged) = (
+            dir.path().join(format!("full{k}")),
+            dir.path().join(format!("new{k}")),
+            dir.path().join(format!("merged{k}")),
+        );
+        let mut args = command.to_vec();
+        args.extend(["--portable", "--quiet", "--out", s(&full)]);
+        ok(&args);
+        let mut args = command.to_vec();
+        args.extend(["--portable", "--quiet", "--shard", other, "--out", s(&new)]);
+        ok(&args);
+        ok(&["merge", "--portable", s(&old), s(&new), "--out", s(&merged)]);
+        for t in tables {
+            same_bytes(&full.join(t), &merged.join(t));
+        }
+    }
+    let text = std::fs::read_to_string(data.join("shard-v1-sweep-0of2.ron")).unwrap();
+    assert!(text.starts_with("(format:1,"));
+    for (format, who, fix) in [
+        ("0", "an older", "run that shard again with this one"),
+        ("2", "a newer", "merge it with that version"),
+    ] {
+        let edited = text.replacen("(format:1,", &format!("(format:{format},"), 1);
+        let e = basis_lab::shard::parse_shard(&edited, "old.ron").unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "old.ron: written by {who} version of basis-lab (shard format {format}; this \
+                 build reads 1); {fix}"
+            )
+        );
+    }
 }

@@ -853,7 +853,8 @@ fn quick_classroom() -> Preset {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
-    use basis_lab::app::panels::controlled_test::{SeedSweep, SweepTask};
+    use basis_lab::app::panels::controlled_test::SeedSweep;
+    use basis_lab::experiment::SweepTask;
     portable();
     let preset = quick_classroom();
     // The link sets the tab's seed count (the default is larger).
@@ -879,7 +880,8 @@ fn points_tab_by_link<A: basis_lab::app::panels::controlled_test::TabAxis>(
     view: &str,
     preset: &Preset,
 ) {
-    use basis_lab::app::panels::controlled_test::{PointsTab, PointsTask};
+    use basis_lab::app::panels::controlled_test::PointsTab;
+    use basis_lab::experiment::PointsTask;
     use basis_lab::experiment::report;
     let tab = PointsTab::<A>::default();
     let values: Vec<A::Value> = (tab.text.split(','))
@@ -920,7 +922,8 @@ fn the_eps_and_dk_sweeps_run_from_links_and_their_tables_are_the_desktop_s() {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_matched_comparison_runs_from_a_link_and_its_table_is_the_desktop_s() {
-    use basis_lab::app::panels::controlled_test::{Matched, MatchedTask};
+    use basis_lab::app::panels::controlled_test::Matched;
+    use basis_lab::experiment::matched::MatchedTask;
     portable();
     let mut preset = bundled("classroom");
     preset.steps = 200;
@@ -942,7 +945,7 @@ fn the_matched_comparison_runs_from_a_link_and_its_table_is_the_desktop_s() {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_gauge_sweeps_run_from_links_with_their_presets_and_their_tables_are_the_desktop_s() {
-    use basis_lab::app::panels::gauge_lab::ZooTask;
+    use basis_lab::sensing::zoo::ZooTask;
     use basis_lab::sensing::zoo::{bundled_zoo, csv_bytes, summarise};
     portable();
     for (view, bundled) in [
@@ -1057,9 +1060,9 @@ fn the_attention_twins_train_in_a_worker_from_a_link_and_their_table_is_the_desk
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_hyperspectral_tab_fetches_a_linked_scene_and_its_table_is_the_desktop_s() {
-    use basis_lab::app::panels::gauge_lab::{HsiInputs, HsiTask};
     use basis_lab::sensing::hsi::grid::{GridPlan, Grids};
     use basis_lab::sensing::hsi::report::summary_csv_bytes;
+    use basis_lab::sensing::hsi::task::{HsiInputs, HsiTask};
     portable();
     // A scene published beside the page, named by the link with a short protocol.
     let dir = tempfile::tempdir().unwrap();
@@ -1104,7 +1107,7 @@ fn the_hyperspectral_tab_fetches_a_linked_scene_and_its_table_is_the_desktop_s()
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn a_link_carrying_a_chain_checks_it_in_a_worker_and_its_verdicts_are_the_desktop_s() {
-    use basis_lab::app::panels::workbench::CheckTask;
+    use basis_lab::experiment::check::CheckTask;
     use basis_lab::experiment::check::csv_bytes;
     portable();
     // Row normalisation commutes with the gauge lab's action only: verdicts differ per lab.

@@ -363,27 +363,27 @@ fn a_damaged_saved_chain_is_reset_with_a_notice() {
 /// command's check, every bit included, with one progress call per lab.
 #[test]
 fn the_check_through_text_is_the_command_s() {
-    use basis_lab::app::panels::workbench::CheckTask;
     use basis_lab::experiment::check::ChainCheck;
+    use basis_lab::experiment::check::CheckTask;
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let progress = || {
         calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     };
     let input = ron::to_string(&CheckTask("lars".into())).unwrap();
-    let text = basis_lab::app::tasks::run("check", &input, &progress).unwrap();
+    let text = basis_lab::tasks::run("check", &input, &progress).unwrap();
     assert_eq!(calls.into_inner(), 3);
-    let back: Result<ChainCheck, basis_lab::app::analysis::Stop> = ron::from_str(&text).unwrap();
+    let back: Result<ChainCheck, basis_lab::live::Stop> = ron::from_str(&text).unwrap();
     let back = back.unwrap();
     assert_eq!(back, check_chain("lars").unwrap());
     assert_eq!(back.name.as_deref(), Some("lars"));
     assert!(back.labs.iter().all(|l| l.verdict == Verdict::Equivariant));
     // A chain that does not parse fails with the parser's message.
     let bad = ron::to_string(&CheckTask("trace(2)".into())).unwrap();
-    let text = basis_lab::app::tasks::run("check", &bad, &|| {}).unwrap();
-    let back: Result<ChainCheck, basis_lab::app::analysis::Stop> = ron::from_str(&text).unwrap();
+    let text = basis_lab::tasks::run("check", &bad, &|| {}).unwrap();
+    let back: Result<ChainCheck, basis_lab::live::Stop> = ron::from_str(&text).unwrap();
     assert_eq!(
         back,
-        Err(basis_lab::app::analysis::Stop::Failed(
+        Err(basis_lab::live::Stop::Failed(
             "transform 1 (`trace`): argument `decay`: `2` is not allowed; allowed [0, 1)".into()
         ))
     );

@@ -9,26 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::lab::Lab;
-use crate::experiment::SweepError;
-use crate::live::{Job, Repaint, Task};
-
-/// Why an analysis ended without a result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Stop {
-    /// Its Cancel button was pressed.
-    Cancelled,
-    /// It failed; the message says why.
-    Failed(String),
-}
-
-impl From<SweepError> for Stop {
-    fn from(e: SweepError) -> Self {
-        match e {
-            SweepError::Cancelled => Stop::Cancelled,
-            SweepError::Invalid(e) => Stop::Failed(e.to_string()),
-        }
-    }
-}
+use super::panel::Status;
+use crate::live::{Job, Repaint, Stop, Task};
 
 /// The work of `runs` paired runs of `preset` for [`Analysis::start`]: training steps times
 /// arms (each arm trains its twin too, so the factor 2 is common to all and left out).
@@ -45,10 +27,6 @@ pub fn threads() -> usize {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     }
 }
-
-/// Steps of a key-lab trial run ([`crate::experiment::sweep::trial_pace`]) and of a zoo's
-/// ([`crate::sensing::zoo::ZooPreset::trial_pace`]): tens of milliseconds at the bundled sizes.
-pub const TRIAL_STEPS: usize = 20;
 
 /// The job of an analysis with result `R`.
 type Outcome<R> = Job<Result<R, Stop>>;
@@ -267,11 +245,23 @@ impl<I: Send + 'static, R: Send + 'static> Analysis<I, R> {
     pub fn is_running(&self) -> bool {
         self.running.is_some()
     }
+
+    /// The status of a panel whose work is this analysis: busy while it runs, awaiting a run
+    /// while it has neither run nor a result.
+    pub fn status(&self) -> Status {
+        Status {
+            busy: self.is_running(),
+            awaits_run: self.last.is_none() && !self.is_running(),
+            live_step: None,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::live::TRIAL_STEPS;
+    use crate::tasks::Fixed;
 
     /// Before any run: one trial per settings, divided over the units run at once; a finished
     /// run's pace then wins.
@@ -324,18 +314,6 @@ mod tests {
         let zoo = crate::sensing::zoo::bundled_zoo("zoo-paper");
         let pace = zoo.trial_pace(TRIAL_STEPS).unwrap();
         assert!(pace > 0.0 && pace < 1.0, "{pace} s per step");
-    }
-
-    /// A trial given as the pace `0` (none measured) or a fixed one, run as a task.
-    #[derive(Serialize, Deserialize)]
-    struct Fixed(f64);
-
-    impl Task for Fixed {
-        type Output = Option<f64>;
-        const KIND: &'static str = "fixed-trial";
-        fn run(self, _: &(dyn Fn() + Sync), _: &std::sync::atomic::AtomicBool) -> Option<f64> {
-            (self.0 > 0.0).then_some(self.0)
-        }
     }
 
     /// Waits for the background trial to be filed.

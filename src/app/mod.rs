@@ -19,7 +19,6 @@ pub mod saved;
 mod screenshot;
 pub mod shell;
 mod style;
-pub mod tasks;
 pub mod widgets;
 
 #[cfg(not(target_arch = "wasm32"))]

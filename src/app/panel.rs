@@ -46,22 +46,9 @@ pub trait Panel: Any {
         false
     }
 
-    /// Whether the panel still waits for something: work it started, or the live run it shows.
-    fn busy(&self, _lab: &Lab) -> bool {
-        false
-    }
-
-    /// Whether the panel is an analysis with nothing to show: never run (or cleared) and not
-    /// running. Presentation mode's bar then offers to run it or to skip to the next view.
-    fn awaits_run(&self) -> bool {
-        false
-    }
-
-    /// The step the panel's own live run has reached (the gauge lab's live runs, the attention
-    /// twins); `None` for a panel without one, or before its first measured step. The page
-    /// publishes it for the tests that drive it (`data-live-step`).
-    fn live_step(&self) -> Option<usize> {
-        None
+    /// Where the panel's work stands ([`Status`]): the default is idle, with nothing to run.
+    fn status(&self, _lab: &Lab) -> Status {
+        Status::default()
     }
 
     /// The table of the panel's last result as its Save-table button writes it (see
@@ -121,6 +108,20 @@ pub trait Panel: Any {
     fn load(&mut self, _ron: &str) -> Result<Vec<String>, String> {
         Ok(Vec::new())
     }
+}
+
+/// Where a panel's work stands, as the shell, screenshot mode and the page read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// The panel still waits for something: work it started, or the live run it shows.
+    pub busy: bool,
+    /// The panel is an analysis with nothing to show: never run (or cleared) and not running.
+    /// Presentation mode's bar then offers to run it or to skip to the next view.
+    pub awaits_run: bool,
+    /// The step the panel's own live run has reached (the gauge lab's live runs, the attention
+    /// twins); `None` for a panel without one, or before its first measured step. The page
+    /// publishes it for the tests that drive it (`data-live-step`).
+    pub live_step: Option<usize>,
 }
 
 /// A table a panel saves: the file name it proposes and its CSV bytes (or why they could not be

@@ -211,7 +211,7 @@ impl ShotPlan {
             }
             return;
         }
-        let done = !state.section().busy(&state.lab);
+        let done = !state.section().status(&state.lab).busy;
         if !done {
             return;
         }

@@ -334,7 +334,7 @@ impl AttentionPreset {
             BUNDLED_ATTENTION,
             "attention preset",
             MAX_ATTENTION_BYTES,
-            true,
+            crate::share::is_share_string,
         )? {
             Source::Ron { text, file } => Self::from_ron(&text, &file),
             Source::Share(s) => crate::share::decode(&s),

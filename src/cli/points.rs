@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::shared::{List, Shared, commit, load_preset, values, write_figures};
 use basis_lab::experiment::report::PointsReport;
-use basis_lab::experiment::{AdamEps, KeyDim, points_sweep};
+use basis_lab::experiment::{AdamEps, KeyDim, PointsTask};
 use basis_lab::output::OutputSet;
 use basis_lab::shard::ShardAxis;
 
@@ -97,12 +97,8 @@ fn run<A: ShardAxis>(
     shared
         .output
         .prepare(&stem, &[&format!("{stem}.csv"), &format!("{stem}.json")])?;
-    let seeds = seeds as usize;
-    let job = A::job(preset.clone(), values.clone(), seeds);
-    let work = |progress: &(dyn Fn() + Sync), cancel: &_| {
-        points_sweep::<A>(&preset, &values, seeds, progress, cancel)
-    };
-    match shared.run(&job, "seeds", work)? {
+    let task = PointsTask::<A>::new(preset, values, seeds as usize);
+    match shared.run(task, "seeds")? {
         Some(points) => finish(&shared.output.out, &points, shared.figure_options()),
         None => Ok(()),
     }

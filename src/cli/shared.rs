@@ -9,8 +9,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use basis_lab::console;
-use basis_lab::experiment::SweepError;
 use basis_lab::figure::{FigureOptions, FigureSize};
+use basis_lab::live::{Stop, Task};
 use basis_lab::output::OutputSet;
 use basis_lab::preset::Preset;
 use basis_lab::shard::{Job, Shard};
@@ -144,25 +144,31 @@ impl Shared {
         self.look.options(self.figures)
     }
 
-    /// Checks `job` as `merge` will, then runs it: with `--shard` that shard of its cells,
-    /// written to `shard.ron` (returns `None`); otherwise all of it through `work(progress,
-    /// cancel)` on the thread pool, with a progress bar over its cells called `unit`.
-    pub fn run<T: Send>(
-        &self,
-        job: &Job,
-        unit: &str,
-        work: impl FnOnce(&(dyn Fn() + Sync), &AtomicBool) -> Result<T, SweepError> + Send,
-    ) -> Result<Option<T>> {
+    /// Checks `task`'s shard job as `merge` will, then runs it: with `--shard` that shard of
+    /// its cells, written to `shard.ron` (returns `None`); otherwise the whole task on the
+    /// thread pool, with a progress bar over its cells called `unit`. The one task value
+    /// describes both, as it does for the app and the page's workers.
+    pub fn run<K, T>(&self, task: K, unit: &str) -> Result<Option<T>>
+    where
+        K: Task<Output = Result<T, Stop>> + Clone,
+        Job: From<K>,
+        T: Send,
+    {
+        let job = Job::from(task.clone());
         job.validate()?;
-        if self.run_shard(job)? {
+        if self.run_shard(&job)? {
             return Ok(None);
         }
         let pool = self.parallel.pool()?;
         let bar = self.output.progress_bar(job.total_cells() as u64, unit);
         let never = AtomicBool::new(false);
-        let result = pool.install(|| work(&|| bar.inc(1), &never))?;
+        let result = pool.install(|| task.run(&|| bar.inc(1), &never));
         bar.finish_and_clear();
-        Ok(Some(result))
+        match result {
+            Ok(r) => Ok(Some(r)),
+            Err(Stop::Failed(e)) => Err(anyhow::Error::msg(e)),
+            Err(Stop::Cancelled) => Err(anyhow::Error::msg("cancelled")),
+        }
     }
 
     /// With `--shard`, runs that shard of `job` and writes `shard.ron` (returns true: the

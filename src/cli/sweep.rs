@@ -4,9 +4,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::shared::{Shared, commit, load_preset, write_figures};
-use basis_lab::experiment::{SweepResult, report, sweep_until};
+use basis_lab::experiment::{SweepResult, SweepTask, report};
 use basis_lab::output::OutputSet;
-use basis_lab::shard::Job;
 
 /// Run PRESET over seeds seed … seed+N−1 in parallel; write sweep.csv and sweep.json.
 #[derive(Args, Debug)]
@@ -29,13 +28,7 @@ impl SweepArgs {
         let p = load_preset(&self.preset, self.steps)?;
         self.shared.output.prepare("sweep", &report::SWEEP_FILES)?;
         let seeds = self.seeds as usize;
-        let job = Job::Sweep {
-            preset: p.clone(),
-            seeds,
-        };
-        let work =
-            |progress: &(dyn Fn() + Sync), cancel: &_| sweep_until(&p, seeds, progress, cancel);
-        match self.shared.run(&job, "seeds", work)? {
+        match self.shared.run(SweepTask::new(p, seeds), "seeds")? {
             Some(result) => finish(
                 &self.shared.output.out,
                 &result,

@@ -9,9 +9,8 @@ use super::shared::{List, Shared, values};
 use basis_lab::console;
 use basis_lab::output::OutputSet;
 use basis_lab::sensing::zoo::{
-    RunResult, ZooPreset, check_traceable, run_zoo, trace_zoo, write_report,
+    RunResult, ZooPreset, ZooTask, check_traceable, trace_zoo, write_report,
 };
-use basis_lab::shard::Job;
 
 /// Gauge lab: run the optimizer zoo on factored matrix sensing (a zoo preset:
 /// presets/zoo-paper.ron, presets/dial.ron, presets/tail.ron); write zoo.csv, zoo.json and
@@ -71,9 +70,7 @@ impl ZooArgs {
             .output
             .prepare("zoo", &["zoo.csv", "zoo.json", "zoo.md", "trace.json"])?;
         let started = std::time::Instant::now();
-        let job = Job::Zoo { preset: p.clone() };
-        let work = |progress: &(dyn Fn() + Sync), cancel: &_| Ok(run_zoo(&p, progress, cancel));
-        match self.shared.run(&job, "runs", work)? {
+        match self.shared.run(ZooTask::new(p.clone()), "runs")? {
             Some(results) => {
                 let seconds = started.elapsed().as_secs_f64();
                 let trace = if self.trace {

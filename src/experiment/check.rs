@@ -17,6 +17,7 @@
 
 use crate::attention::{AttentionPreset, ModelConfig, RunSpec, SeedRun, TaskConfig, TwinKind};
 use crate::experiment::PairedRun;
+use crate::live::{Stop, Task};
 use crate::optim::{BUNDLED_CHAINS, ChainError, ChainSpec, Lab, OptimizerSpec, lookup};
 use crate::preset::Preset;
 use crate::sensing::zoo::{FactorRun, Rule};
@@ -598,6 +599,24 @@ pub fn csv_bytes(c: &ChainCheck) -> Result<Vec<u8>, csv::Error> {
         ])?;
     }
     w.into_inner().map_err(|e| e.into_error().into())
+}
+
+/// The check of a chain as data, for a thread or a Web Worker ([`check_chain_with`]):
+/// one progress item per lab.
+#[derive(Serialize, Deserialize)]
+pub struct CheckTask(pub String);
+
+impl Task for CheckTask {
+    type Output = Result<ChainCheck, Stop>;
+    const KIND: &'static str = "check";
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        match check_chain_with(&self.0, progress, cancel) {
+            Ok(Some(c)) => Ok(c),
+            Ok(None) => Err(Stop::Cancelled),
+            Err(e) => Err(Stop::Failed(e.message)),
+        }
+    }
 }
 
 #[cfg(test)]

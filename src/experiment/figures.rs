@@ -10,7 +10,7 @@ use super::points::{Point, PointAxis};
 use super::sweep::SweepResult;
 pub use crate::figure::arm_title;
 use crate::figure::{Axis, Body, Dash, Earlier, Figure, GREY, Heatmap, Mark, Rgb, faded_line};
-use crate::history::{ArmHistory, RunHistory};
+use crate::history::{ArmHistory, LOSS_AVERAGE_STEPS, RunHistory};
 use crate::metrics::isotropic_axis_concentration;
 use crate::optim::optimizer_rgb;
 
@@ -28,7 +28,7 @@ pub struct ArmCurves {
     /// A(K) of the run from W0 and from Q·W0.
     pub axis: [Vec<[f64; 2]>; 2],
     /// Training loss of the run from W0, averaged over about [`LOSS_AVERAGE_STEPS`] steps
-    /// ([`loss_average`]), in the app and on the command line alike.
+    /// ([`crate::history::loss_average`]), in the app and on the command line alike.
     pub loss: Vec<[f64; 2]>,
     /// Held-out loss of the run from W0.
     pub heldout: Vec<[f64; 2]>,
@@ -160,16 +160,6 @@ pub fn past_marks(history: &RunHistory, plot: LivePlot, view: RunView) -> Vec<Ma
         }
     }
     marks
-}
-
-/// Steps in the training-loss moving average the live plot and `run --figures` draw.
-pub const LOSS_AVERAGE_STEPS: f64 = 50.0;
-
-/// The next value of the training-loss moving average after `loss`, from the previous value
-/// `prev` (None at the first finite loss): an exponential average with weight
-/// 1/[`LOSS_AVERAGE_STEPS`], about the mean of the last 50 steps.
-pub fn loss_average(prev: Option<f64>, loss: f64) -> f64 {
-    prev.map_or(loss, |m| m + (loss - m) / LOSS_AVERAGE_STEPS)
 }
 
 /// The arm whose random-rotation band plot (b) shows unless the reader picks another (the

@@ -7,9 +7,12 @@
 //! each evaluation and fixes the ladder and the crossing steps; the second replays the run
 //! bit-identically and measures the keys at exactly those steps, so nothing is stored per step.
 
+use std::sync::atomic::AtomicBool;
+
 use serde::{Deserialize, Serialize};
 
 use super::paired::{BASE, PairedRun};
+use crate::live::{Stop, Task};
 use crate::preset::Preset;
 
 /// One arm measured at one step.
@@ -268,4 +271,24 @@ struct Measure {
     baseline_sd: f64,
     gram_div: f64,
     orientation_div: f64,
+}
+/// The matched comparison as data, for a thread or a Web Worker: the preset at `levels` loss
+/// levels ([`matched_report`]), one progress item.
+#[derive(Serialize, Deserialize)]
+pub struct MatchedTask {
+    /// The preset compared.
+    pub preset: Preset,
+    /// How many loss levels.
+    pub levels: usize,
+}
+
+impl Task for MatchedTask {
+    type Output = Result<MatchedReport, Stop>;
+    const KIND: &'static str = "matched";
+
+    fn run(self, progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
+        let r = matched_report(&self.preset, self.levels).map_err(Stop::Failed);
+        progress();
+        r
+    }
 }

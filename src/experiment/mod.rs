@@ -15,11 +15,11 @@ pub mod sweep;
 pub use activations::{ActivationStats, activation_stats};
 pub use paired::{Arm, ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
 pub use points::{
-    AdamEps, DkPoint, EpsPoint, KeyDim, Point, PointAxis, check_points, points_sweep, scaled_to_dk,
-    with_adam_eps,
+    AdamEps, DkPoint, EpsPoint, KeyDim, Point, PointAxis, PointsTask, check_points, points_sweep,
+    scaled_to_dk, with_adam_eps,
 };
 pub use run::{MAX_OUTPUT_BYTES, RunOptions, Summary, run_to_dir};
 pub use sweep::{
-    ArmAggregate, SeedArm, SweepError, SweepResult, assemble_sweep, check_seed, run_seed_until,
-    sweep, sweep_seeds, sweep_until,
+    ArmAggregate, SeedArm, SweepError, SweepResult, SweepTask, assemble_sweep, check_seed,
+    run_seed_until, sweep, sweep_seeds, sweep_until,
 };

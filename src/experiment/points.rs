@@ -4,9 +4,11 @@
 //! tables, its figures, its shards, its tab and its command are generic over it.
 //!
 //! Adding an axis:
-//! - here, a unit type and its `impl PointAxis`;
-//! - in `shard`, its `Job` variant (its field names are the shard file's layout), one arm in
-//!   `Job::points_job` and its `ShardAxis` impl (which builds that variant);
+//! - here, a unit type and its `impl PointAxis` (its analysis is then [`PointsTask`] over it,
+//!   with one line in the task registry, `crate::tasks::TASKS`);
+//! - in `shard`, its `Job` variant (holding its `PointsTask`) with its `JobFile` variant and
+//!   conversions (the shard file's layout), one arm in `Job::points_job` and its `ShardAxis`
+//!   impl (which builds that variant);
 //! - in `app::panels::controlled_test::points`, its `impl TabAxis` (the tab's wording) and a
 //!   type alias, and one line in the section's tab list;
 //! - in `cli::points`, an `Args` struct (clap needs the flags' names and help spelled out) whose
@@ -20,12 +22,13 @@ use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::sweep::MAX_POINTS;
 use super::sweep::{ArmAggregate, SweepError, SweepResult, in_range, sweep_until};
+use super::sweep::{MAX_POINTS, MAX_SEEDS};
+use crate::live::{Stop, Task};
 use crate::metrics::isotropic_axis_concentration;
 use crate::output::csv_num;
 use crate::preset::Preset;
-use crate::validate::{FieldError, ListNumber};
+use crate::validate::{FieldError, ListNumber, check_int};
 
 /// One swept setting: its values, how a preset is moved to one, how its points are checked,
 /// named, tabulated and drawn.
@@ -165,6 +168,78 @@ pub fn points_sweep<A: PointAxis>(
             })
         })
         .collect()
+}
+
+/// A points sweep as data: the preset moved to each of `values`, over `seeds` seeds each
+/// ([`points_sweep`]). The app's tab, the page's worker, the command and its shards
+/// (`shard::Job`) all hold this one value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct PointsTask<A: PointAxis> {
+    /// The preset swept.
+    pub preset: Preset,
+    /// The axis's values, in order.
+    pub values: Vec<A::Value>,
+    /// Seeds per value.
+    pub seeds: usize,
+    #[serde(skip)]
+    axis: PhantomData<A>,
+}
+
+impl<A: PointAxis> PointsTask<A> {
+    /// The sweep of `preset` over `values`, `seeds` seeds each.
+    pub fn new(preset: Preset, values: Vec<A::Value>, seeds: usize) -> Self {
+        Self {
+            preset,
+            values,
+            seeds,
+            axis: PhantomData,
+        }
+    }
+
+    /// Checks the sweep as the command and its shards do: the values (and the preset they
+    /// move) per [`PointAxis::check_values`], then 1..=[`MAX_POINTS`] of them, the seeds
+    /// (1..=[`MAX_SEEDS`]) and every moved preset. Errors name the field.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        A::check_values(&self.preset, &self.values)?;
+        let points = self.values.len();
+        if !(1..=MAX_POINTS).contains(&points) {
+            return Err(FieldError::new(
+                A::LIST,
+                format!("{points} values given; allowed 1..={MAX_POINTS}"),
+            ));
+        }
+        check_int("seeds", self.seeds, 1, MAX_SEEDS)?;
+        for &v in &self.values {
+            A::apply(&self.preset, v)
+                .validate()
+                .map_err(|e| A::invalid_at(v, e))?;
+        }
+        Ok(())
+    }
+
+    /// The moved preset of each point, in the order of `values`.
+    pub fn presets(&self) -> Vec<Preset> {
+        self.values
+            .iter()
+            .map(|&v| A::apply(&self.preset, v))
+            .collect()
+    }
+}
+
+impl<A: PointAxis> Task for PointsTask<A> {
+    type Output = Result<Vec<Point<A>>, Stop>;
+    const KIND: &'static str = A::ID;
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        Ok(points_sweep::<A>(
+            &self.preset,
+            &self.values,
+            self.seeds,
+            progress,
+            cancel,
+        )?)
+    }
 }
 
 /// Checks the points of a sweep read back from disk: 1..=[`MAX_POINTS`] of them, each passing

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
+use crate::live::{Stop, Task};
 use crate::metrics::{RotationBaseline, mean_sd};
 use crate::preset::Preset;
 use crate::validate::FieldError;
@@ -173,6 +174,103 @@ pub enum SweepError {
     /// The cancel flag was raised.
     #[error("cancelled")]
     Cancelled,
+}
+
+impl From<SweepError> for Stop {
+    fn from(e: SweepError) -> Self {
+        match e {
+            SweepError::Cancelled => Stop::Cancelled,
+            SweepError::Invalid(e) => Stop::Failed(e.to_string()),
+        }
+    }
+}
+
+/// A seed sweep as data: the preset over `seeds` seeds ([`sweep_until`]), or the seeds
+/// `part.0, part.0 + part.1, …` of them (a part of it in one of the page's workers). The app's
+/// tab, the page's workers, the command and its shards (`shard::Job`) all hold this one value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepTask {
+    /// The preset swept.
+    pub preset: Preset,
+    /// How many seeds.
+    pub seeds: usize,
+    /// Which of them: the first and the stride.
+    pub part: (usize, usize),
+}
+
+impl SweepTask {
+    /// Every seed of an `n_seeds`-seed sweep of `preset`.
+    pub fn new(preset: Preset, seeds: usize) -> Self {
+        Self {
+            preset,
+            seeds,
+            part: (0, 1),
+        }
+    }
+}
+
+impl Task for SweepTask {
+    type Output = Result<SweepResult, Stop>;
+    const KIND: &'static str = "sweep";
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        if self.part == (0, 1) {
+            return Ok(sweep_until(&self.preset, self.seeds, progress, cancel)?);
+        }
+        self.preset.validate().map_err(SweepError::from)?;
+        let seeds: Vec<u64> = sweep_seeds(&self.preset, self.seeds)
+            .into_iter()
+            .skip(self.part.0)
+            .step_by(self.part.1.max(1))
+            .collect();
+        let per_seed: Vec<Vec<SeedArm>> = seeds
+            .par_iter()
+            .map(|&s| {
+                let r = run_seed_until(&self.preset, s, cancel);
+                progress();
+                r
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(assemble_sweep(&self.preset, seeds, per_seed))
+    }
+
+    /// Seeds dealt round-robin.
+    fn split(self, n: usize) -> Vec<Self> {
+        let n = n.clamp(1, self.seeds.max(1));
+        (0..n)
+            .map(|k| SweepTask {
+                preset: self.preset.clone(),
+                seeds: self.seeds,
+                part: (k, n),
+            })
+            .collect()
+    }
+
+    /// The parts' seeds dealt back into order and the sweep assembled from them, as a whole
+    /// sweep assembles it ([`assemble_sweep`]).
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        let parts: Vec<SweepResult> = parts.into_iter().collect::<Result<_, _>>()?;
+        let Some(preset) = parts.first().map(|p| p.preset.clone()) else {
+            return Err(Stop::Failed("no part of the sweep came back".into()));
+        };
+        let arms = preset.arms.len().max(1);
+        let total: usize = parts.iter().map(|p| p.seeds.len()).sum();
+        let mut each: Vec<_> = parts
+            .into_iter()
+            .map(|p| {
+                p.seeds.into_iter().zip(
+                    p.per_seed
+                        .chunks(arms)
+                        .map(<[SeedArm]>::to_vec)
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        let n = each.len();
+        let (seeds, per_seed): (Vec<u64>, Vec<Vec<SeedArm>>) =
+            (0..total).filter_map(|i| each[i % n].next()).unzip();
+        Ok(assemble_sweep(&preset, seeds, per_seed))
+    }
 }
 
 /// Runs `preset` at `seed` for `preset.steps` steps and returns each arm's final results.
@@ -575,5 +673,22 @@ mod tests {
         assert_eq!(arm(4, 0.005, 0).verdict(), Verdict::Within);
         // Exactly half is not "most".
         assert_eq!(arm(4, 0.05, 2).verdict(), Verdict::MeanOnly);
+    }
+
+    /// A seed sweep dealt over the page's workers merges to the whole sweep bit for bit
+    /// (its per-seed rows and its aggregates), for any number of parts.
+    #[test]
+    fn a_seed_sweep_split_over_workers_merges_to_the_whole_bit_for_bit() {
+        let mut preset = Preset::load("classroom").unwrap();
+        preset.steps = 30;
+        let run = |t: SweepTask| t.run(&|| {}, &AtomicBool::new(false));
+        let whole = run(SweepTask::new(preset.clone(), 5)).unwrap();
+        assert_eq!(whole.seeds.len(), 5);
+        for n in [1, 2, 3, 8] {
+            let parts = SweepTask::new(preset.clone(), 5).split(n);
+            assert_eq!(parts.len(), n.min(5));
+            let merged = SweepTask::merge(parts.into_iter().map(run).collect()).unwrap();
+            assert_eq!(format!("{merged:?}"), format!("{whole:?}"), "{n} parts");
+        }
     }
 }

@@ -307,13 +307,17 @@ impl Optimizer for FlowAdam {
     fn representable(&self, grads: &[DMatrix<f64>]) -> Result<(), String> {
         let title = match self.clip {
             FlowClip::PerCoordinate => INFO.title,
-            FlowClip::GlobalNorm => super::flow_adam_p::INFO.title,
+            FlowClip::GlobalNorm => P_TITLE,
         };
         let eps = self.adam.eps;
         super::moments_representable(title, grads, eps, Statistic::Squares)?;
         super::moments_representable(title, grads, eps, Statistic::SumOfSquares)
     }
 }
+
+/// The title of FlowAdam-p, the global-norm variant (its registry entry is `flow_adam_p.rs`),
+/// here because a FlowAdam that refuses a step names the variant it runs as.
+pub(super) const P_TITLE: &str = "FlowAdam-p (global-norm clip)";
 
 /// The registry entry: the paper's FlowAdam, with the per-coordinate clip and Adam's denominator.
 pub(super) static INFO: RuleInfo = RuleInfo {

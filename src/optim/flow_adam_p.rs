@@ -1,4 +1,4 @@
-use super::flow_adam::{FlowAdam, FlowClip};
+use super::flow_adam::{FlowAdam, FlowClip, P_TITLE};
 use super::{Class, Hyper, RuleInfo, Schedule, SensingDefaults};
 
 /// The registry entry of FlowAdam-p (numerics §10; the paper §10): [`FlowAdam`] with the
@@ -8,7 +8,7 @@ use super::{Class, Hyper, RuleInfo, Schedule, SensingDefaults};
 pub(super) static INFO: RuleInfo = RuleInfo {
     name: "flow_adam_p",
     variant: "FlowAdamP",
-    title: "FlowAdam-p (global-norm clip)",
+    title: P_TITLE,
     class: Class::EquivariantAtZero(Hyper::P),
     hypers: &[Hyper::P, Hyper::Beta1, Hyper::Beta2, Hyper::Eps],
     defaults: &[],

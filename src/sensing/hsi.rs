@@ -8,6 +8,7 @@
 pub mod figures;
 pub mod grid;
 pub mod report;
+pub mod task;
 
 use nalgebra::DMatrix;
 use rand::RngExt;

@@ -4,61 +4,26 @@
 //! of the controlled test, as a rule of the gauge lab's zoo and live runs, and as a run of the
 //! attention twins. A link carries the chain as `?view=optimizer&chain=TEXT`.
 
-use std::sync::atomic::AtomicBool;
-
 use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop};
+use crate::app::analysis::Analysis;
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, to_ron};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
-use crate::experiment::check::{self, ChainCheck, KEY_LR, Subject, agreement, predicted_word};
-use crate::live::Task;
+use crate::experiment::check::{
+    self, ChainCheck, CheckTask, KEY_LR, Subject, agreement, predicted_word,
+};
 use crate::optim::transforms::{ArgKind, TRANSFORMS, TransformInfo};
-use crate::optim::{BUNDLED_CHAINS, ChainSpec, Lab as LabKind, MAX_TRANSFORMS, OptimizerSpec};
+use crate::optim::{BUNDLED_CHAINS, ChainSpec, Lab as LabKind, MAX_TRANSFORMS, chain_spec};
 
 /// The section's id: `--panel optimizer`, `?view=optimizer`.
 pub const ID: &str = "optimizer";
 
 /// The chain a new workbench starts from (the README's first try).
 const DEFAULT_CHAIN: &str = "clip_by_global_norm(1) | scale_by_adam()";
-
-/// The spec of chain `text` at rate `lr` for a preset, labelled `chain`, `chain-2`, … (the
-/// first label `taken` says is free), so that it never clashes with an arm or run already there.
-pub fn chain_spec(text: &str, lr: f64, taken: impl Fn(&str) -> bool) -> OptimizerSpec {
-    let label = (1..)
-        .map(|k| match k {
-            1 => "chain".to_string(),
-            k => format!("chain-{k}"),
-        })
-        .find(|l| !taken(l))
-        .expect("some label is free");
-    OptimizerSpec {
-        label: Some(label),
-        ..OptimizerSpec::new(text, lr)
-    }
-}
-
-/// The check of a chain as data, for a thread or a Web Worker ([`check::check_chain_with`]):
-/// one progress item per lab.
-#[derive(Serialize, Deserialize)]
-pub struct CheckTask(pub String);
-
-impl Task for CheckTask {
-    type Output = Result<ChainCheck, Stop>;
-    const KIND: &'static str = "check";
-
-    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        match check::check_chain_with(&self.0, progress, cancel) {
-            Ok(Some(c)) => Ok(c),
-            Ok(None) => Err(Stop::Cancelled),
-            Err(e) => Err(Stop::Failed(e.message)),
-        }
-    }
-}
 
 /// One transform of the chain being edited: its entry and each argument as typed (the chain's
 /// parser judges the text, so an editor value out of range gets the parser's message).
@@ -492,12 +457,8 @@ impl Panel for Workbench {
         true
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn table(&self) -> Option<Table> {

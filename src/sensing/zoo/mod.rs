@@ -8,6 +8,7 @@ pub mod figures;
 mod preset;
 mod reference;
 mod report;
+mod task;
 mod trace;
 
 pub use preset::{
@@ -16,14 +17,15 @@ pub use preset::{
 };
 pub use reference::{
     PAPER_REFERENCE, RECOVERED, REFERENCE, REFERENCE_CLASS, ReferenceCell, ReferenceStats,
-    is_reference, reference_markdown,
+    is_reference,
 };
 pub use report::{
     PAPER_DIAL, PAPER_TABLE2, PAPER_TABLE6, PAPER_TABLE7, PAPER_TABLE8, PAPER_TABLE8_RULES,
     PAPER_TABLE11, PAPER_TABLE11_RULES, PAPER_TAIL, PAPER_TAIL_RULES, RateMark, RateRow,
     RuleSummary, class_gap, csv_bytes, fmt4, markdown, paper_table2, paper_table7, rate_rows,
-    summarise, table2_rules, write_report,
+    reference_markdown, summarise, table2_rules, write_report,
 };
+pub use task::{ZooTask, ZooTrial};
 pub use trace::{MAX_TRACE_N, TRACE_SCHEMA, TRACE_STEPS, check_traceable, trace_zoo};
 
 use std::ops::Deref;

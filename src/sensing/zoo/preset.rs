@@ -282,7 +282,7 @@ impl ZooPreset {
             BUNDLED_ZOO,
             "zoo preset",
             MAX_ZOO_BYTES,
-            true,
+            crate::share::is_share_string,
         )? {
             Source::Ron { text, file } => Self::from_ron(&text, &file),
             Source::Share(s) => crate::share::decode(&s),

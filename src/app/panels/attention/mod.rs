@@ -13,13 +13,13 @@ use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, to_ron};
-use crate::app::panels::workbench::chain_spec;
+use crate::app::panel::{Panel, Status, Table, from_ron, to_ron};
 use crate::app::widgets::paste::paste_window;
 use crate::attention::live::{self, AttentionLive};
 use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, RunSpec, TwinKind};
 use crate::experiment::check::ATTENTION_LR;
 use crate::live::Live;
+use crate::optim::chain_spec;
 
 /// The section's id (its path, for [`Lab::handed`]).
 pub const ID: &str = "attention";
@@ -96,7 +96,7 @@ pub struct AttentionTwins {
     job: Option<Live<AttentionLive>>,
     /// What the run has reported.
     pub view: RunView,
-    /// Where a Play of screenshot mode pauses (for [`Panel::busy`]).
+    /// Where a Play of screenshot mode pauses (for [`Panel::status`]).
     until: Option<usize>,
     /// Text of the paste window, when open.
     pub paste_text: Option<String>,
@@ -303,13 +303,14 @@ impl Panel for AttentionTwins {
         true
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.view.failed.is_none()
-            && (self.view.step.is_none() || self.until.is_some_and(|u| self.view.step < Some(u)))
-    }
-
-    fn live_step(&self) -> Option<usize> {
-        self.view.step
+    fn status(&self, _lab: &Lab) -> Status {
+        Status {
+            busy: self.view.failed.is_none()
+                && (self.view.step.is_none()
+                    || self.until.is_some_and(|u| self.view.step < Some(u))),
+            awaits_run: false,
+            live_step: self.view.step,
+        }
     }
 
     /// The checkpoint table (the logit distance of every twin at steps 0, 1, 100 and the last,

@@ -5,7 +5,7 @@ use eframe::egui::{self, Color32, RichText};
 
 use super::{arm_legend, band_arm_picker};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, Status, from_ron, to_ron};
 use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{Swatch, legend_row, plot_header, save_figure};
@@ -36,8 +36,11 @@ impl Panel for Activations {
     }
 
     /// Busy until the statistics on screen are those of the current step.
-    fn busy(&self, lab: &Lab) -> bool {
-        super::snapshot_behind(lab)
+    fn status(&self, lab: &Lab) -> Status {
+        Status {
+            busy: super::snapshot_behind(lab),
+            ..Status::default()
+        }
     }
 
     fn save(&self) -> Option<String> {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{arm_legend, band_arm_picker, sci};
 use crate::app::files::save_dialog;
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, to_ron};
+use crate::app::panel::{Panel, Status, from_ron, to_ron};
 use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::heatmap::{color_bar, key_heatmap, key_image};
@@ -80,8 +80,11 @@ impl Panel for Live {
     }
 
     /// Busy until the keys on screen are those of the current step.
-    fn busy(&self, lab: &Lab) -> bool {
-        super::snapshot_behind(lab)
+    fn status(&self, lab: &Lab) -> Status {
+        Status {
+            busy: super::snapshot_behind(lab),
+            ..Status::default()
+        }
     }
 
     fn save(&self) -> Option<String> {

@@ -2,21 +2,19 @@
 //! crosses each rung of a ladder of held-out loss levels, and at the step it crosses it itself
 //! (the library call of `basis-lab matched`), as a table with verdicts.
 
-use std::sync::atomic::AtomicBool;
-
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work};
+use crate::app::analysis::{Analysis, paired_work};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::plots::{export_button, export_table};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
-use crate::experiment::matched::{MatchedReport, matched_report};
+use crate::experiment::matched::{MatchedReport, MatchedTask};
 use crate::experiment::report;
-use crate::live::Task;
+use crate::live::TRIAL_STEPS;
 use crate::preset::Preset;
 use crate::validate::check_count;
 
@@ -39,26 +37,6 @@ impl Default for Matched {
             levels: 6,
             analysis: Analysis::default(),
         }
-    }
-}
-
-/// The matched comparison as data: the preset at `levels` loss levels ([`matched_report`]).
-#[derive(Serialize, Deserialize)]
-pub struct MatchedTask {
-    /// The preset compared.
-    pub preset: Preset,
-    /// How many loss levels.
-    pub levels: usize,
-}
-
-impl Task for MatchedTask {
-    type Output = Result<MatchedReport, Stop>;
-    const KIND: &'static str = "matched";
-
-    fn run(self, progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
-        let r = matched_report(&self.preset, self.levels).map_err(Stop::Failed);
-        progress();
-        r
     }
 }
 
@@ -106,12 +84,8 @@ impl Panel for Matched {
         Ok(true)
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {

@@ -12,15 +12,15 @@ mod settings;
 
 pub use activations::Activations;
 pub use live::{Export, Live, Settings as LiveSettings, export_csv_to, live_figure, plot_csv};
-pub use matched::{Matched, MatchedTask};
-pub use points::{DkSweep, EpsSweep, PointsTab, PointsTask, TabAxis};
-pub use seed_sweep::{SeedSweep, SweepTask};
+pub use matched::Matched;
+pub use points::{DkSweep, EpsSweep, PointsTab, TabAxis};
+pub use seed_sweep::SeedSweep;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Tabs, from_ron, to_ron};
+use crate::app::panel::{Panel, Status, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::plots::Swatch;
 use crate::app::widgets::reflow;
@@ -102,15 +102,15 @@ impl Panel for ControlledTest {
         self.tabs.open_mut().start(lab)
     }
 
-    fn awaits_run(&self) -> bool {
-        self.tabs.open().awaits_run()
-    }
-
-    /// Busy until the live run reaches its stop and the open tab has what it waits for.
-    fn busy(&self, lab: &Lab) -> bool {
+    /// The open tab's, busy also until the live run reaches its stop.
+    fn status(&self, lab: &Lab) -> Status {
         let h = &lab.history;
         let target = lab.stop.at_step.unwrap_or(lab.preset.steps);
-        h.running || h.step < target || self.tabs.open().busy(lab)
+        let tab = self.tabs.open().status(lab);
+        Status {
+            busy: h.running || h.step < target || tab.busy,
+            ..tab
+        }
     }
 
     fn tabs(&self) -> Option<&Tabs> {

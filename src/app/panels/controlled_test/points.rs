@@ -5,16 +5,15 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work, threads};
+use crate::app::analysis::{Analysis, paired_work, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{
     FigureFormat, Swatch, export_button, export_table, legend_row, plot_header, save_figure,
@@ -22,12 +21,12 @@ use crate::app::widgets::plots::{
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::figures::{self, ArmPoints, EXCESS, Metric, arm_points, points_figure};
-use crate::experiment::points_sweep;
-use crate::experiment::{AdamEps, KeyDim, Point, PointAxis, SweepResult, check_points, report};
+use crate::experiment::{
+    AdamEps, KeyDim, Point, PointAxis, PointsTask, SweepResult, check_points, report,
+};
 use crate::figure::Figure;
-use crate::live::Task;
+use crate::live::TRIAL_STEPS;
 use crate::preset::Preset;
-use crate::shard::ShardAxis;
 use crate::validate::{ListNumber, check_count, number_list};
 
 /// The ε-sweep tab.
@@ -36,7 +35,7 @@ pub type EpsSweep = PointsTab<AdamEps>;
 pub type DkSweep = PointsTab<KeyDim>;
 
 /// What a points-sweep tab says and lays out for its axis.
-pub trait TabAxis: ShardAxis {
+pub trait TabAxis: PointAxis {
     /// The tab's title; also names the sweep in notices and on its Run button.
     const TITLE: &'static str;
     /// The saved field holding the values' text.
@@ -133,49 +132,6 @@ impl TabAxis for KeyDim {
     }
 }
 
-/// A points sweep as data: the preset moved to each of `values`, over `seeds` seeds each
-/// ([`points_sweep`]).
-#[derive(Serialize, Deserialize)]
-#[serde(bound = "")]
-pub struct PointsTask<A: PointAxis> {
-    /// The preset swept.
-    pub preset: Preset,
-    /// The axis's values, in order.
-    pub values: Vec<A::Value>,
-    /// Seeds per value.
-    pub seeds: usize,
-    #[serde(skip)]
-    axis: PhantomData<A>,
-}
-
-impl<A: PointAxis> PointsTask<A> {
-    /// The sweep of `preset` over `values`, `seeds` seeds each.
-    pub fn new(preset: Preset, values: Vec<A::Value>, seeds: usize) -> Self {
-        Self {
-            preset,
-            values,
-            seeds,
-            axis: PhantomData,
-        }
-    }
-}
-
-impl<A: PointAxis> Task for PointsTask<A> {
-    type Output = Result<Vec<Point<A>>, Stop>;
-    const KIND: &'static str = A::ID;
-
-    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        let p = &self.preset;
-        Ok(points_sweep::<A>(
-            p,
-            &self.values,
-            self.seeds,
-            progress,
-            cancel,
-        )?)
-    }
-}
-
 /// A points-sweep tab: its settings and its last sweep. Saved as `(seeds, <TEXT_FIELD>,
 /// analysis)`; a missing field keeps its default, an unknown one is ignored.
 pub struct PointsTab<A: TabAxis> {
@@ -205,12 +161,10 @@ impl<A: TabAxis> PointsTab<A> {
         let values: Vec<A::Value> =
             parse_list(&self.text).map_err(|e| format!("{}: {e}", A::VALUES_NAME))?;
         let (preset, seeds) = (lab.preset.clone(), self.seeds.max(2));
-        A::job(preset.clone(), values.clone(), seeds)
-            .validate()
-            .map_err(|e| format!("{}: {e}", A::TITLE))?;
         let total = values.len() * seeds;
-        let work = paired_work(&preset, total);
         let task = PointsTask::<A>::new(preset.clone(), values, seeds);
+        task.validate().map_err(|e| format!("{}: {e}", A::TITLE))?;
+        let work = paired_work(&preset, total);
         self.analysis
             .start(preset, total, work, lab.repaint_handle(), task);
         Ok(())
@@ -273,7 +227,7 @@ impl<A: TabAxis> Panel for PointsTab<A> {
     }
 
     /// Starts the sweep of the current preset; a list that does not parse or a sweep the
-    /// command line would refuse ([`crate::shard::Job::validate`]) becomes an error notice
+    /// command line would refuse ([`PointsTask::validate`]) becomes an error notice
     /// instead.
     fn start(&mut self, lab: &mut Lab) -> bool {
         if let Err(e) = self.launch(lab) {
@@ -315,12 +269,8 @@ impl<A: TabAxis> Panel for PointsTab<A> {
         Ok(true)
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {

@@ -5,22 +5,17 @@
 use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use std::sync::atomic::AtomicBool;
-
-use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, paired_work, threads};
+use crate::app::analysis::{Analysis, paired_work, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::{optimizer_color, text_color};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row, stale_note};
 use crate::experiment::figures;
-use crate::experiment::sweep::sweep_seeds;
-use crate::experiment::{
-    SeedArm, SweepError, SweepResult, assemble_sweep, report, run_seed_until, sweep_until,
-};
-use crate::live::Task;
+use crate::experiment::{SweepResult, SweepTask, report};
+use crate::live::TRIAL_STEPS;
 use crate::preset::Preset;
 use crate::validate::check_count;
 
@@ -35,94 +30,6 @@ pub struct SeedSweep {
     pub seeds: usize,
     /// The sweep and the preset it ran.
     pub analysis: Analysis<Preset, SweepResult>,
-}
-
-/// A seed sweep as data: the preset over `seeds` seeds ([`sweep_until`]), or the seeds
-/// `part.0, part.0 + part.1, …` of them (a part of it in one of the page's workers).
-#[derive(Serialize, Deserialize)]
-pub struct SweepTask {
-    /// The preset swept.
-    pub preset: Preset,
-    /// How many seeds.
-    pub seeds: usize,
-    /// Which of them: the first and the stride.
-    pub part: (usize, usize),
-}
-
-impl SweepTask {
-    /// Every seed of an `n_seeds`-seed sweep of `preset`.
-    pub fn new(preset: Preset, seeds: usize) -> Self {
-        Self {
-            preset,
-            seeds,
-            part: (0, 1),
-        }
-    }
-}
-
-impl Task for SweepTask {
-    type Output = Result<SweepResult, Stop>;
-    const KIND: &'static str = "sweep";
-
-    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        if self.part == (0, 1) {
-            return Ok(sweep_until(&self.preset, self.seeds, progress, cancel)?);
-        }
-        use rayon::prelude::*;
-        self.preset.validate().map_err(SweepError::from)?;
-        let seeds: Vec<u64> = sweep_seeds(&self.preset, self.seeds)
-            .into_iter()
-            .skip(self.part.0)
-            .step_by(self.part.1.max(1))
-            .collect();
-        let per_seed: Vec<Vec<SeedArm>> = seeds
-            .par_iter()
-            .map(|&s| {
-                let r = run_seed_until(&self.preset, s, cancel);
-                progress();
-                r
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(assemble_sweep(&self.preset, seeds, per_seed))
-    }
-
-    /// Seeds dealt round-robin.
-    fn split(self, n: usize) -> Vec<Self> {
-        let n = n.clamp(1, self.seeds.max(1));
-        (0..n)
-            .map(|k| SweepTask {
-                preset: self.preset.clone(),
-                seeds: self.seeds,
-                part: (k, n),
-            })
-            .collect()
-    }
-
-    /// The parts' seeds dealt back into order and the sweep assembled from them, as a whole
-    /// sweep assembles it ([`assemble_sweep`]).
-    fn merge(parts: Vec<Self::Output>) -> Self::Output {
-        let parts: Vec<SweepResult> = parts.into_iter().collect::<Result<_, _>>()?;
-        let Some(preset) = parts.first().map(|p| p.preset.clone()) else {
-            return Err(Stop::Failed("no part of the sweep came back".into()));
-        };
-        let arms = preset.arms.len().max(1);
-        let total: usize = parts.iter().map(|p| p.seeds.len()).sum();
-        let mut each: Vec<_> = parts
-            .into_iter()
-            .map(|p| {
-                p.seeds.into_iter().zip(
-                    p.per_seed
-                        .chunks(arms)
-                        .map(<[SeedArm]>::to_vec)
-                        .collect::<Vec<_>>(),
-                )
-            })
-            .collect();
-        let n = each.len();
-        let (seeds, per_seed): (Vec<u64>, Vec<Vec<SeedArm>>) =
-            (0..total).filter_map(|i| each[i % n].next()).unzip();
-        Ok(assemble_sweep(&preset, seeds, per_seed))
-    }
 }
 
 impl Default for SeedSweep {
@@ -175,12 +82,8 @@ impl Panel for SeedSweep {
         Ok(true)
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {

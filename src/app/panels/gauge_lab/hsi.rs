@@ -3,46 +3,27 @@
 //! of UVᵀ against the training loss at the six levels, mean ± 1 sd over the seeds, beside the
 //! paper's values. In the page the scene is uploaded and the run goes to a Web Worker.
 
-use std::sync::atomic::AtomicBool;
-
 use eframe::egui::{self, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Finished, Stop, TRIAL_STEPS, threads};
+use crate::app::analysis::{Analysis, Finished, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, Table, from_ron, link_count, to_ron};
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, plot_header, save_figure};
 use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::app::widgets::status::progress_row;
-use crate::live::Task;
 use crate::sensing::hsi::figures;
-use crate::sensing::hsi::grid::{
-    GridPlan, GridProgress, GridReport, Grids, RateSummary, run_grid, trial_pace,
-};
+use crate::sensing::hsi::grid::{GridPlan, GridReport, Grids, RateSummary};
 use crate::sensing::hsi::report::{paper_entry, paper_rows, read_grid, summary_csv_bytes};
-use crate::sensing::hsi::{HsiConfig, HsiError, RULES, Scene};
+use crate::sensing::hsi::task::{HsiInputs, HsiTask, HsiTrial};
+use crate::sensing::hsi::{HsiConfig, HsiError, RULES};
 use crate::validate::{check_count, number_list};
 
 /// The range of the step budget per run.
 const STEPS: std::ops::RangeInclusive<usize> = 100..=100_000;
 /// The range of the density field (and of a link's `density`).
 const DENSITY: std::ops::RangeInclusive<f64> = 0.01..=0.99;
-
-/// What a run of the tab reads: the scene, its variable, and the protocol.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HsiInputs {
-    /// Path of the MAT-file.
-    pub scene: String,
-    /// Its variable (empty: the file's only 3-D numeric array).
-    pub var: String,
-    /// Fraction of the entries observed.
-    pub density: f64,
-    /// Step budget per run.
-    pub steps: usize,
-    /// Rules, grids and seeds.
-    pub plan: GridPlan,
-}
 
 /// The hyperspectral tab: its settings and its last grid run.
 #[derive(Serialize, Deserialize)]
@@ -80,74 +61,6 @@ enum Picking {
     Results,
 }
 
-/// A grid run as data: the inputs, and the scene file's bytes when they were uploaded (else the
-/// scene is read from `inputs.scene`). See [`run_grid`].
-#[derive(Serialize, Deserialize)]
-pub struct HsiTask {
-    /// What the run reads.
-    pub inputs: HsiInputs,
-    /// The scene file's contents, if uploaded.
-    pub bytes: Option<Vec<u8>>,
-}
-
-impl Task for HsiTask {
-    type Output = Result<GridReport, Stop>;
-    const KIND: &'static str = "hsi";
-
-    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        let run = &self.inputs;
-        let scene = read_scene(run, self.bytes).map_err(|e| Stop::Failed(e.to_string()))?;
-        let steps = |n: u64| (0..n).for_each(|_| progress());
-        let mut report = run_grid(
-            &scene,
-            &run.cfg(),
-            &run.plan,
-            &|p| {
-                if let GridProgress::Steps(n) = p {
-                    steps(n);
-                }
-            },
-            cancel,
-        )
-        .map_err(|e| match e {
-            HsiError::Cancelled => Stop::Cancelled,
-            e => Stop::Failed(e.to_string()),
-        })?;
-        // Every step's loss is kept in memory for the selection only; the view and the
-        // saved settings need the summaries.
-        for r in &mut report.runs {
-            r.losses = Vec::new();
-        }
-        Ok(report)
-    }
-}
-
-/// A grid's trial before its first run, as data ([`trial_pace`]): it reads the scene, so it
-/// runs in the background (a thread, or a Web Worker in the page).
-#[derive(Serialize, Deserialize)]
-pub struct HsiTrial(pub HsiTask);
-
-impl Task for HsiTrial {
-    type Output = Option<f64>;
-    const KIND: &'static str = "hsi-trial";
-
-    fn run(self, _progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
-        let run = &self.0.inputs;
-        let scene = read_scene(run, self.0.bytes).ok()?;
-        trial_pace(&scene, &run.cfg(), &run.plan, TRIAL_STEPS)
-    }
-}
-
-/// The scene `inputs` name, from the uploaded `bytes` when there are some.
-fn read_scene(inputs: &HsiInputs, bytes: Option<Vec<u8>>) -> Result<Scene, HsiError> {
-    let var = Some(inputs.var.trim()).filter(|v| !v.is_empty());
-    let path = std::path::Path::new(inputs.scene.trim());
-    match bytes {
-        Some(bytes) => Scene::from_bytes(path, bytes, var),
-        None => Scene::read(path, var),
-    }
-}
-
 impl Default for HsiTab {
     fn default() -> Self {
         Self {
@@ -166,33 +79,6 @@ impl Default for HsiTab {
             #[cfg(target_arch = "wasm32")]
             run_when_read: false,
         }
-    }
-}
-
-impl HsiInputs {
-    /// The completion settings these inputs run with (the plan sets the seeds).
-    fn cfg(&self) -> HsiConfig {
-        HsiConfig {
-            density: self.density,
-            steps: self.steps,
-            ..HsiConfig::default()
-        }
-    }
-
-    /// Checks what a run needs: a scene path, a valid plan and completion settings.
-    fn validate(&self) -> Result<(), String> {
-        if self.scene.trim().is_empty() {
-            return Err("choose a scene file (a MATLAB v5 .mat file) first".into());
-        }
-        self.plan.validate().map_err(|e| e.to_string())?;
-        self.cfg().validate().map_err(|e| e.to_string())
-    }
-
-    /// Steps a run takes if every rule picks one rate (the progress bar's length).
-    fn planned_steps(&self) -> usize {
-        let selection = self.plan.selection_rates().len() * self.plan.selection_seeds.len();
-        let report = self.plan.rules.len() * self.plan.report_seeds.len();
-        (selection + report) * self.steps
     }
 }
 
@@ -236,12 +122,13 @@ impl Panel for HsiTab {
         Some(("hsi_summary.csv".into(), summary_csv_bytes(report)))
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running() || self.fetching()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    /// The analysis's, busy also while a linked scene is fetched.
+    fn status(&self, _lab: &Lab) -> Status {
+        let s = self.analysis.status();
+        Status {
+            busy: s.busy || self.fetching(),
+            ..s
+        }
     }
 
     fn link_settings(&self) -> Vec<(&'static str, String)> {
@@ -381,7 +268,7 @@ impl Panel for HsiTab {
             self.start(lab);
         }
         let Some(last) = &self.analysis.last else {
-            let text = if self.busy(lab) {
+            let text = if self.status(lab).busy {
                 "Running: the plots and the table appear when every run has ended."
             } else {
                 "No results yet: choose a scene and press Run, or open the hsi.json of a run \

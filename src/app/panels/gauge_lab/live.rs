@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{class_label, rule_color};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, from_ron, link_count, to_ron};
+use crate::app::panel::{Panel, Status, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::text_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{Swatch, earlier_runs, legend_row, plot_header, save_figure};
@@ -279,20 +279,16 @@ impl Panel for LiveRuns {
         true
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.job.as_ref().is_some_and(|j| !j.is_finished())
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.job.is_none()
-    }
-
-    /// The furthest step any run has sampled.
-    fn live_step(&self) -> Option<usize> {
-        (self.series.iter())
-            .filter_map(|s| s.loss.last())
-            .map(|[step, _]| step as usize)
-            .max()
+    /// Busy while its runs go on; its live step is the furthest step any run has sampled.
+    fn status(&self, _lab: &Lab) -> Status {
+        Status {
+            busy: self.job.as_ref().is_some_and(|j| !j.is_finished()),
+            awaits_run: self.job.is_none(),
+            live_step: (self.series.iter())
+                .filter_map(|s| s.loss.last())
+                .map(|[step, _]| step as usize)
+                .max(),
+        }
     }
 
     fn link_settings(&self) -> Vec<(&'static str, String)> {
@@ -384,7 +380,7 @@ impl Panel for LiveRuns {
         }
         if self.job.is_none() {
             // In presentation mode, where the rules are folded away, the bar's "Run it" starts
-            // the runs (Panel::awaits_run).
+            // the runs (Status::awaits_run).
             ui.label(RichText::new("Pick rules and press Run live.").weak());
             return;
         }

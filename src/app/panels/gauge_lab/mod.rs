@@ -8,27 +8,23 @@ mod live;
 mod tail;
 mod zoo;
 
-pub use hsi::{HsiInputs, HsiTab, HsiTask, HsiTrial};
+pub use hsi::HsiTab;
 pub use live::LiveRuns;
-
-use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use crate::app::analysis::{Analysis, Stop, TRIAL_STEPS, threads};
+use crate::app::analysis::{Analysis, threads};
 use crate::app::lab::Lab;
-use crate::app::panel::{Panel, Table, Tabs, from_ron, to_ron};
+use crate::app::panel::{Panel, Status, Table, Tabs, from_ron, to_ron};
 use crate::app::widgets::colors::optimizer_color;
 use crate::app::widgets::figure_plot;
 use crate::app::widgets::plots::{export_button, export_table, figure_menu, save_figure};
 use crate::app::widgets::reflow;
 use crate::app::widgets::status::{before_results, progress_row};
 use crate::figure::Figure;
-use crate::live::Task;
 use crate::sensing::zoo::{
-    Outcome, Rule, RunResult, ZooPreset, bundled_zoo, csv_bytes, is_reference, run_zoo_cells,
-    summarise,
+    Rule, RunResult, ZooPreset, ZooTask, ZooTrial, bundled_zoo, csv_bytes, is_reference, summarise,
 };
 use crate::validate::check_count;
 
@@ -92,12 +88,8 @@ impl Panel for GaugeLab {
         self.tabs.open_mut().start(lab)
     }
 
-    fn awaits_run(&self) -> bool {
-        self.tabs.open().awaits_run()
-    }
-
-    fn busy(&self, lab: &Lab) -> bool {
-        self.tabs.open().busy(lab)
+    fn status(&self, lab: &Lab) -> Status {
+        self.tabs.open().status(lab)
     }
 
     fn tabs(&self) -> Option<&Tabs> {
@@ -175,77 +167,6 @@ pub struct SweepTab {
     /// A page link's zoo preset, or the bundled one with rules the optimizer workbench added,
     /// run in place of the bundled one (not saved).
     linked: Option<ZooPreset>,
-}
-
-/// A zoo sweep as data: the preset's units ([`ZooPreset::units`]: its cells, then its convex
-/// references) `part.0, part.0 + part.1, …`, every one with `(0, 1)` ([`run_zoo_cells`], the
-/// units of a shard).
-#[derive(Serialize, Deserialize)]
-pub struct ZooTask {
-    /// The sweep.
-    pub preset: ZooPreset,
-    /// Which of its units: the first and the stride.
-    pub part: (usize, usize),
-}
-
-impl ZooTask {
-    /// Every unit of `preset`.
-    pub fn new(preset: ZooPreset) -> Self {
-        Self {
-            preset,
-            part: (0, 1),
-        }
-    }
-}
-
-impl Task for ZooTask {
-    type Output = Result<Vec<RunResult>, Stop>;
-    const KIND: &'static str = "zoo";
-
-    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
-        let (first, stride) = (self.part.0, self.part.1.max(1));
-        let which: Vec<usize> = (first..self.preset.units()).step_by(stride).collect();
-        let runs = run_zoo_cells(&self.preset, &which, progress, cancel);
-        if runs.iter().any(|r| r.outcome == Outcome::Cancelled) {
-            return Err(Stop::Cancelled);
-        }
-        Ok(runs)
-    }
-
-    /// Units dealt round-robin, as `--shard` deals them (each part builds the instances its
-    /// units need).
-    fn split(self, n: usize) -> Vec<Self> {
-        let n = n.clamp(1, self.preset.units().max(1));
-        (0..n)
-            .map(|k| ZooTask {
-                preset: self.preset.clone(),
-                part: (k, n),
-            })
-            .collect()
-    }
-
-    /// The parts' runs dealt back into unit order.
-    fn merge(parts: Vec<Self::Output>) -> Self::Output {
-        let parts: Vec<Vec<RunResult>> = parts.into_iter().collect::<Result<_, _>>()?;
-        let total = parts.iter().map(Vec::len).sum();
-        let mut each: Vec<_> = parts.into_iter().map(Vec::into_iter).collect();
-        let n = each.len();
-        Ok((0..total).filter_map(|i| each[i % n].next()).collect())
-    }
-}
-
-/// A zoo's trial before its first run, as data ([`ZooPreset::trial_pace`]): run in the
-/// background, since the preset's largest instance may be slow to build.
-#[derive(Serialize, Deserialize)]
-pub struct ZooTrial(pub ZooPreset);
-
-impl Task for ZooTrial {
-    type Output = Option<f64>;
-    const KIND: &'static str = "zoo-trial";
-
-    fn run(self, _progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
-        self.0.trial_pace(TRIAL_STEPS)
-    }
 }
 
 /// What a sweep tab saves.
@@ -359,12 +280,8 @@ impl Panel for SweepTab {
         Some(("zoo.csv".into(), csv_bytes(runs, &summarise(runs))))
     }
 
-    fn busy(&self, _lab: &Lab) -> bool {
-        self.analysis.is_running()
-    }
-
-    fn awaits_run(&self) -> bool {
-        self.analysis.last.is_none() && !self.analysis.is_running()
+    fn status(&self, _lab: &Lab) -> Status {
+        self.analysis.status()
     }
 
     fn save(&self) -> Option<String> {

@@ -1,16 +1,19 @@
 //! Every analysis the app runs as a [`Task`], and every live run a Web Worker can drive, listed
 //! once: the page's workers look a kind up here (`runTask` and `startLive` in the web build).
-//! Adding an analysis is its task type beside its panel plus one line in [`TASKS`]; a live run
+//! Each task type lives beside its lab's numerics (`experiment`, `sensing::zoo`,
+//! `sensing::hsi`), so a worker reaches the numerics through this list and nothing of the app.
+//! Adding an analysis is its task type beside its lab plus one line in [`TASKS`]; a live run
 //! for workers is its [`RemoteRun`] impl plus one line in [`LIVE`].
 
 use std::sync::atomic::AtomicBool;
 
-use crate::app::panels::controlled_test::{MatchedTask, PointsTask, SweepTask};
-use crate::app::panels::gauge_lab::{HsiTask, HsiTrial, ZooTask, ZooTrial};
-use crate::app::panels::workbench::CheckTask;
 use crate::attention::live::AttentionLive;
-use crate::experiment::{AdamEps, KeyDim};
+use crate::experiment::check::CheckTask;
+use crate::experiment::matched::MatchedTask;
+use crate::experiment::{AdamEps, KeyDim, PointsTask, SweepTask};
 use crate::live::{RemoteRun, Task, TextRun, text_run};
+use crate::sensing::hsi::task::{HsiTask, HsiTrial};
+use crate::sensing::zoo::{ZooTask, ZooTrial};
 
 /// Runs a task from its RON text, calling `progress` per item; its output as RON text.
 type RunText = fn(&str, &(dyn Fn() + Sync)) -> Result<String, String>;
@@ -64,6 +67,21 @@ fn run_text<K: Task>(input: &str, progress: &(dyn Fn() + Sync)) -> Result<String
     let task: K = ron::from_str(input).map_err(|e| format!("{}: {e}", K::KIND))?;
     let output = task.run(progress, &AtomicBool::new(false));
     ron::to_string(&output).map_err(|e| format!("{}: {e}", K::KIND))
+}
+
+/// A trial given as the pace `0` (none measured) or a fixed one, run as a task (for the tests
+/// of the app's estimates, which need a trial of known pace).
+#[cfg(test)]
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Fixed(pub f64);
+
+#[cfg(test)]
+impl Task for Fixed {
+    type Output = Option<f64>;
+    const KIND: &'static str = "fixed-trial";
+    fn run(self, _: &(dyn Fn() + Sync), _: &AtomicBool) -> Option<f64> {
+        (self.0 > 0.0).then_some(self.0)
+    }
 }
 
 #[cfg(test)]
@@ -157,46 +175,5 @@ mod tests {
             crate::experiment::report::sweep_csv(&direct).unwrap()
         );
         assert!(back.aggregate.iter().all(|a| a.excess_mean.is_finite()));
-    }
-
-    /// The page deals a zoo's units over its workers: any number of parts, run apart and
-    /// merged, gives the whole sweep's runs bit for bit; a part that fails fails the whole.
-    #[test]
-    fn a_zoo_split_over_workers_merges_to_the_whole_bit_for_bit() {
-        use crate::app::analysis::Stop;
-        use crate::sensing::zoo::ZooPreset;
-        let preset = ZooPreset::from_ron(
-            "ZooPreset(problem: (n: 6, rank: 1), seeds: 2, budget: 100, rules: [Gd, Adam, Muon])",
-            "p.ron",
-        )
-        .unwrap();
-        let run = |t: ZooTask| t.run(&|| {}, &AtomicBool::new(false));
-        let whole = run(ZooTask::new(preset.clone())).unwrap();
-        assert_eq!(whole.len(), preset.units());
-        for n in [1, 2, 3, 5, 100] {
-            let parts = ZooTask::new(preset.clone()).split(n);
-            assert_eq!(parts.len(), n.min(preset.units()));
-            let merged = ZooTask::merge(parts.into_iter().map(run).collect()).unwrap();
-            assert_eq!(format!("{merged:?}"), format!("{whole:?}"), "{n} parts");
-        }
-        let failed = ZooTask::merge(vec![Ok(whole), Err(Stop::Cancelled)]);
-        assert_eq!(failed, Err(Stop::Cancelled));
-    }
-
-    /// A seed sweep dealt over the page's workers merges to the whole sweep bit for bit
-    /// (its per-seed rows and its aggregates), for any number of parts.
-    #[test]
-    fn a_seed_sweep_split_over_workers_merges_to_the_whole_bit_for_bit() {
-        let mut preset = Preset::load("classroom").unwrap();
-        preset.steps = 30;
-        let run = |t: SweepTask| t.run(&|| {}, &AtomicBool::new(false));
-        let whole = run(SweepTask::new(preset.clone(), 5)).unwrap();
-        assert_eq!(whole.seeds.len(), 5);
-        for n in [1, 2, 3, 8] {
-            let parts = SweepTask::new(preset.clone(), 5).split(n);
-            assert_eq!(parts.len(), n.min(5));
-            let merged = SweepTask::merge(parts.into_iter().map(run).collect()).unwrap();
-            assert_eq!(format!("{merged:?}"), format!("{whole:?}"), "{n} parts");
-        }
     }
 }

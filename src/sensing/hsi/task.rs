@@ -1,0 +1,123 @@
+//! The hyperspectral grid as data, for a thread, a Web Worker or the task registry
+//! ([`crate::tasks`]): what a run reads ([`HsiInputs`]), the run ([`HsiTask`], the paper's
+//! Table 5 protocol of [`run_grid`]) and its trial before a first run ([`HsiTrial`]).
+
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use super::grid::{GridPlan, GridProgress, GridReport, run_grid, trial_pace};
+use super::{HsiConfig, HsiError, Scene};
+use crate::live::{Stop, TRIAL_STEPS, Task};
+
+/// What a grid run reads (the gauge lab's Hyperspectral tab edits it): the scene, its
+/// variable, and the protocol.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HsiInputs {
+    /// Path of the MAT-file.
+    pub scene: String,
+    /// Its variable (empty: the file's only 3-D numeric array).
+    pub var: String,
+    /// Fraction of the entries observed.
+    pub density: f64,
+    /// Step budget per run.
+    pub steps: usize,
+    /// Rules, grids and seeds.
+    pub plan: GridPlan,
+}
+
+impl HsiInputs {
+    /// The completion settings these inputs run with (the plan sets the seeds).
+    pub fn cfg(&self) -> HsiConfig {
+        HsiConfig {
+            density: self.density,
+            steps: self.steps,
+            ..HsiConfig::default()
+        }
+    }
+
+    /// Checks what a run needs: a scene path, a valid plan and completion settings. Errors say
+    /// which is missing or out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.scene.trim().is_empty() {
+            return Err("choose a scene file (a MATLAB v5 .mat file) first".into());
+        }
+        self.plan.validate().map_err(|e| e.to_string())?;
+        self.cfg().validate().map_err(|e| e.to_string())
+    }
+
+    /// Steps a run takes if every rule picks one rate (the progress bar's length).
+    pub fn planned_steps(&self) -> usize {
+        let selection = self.plan.selection_rates().len() * self.plan.selection_seeds.len();
+        let report = self.plan.rules.len() * self.plan.report_seeds.len();
+        (selection + report) * self.steps
+    }
+}
+
+/// A grid run as data: the inputs, and the scene file's bytes when they were uploaded (else the
+/// scene is read from `inputs.scene`). See [`run_grid`].
+#[derive(Serialize, Deserialize)]
+pub struct HsiTask {
+    /// What the run reads.
+    pub inputs: HsiInputs,
+    /// The scene file's contents, if uploaded.
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl Task for HsiTask {
+    type Output = Result<GridReport, Stop>;
+    const KIND: &'static str = "hsi";
+
+    fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        let run = &self.inputs;
+        let scene = read_scene(run, self.bytes).map_err(|e| Stop::Failed(e.to_string()))?;
+        let steps = |n: u64| (0..n).for_each(|_| progress());
+        let mut report = run_grid(
+            &scene,
+            &run.cfg(),
+            &run.plan,
+            &|p| {
+                if let GridProgress::Steps(n) = p {
+                    steps(n);
+                }
+            },
+            cancel,
+        )
+        .map_err(|e| match e {
+            HsiError::Cancelled => Stop::Cancelled,
+            e => Stop::Failed(e.to_string()),
+        })?;
+        // Every step's loss is kept in memory for the selection only; the view and the
+        // saved settings need the summaries.
+        for r in &mut report.runs {
+            r.losses = Vec::new();
+        }
+        Ok(report)
+    }
+}
+
+/// A grid's trial before its first run, as data ([`trial_pace`]): it reads the scene, so it
+/// runs in the background (a thread, or a Web Worker in the page).
+#[derive(Serialize, Deserialize)]
+pub struct HsiTrial(pub HsiTask);
+
+impl Task for HsiTrial {
+    type Output = Option<f64>;
+    const KIND: &'static str = "hsi-trial";
+
+    fn run(self, _progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
+        let run = &self.0.inputs;
+        let scene = read_scene(run, self.0.bytes).ok()?;
+        trial_pace(&scene, &run.cfg(), &run.plan, TRIAL_STEPS)
+    }
+}
+
+/// The scene `inputs` name, from the uploaded `bytes` when there are some.
+fn read_scene(inputs: &HsiInputs, bytes: Option<Vec<u8>>) -> Result<Scene, HsiError> {
+    let var = Some(inputs.var.trim()).filter(|v| !v.is_empty());
+    let path = std::path::Path::new(inputs.scene.trim());
+    match bytes {
+        Some(bytes) => Scene::from_bytes(path, bytes, var),
+        None => Scene::read(path, var),
+    }
+}
