@@ -14,7 +14,6 @@ use std::sync::atomic::AtomicBool;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::report::PointsReport;
 use crate::experiment::{
     AdamEps, KeyDim, Point, PointAxis, PointsTask, SeedArm, SweepError, SweepResult, SweepTask,
     assemble_sweep, check_seed, run_seed_until, sweep_seeds,
@@ -33,41 +32,6 @@ pub const MAX_SHARDS: usize = 10_000;
 pub const SHARD_FORMAT: u32 = 1;
 pub use crate::experiment::sweep::{MAX_POINTS, MAX_SEEDS};
 
-/// A points-sweep axis whose sweeps can be sharded: its [`Job`] variant.
-pub trait ShardAxis: PointAxis {
-    /// The shard job of a points sweep along this axis.
-    fn job(task: PointsTask<Self>) -> Job;
-}
-
-impl ShardAxis for AdamEps {
-    fn job(task: PointsTask<Self>) -> Job {
-        Job::EpsSweep(task)
-    }
-}
-
-impl ShardAxis for KeyDim {
-    fn job(task: PointsTask<Self>) -> Job {
-        Job::DkSweep(task)
-    }
-}
-
-impl<A: ShardAxis> From<PointsTask<A>> for Job {
-    fn from(task: PointsTask<A>) -> Self {
-        A::job(task)
-    }
-}
-
-impl From<SweepTask> for Job {
-    fn from(task: SweepTask) -> Self {
-        Job::Sweep(task)
-    }
-}
-
-impl From<ZooTask> for Job {
-    fn from(task: ZooTask) -> Self {
-        Job::Zoo(task)
-    }
-}
 /// Largest shard file [`read_shard`] accepts, in bytes.
 pub const MAX_SHARD_BYTES: u64 = 1 << 30;
 
@@ -105,14 +69,157 @@ impl Shard {
     }
 }
 
-/// What a sharded command computes: the analysis's task value itself, the one the command
-/// runs whole, the app's tab starts and the page deals over its workers, so every setting that
-/// changes a number is described once. A job holds its whole task (`part` `(0, 1)`: a task's
-/// part is the page's split, a shard's cells are [`Shard::cells`]). Shard files keep the
-/// layout they always had (`JobFile`), so files written before read back unchanged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(into = "JobFile", from = "JobFile")]
-pub enum Job {
+/// An analysis whose cells can be split over shards, implemented once by its task type. Adding
+/// one is this impl, its line in the `jobs!` list below (its [`Job`] and [`Merged`] variants)
+/// and its shard-file layout in `JobFile`; `merge` in the command line writes its tables.
+pub trait Shardable: Clone {
+    /// One cell's result, as shard files hold it (a kind of [`CellResult`]).
+    type Cell: CellKind;
+    /// What the unsharded command computes.
+    type Merged;
+    /// The command that runs it.
+    fn command(&self) -> &'static str;
+    /// Number of cells.
+    fn total_cells(&self) -> usize;
+    /// Checks the settings as the command does. Errors name the field.
+    fn validate(&self) -> Result<(), FieldError>;
+    /// Runs the (valid) task's cells listed in `cells` in parallel on the current rayon pool;
+    /// `progress()` after each. Errors: a cancel. Panics on a cell index out of range.
+    fn run_cells(
+        &self,
+        cells: &[usize],
+        progress: &(dyn Fn() + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Vec<Self::Cell>, SweepError>;
+    /// Checks a result read from disk against what its cell (an index in range) computes.
+    fn checker(&self) -> CellCheck<'_, Self::Cell>;
+    /// The full result from every cell's result, in cell order, and the shards' summed wall
+    /// time.
+    fn assemble(&self, cells: Vec<Self::Cell>, seconds: f64) -> Self::Merged;
+}
+
+/// Checks a cell's result read from disk (its index, its result) against what that cell
+/// computes; the error says what differs.
+pub type CellCheck<'a, C> = Box<dyn Fn(usize, &C) -> Result<(), String> + 'a>;
+
+/// A kind of cell result: the contents of one [`CellResult`] variant.
+pub trait CellKind: Clone + Sized {
+    /// The contents, when `result` is of this kind.
+    fn of(result: &CellResult) -> Option<&Self>;
+    /// As a shard file holds it.
+    fn into_result(self) -> CellResult;
+}
+
+impl CellKind for Vec<SeedArm> {
+    fn of(result: &CellResult) -> Option<&Self> {
+        match result {
+            CellResult::Seed(arms) => Some(arms),
+            CellResult::Zoo(_) => None,
+        }
+    }
+
+    fn into_result(self) -> CellResult {
+        CellResult::Seed(self)
+    }
+}
+
+impl CellKind for RunResult {
+    fn of(result: &CellResult) -> Option<&Self> {
+        match result {
+            CellResult::Zoo(run) => Some(run),
+            CellResult::Seed(_) => None,
+        }
+    }
+
+    fn into_result(self) -> CellResult {
+        CellResult::Zoo(self)
+    }
+}
+
+/// Lists the shardable analyses once: each line's variant names its [`Job`] and its
+/// [`Merged`], and the [`Job`] methods dispatch to its [`Shardable`] impl.
+macro_rules! jobs {
+    ($($(#[doc = $doc:literal])* $variant:ident($task:ty),)*) => {
+        /// What a sharded command computes: the analysis's task value itself, the one the
+        /// command runs whole, the app's tab starts and the page deals over its workers, so
+        /// every setting that changes a number is described once. A job holds its whole task
+        /// (`part` `(0, 1)`: a task's part is the page's split, a shard's cells are
+        /// [`Shard::cells`]). Shard files keep the layout they always had (`JobFile`), so files
+        /// written before read back unchanged.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(into = "JobFile", from = "JobFile")]
+        pub enum Job {
+            $($(#[doc = $doc])* $variant($task),)*
+        }
+
+        /// A merged job: what the unsharded command would have computed, by analysis.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Merged {
+            $(#[doc = concat!("The merged [`Job::", stringify!($variant), "`].")]
+            $variant(<$task as Shardable>::Merged),)*
+        }
+
+        $(impl From<$task> for Job {
+            fn from(task: $task) -> Self {
+                Job::$variant(task)
+            }
+        })*
+
+        impl Job {
+            /// The command that runs it.
+            pub fn command(&self) -> &'static str {
+                match self {
+                    $(Job::$variant(task) => task.command(),)*
+                }
+            }
+
+            /// Number of cells.
+            pub fn total_cells(&self) -> usize {
+                match self {
+                    $(Job::$variant(task) => task.total_cells(),)*
+                }
+            }
+
+            /// Checks the settings as the commands do: seeds 1..=[`MAX_SEEDS`],
+            /// 1..=[`MAX_POINTS`] values of a points sweep (each valid for its axis: ε in
+            /// [0, 1e6] with an Adam arm present, say), and a valid preset at every point.
+            /// Errors name the field.
+            pub fn validate(&self) -> Result<(), FieldError> {
+                match self {
+                    $(Job::$variant(task) => task.validate(),)*
+                }
+            }
+
+            /// Runs the cells listed in `cells` in parallel on the current rayon pool;
+            /// `progress()` after each. Errors: an invalid preset (at any point), or a cancel.
+            /// Panics on a cell index out of range.
+            pub fn run_cells(
+                &self,
+                cells: &[usize],
+                progress: &(dyn Fn() + Sync),
+                cancel: &AtomicBool,
+            ) -> Result<Vec<CellResult>, SweepError> {
+                self.validate()?;
+                match self {
+                    $(Job::$variant(task) => Ok(task
+                        .run_cells(cells, progress, cancel)?
+                        .into_iter()
+                        .map(CellKind::into_result)
+                        .collect()),)*
+                }
+            }
+
+            /// Checks `shards` against this job and assembles them ([`merge_cells`]).
+            fn merge(&self, shards: &[(String, ShardOutput)]) -> Result<Merged, String> {
+                match self {
+                    $(Job::$variant(task) => merge_cells(self, task, shards).map(Merged::$variant),)*
+                }
+            }
+        }
+    };
+}
+
+jobs! {
     /// `sweep`: every seed of a seed sweep (steps already applied).
     Sweep(SweepTask),
     /// `eps-sweep`: the seed sweep at each Adam ε ([`AdamEps`]).
@@ -212,200 +319,176 @@ pub struct ShardOutput {
     pub seconds: f64,
 }
 
-/// A merged job: what the unsharded command would have computed.
+/// A merged zoo: its runs and the summed wall time of its shards.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Merged {
-    /// `sweep`.
-    Sweep(SweepResult),
-    /// A points sweep (`eps-sweep`, `dk-sweep`): its job and the seed sweep at each of its
-    /// values, in order ([`Job::points_report`] turns them into its tables).
-    Points {
-        /// The job.
-        job: Job,
-        /// The seed sweep at each value.
-        sweeps: Vec<SweepResult>,
-    },
-    /// `zoo`, with the summed wall time of its shards.
-    Zoo {
-        /// The zoo preset.
-        preset: ZooPreset,
-        /// Every run, in cell order.
-        results: Vec<RunResult>,
-        /// Sum of the shards' wall times, seconds.
-        seconds: f64,
-    },
+pub struct ZooRuns {
+    /// The zoo preset.
+    pub preset: ZooPreset,
+    /// Every run, in cell order.
+    pub results: Vec<RunResult>,
+    /// Sum of the shards' wall times, seconds.
+    pub seconds: f64,
 }
 
-/// What a [`Job`] asks of a points sweep, whatever its axis.
-trait PointsJob {
-    fn command(&self) -> &'static str;
-    fn points(&self) -> usize;
-    fn seeds(&self) -> usize;
-    fn validate(&self) -> Result<(), FieldError>;
-    fn presets(&self) -> Vec<Preset>;
-    /// The points, from the seed sweep at each value.
-    fn report(&self, sweeps: Vec<SweepResult>) -> Box<dyn PointsReport>;
+/// Runs cells of a seed or points sweep whose points are `presets` with `seeds` seeds each
+/// ([`cell_run`]), in parallel; `progress()` after each.
+fn run_seed_cells(
+    presets: &[Preset],
+    seeds: usize,
+    cells: &[usize],
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<Vec<Vec<SeedArm>>, SweepError> {
+    cells
+        .par_iter()
+        .map(|&c| {
+            let (preset, seed) = cell_run(presets, seeds, c);
+            let r = run_seed_until(preset, seed, cancel);
+            progress();
+            r
+        })
+        .collect()
 }
 
-impl<A: PointAxis> PointsJob for PointsTask<A> {
+/// The seed sweep at each of `presets`, from every cell's result in cell order (point major).
+fn seed_sweeps(presets: &[Preset], seeds: usize, cells: Vec<Vec<SeedArm>>) -> Vec<SweepResult> {
+    let mut cells = cells.into_iter();
+    presets
+        .iter()
+        .map(|preset| {
+            let chunk: Vec<Vec<SeedArm>> = cells.by_ref().take(seeds).collect();
+            assemble_sweep(preset, sweep_seeds(preset, seeds), chunk)
+        })
+        .collect()
+}
+
+/// Checks a seed cell read from disk against what cell `c` of `presets` computes.
+fn seed_checker(presets: Vec<Preset>, seeds: usize) -> CellCheck<'static, Vec<SeedArm>> {
+    Box::new(move |c, arms| {
+        let (p, seed) = cell_run(&presets, seeds, c);
+        check_seed(p, seed, arms)
+    })
+}
+
+/// A seed sweep: cell `c` is seed `c` from the preset's seed.
+impl Shardable for SweepTask {
+    type Cell = Vec<SeedArm>;
+    type Merged = SweepResult;
+
+    fn command(&self) -> &'static str {
+        "sweep"
+    }
+
+    fn total_cells(&self) -> usize {
+        self.seeds
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
+        check_int("seeds", self.seeds, 1, MAX_SEEDS)?;
+        self.preset.validate()
+    }
+
+    fn run_cells(
+        &self,
+        cells: &[usize],
+        progress: &(dyn Fn() + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Vec<Self::Cell>, SweepError> {
+        run_seed_cells(
+            std::slice::from_ref(&self.preset),
+            self.seeds,
+            cells,
+            progress,
+            cancel,
+        )
+    }
+
+    fn checker(&self) -> CellCheck<'_, Self::Cell> {
+        seed_checker(vec![self.preset.clone()], self.seeds)
+    }
+
+    fn assemble(&self, cells: Vec<Self::Cell>, _seconds: f64) -> Self::Merged {
+        let presets = std::slice::from_ref(&self.preset);
+        seed_sweeps(presets, self.seeds, cells).remove(0)
+    }
+}
+
+/// A points sweep: cell `c` runs point `c / seeds` at seed `c % seeds` from that point's seed.
+impl<A: PointAxis> Shardable for PointsTask<A> {
+    type Cell = Vec<SeedArm>;
+    type Merged = Vec<Point<A>>;
+
     fn command(&self) -> &'static str {
         A::COMMAND
     }
 
-    fn points(&self) -> usize {
-        self.values.len()
-    }
-
-    fn seeds(&self) -> usize {
-        self.seeds
+    fn total_cells(&self) -> usize {
+        self.values.len() * self.seeds
     }
 
     fn validate(&self) -> Result<(), FieldError> {
         PointsTask::validate(self)
     }
 
-    fn presets(&self) -> Vec<Preset> {
-        PointsTask::presets(self)
-    }
-
-    fn report(&self, sweeps: Vec<SweepResult>) -> Box<dyn PointsReport> {
-        let points: Vec<Point<A>> = self
-            .values
-            .iter()
-            .zip(sweeps)
-            .map(|(&value, sweep)| Point { value, sweep })
-            .collect();
-        Box::new(points)
-    }
-}
-
-impl Job {
-    /// The job as a points sweep along its axis (`None` for `sweep` and `zoo`).
-    fn points_job(&self) -> Option<&dyn PointsJob> {
-        match self {
-            Job::EpsSweep(task) => Some(task),
-            Job::DkSweep(task) => Some(task),
-            Job::Sweep(_) | Job::Zoo(_) => None,
-        }
-    }
-
-    /// The command that runs it.
-    pub fn command(&self) -> &'static str {
-        match self {
-            Job::Sweep(_) => "sweep",
-            Job::Zoo(_) => "zoo",
-            _ => self.points_job().expect("a points job").command(),
-        }
-    }
-
-    /// Number of cells.
-    pub fn total_cells(&self) -> usize {
-        match self {
-            Job::Sweep(task) => task.seeds,
-            Job::Zoo(task) => task.preset.units(),
-            _ => {
-                let p = self.points_job().expect("a points job");
-                p.points() * p.seeds()
-            }
-        }
-    }
-
-    /// Checks the settings as the commands do: seeds 1..=[`MAX_SEEDS`], 1..=[`MAX_POINTS`]
-    /// values of a points sweep (each valid for its axis: ε in [0, 1e6] with an Adam arm
-    /// present, say), and a valid preset at every point. Errors name the field.
-    pub fn validate(&self) -> Result<(), FieldError> {
-        match self {
-            Job::Zoo(task) => task.preset.validate(),
-            Job::Sweep(task) => {
-                check_int("seeds", task.seeds, 1, MAX_SEEDS)?;
-                task.preset.validate()
-            }
-            _ => self.points_job().expect("a points job").validate(),
-        }
-    }
-
-    /// Every point's preset of a valid seed or points sweep, and its seeds per point: cell `c`
-    /// runs point `c / seeds` at seed `c % seeds` from that preset's seed (see [`cell_run`]).
-    fn points(&self) -> (Vec<Preset>, usize) {
-        match self {
-            Job::Sweep(task) => (vec![task.preset.clone()], task.seeds),
-            Job::Zoo(_) => unreachable!("the zoo has no seed-sweep points"),
-            _ => {
-                let p = self.points_job().expect("a points job");
-                (p.presets(), p.seeds())
-            }
-        }
-    }
-
-    /// The tables of a merged points sweep: its points, from the seed sweep at each value
-    /// ([`Merged::Points`]); `None` unless this is a points sweep. Panics if `sweeps` has
-    /// fewer entries than the job has values.
-    pub fn points_report(&self, sweeps: Vec<SweepResult>) -> Option<Box<dyn PointsReport>> {
-        let p = self.points_job()?;
-        assert!(sweeps.len() >= p.points(), "a seed sweep per value");
-        Some(p.report(sweeps))
-    }
-
-    /// Runs the cells listed in `cells` in parallel on the current rayon pool; `progress()`
-    /// after each. Errors: an invalid preset (at any point), or a cancel. Panics on a cell
-    /// index out of range.
-    pub fn run_cells(
+    fn run_cells(
         &self,
         cells: &[usize],
         progress: &(dyn Fn() + Sync),
         cancel: &AtomicBool,
-    ) -> Result<Vec<CellResult>, SweepError> {
-        self.validate()?;
-        if let Job::Zoo(task) = self {
-            let runs = run_zoo_cells(&task.preset, cells, progress, cancel);
-            return Ok(runs.into_iter().map(CellResult::Zoo).collect());
-        }
-        let (presets, seeds) = self.points();
-        cells
-            .par_iter()
-            .map(|&c| {
-                let (preset, seed) = cell_run(&presets, seeds, c);
-                let r = run_seed_until(preset, seed, cancel).map(CellResult::Seed);
-                progress();
-                r
-            })
-            .collect()
+    ) -> Result<Vec<Self::Cell>, SweepError> {
+        run_seed_cells(&self.presets(), self.seeds, cells, progress, cancel)
     }
 
-    /// Assembles the full result from every cell's result, in cell order.
-    fn assemble(&self, results: Vec<CellResult>, seconds: f64) -> Merged {
-        if let Job::Zoo(task) = self {
-            let runs = results
-                .into_iter()
-                .map(|r| match r {
-                    CellResult::Zoo(r) => r,
-                    CellResult::Seed(_) => unreachable!("checked by merge"),
-                })
-                .collect();
-            return Merged::Zoo {
-                preset: task.preset.clone(),
-                results: runs,
-                seconds,
-            };
-        }
-        let (presets, seeds) = self.points();
-        let mut cells = results.into_iter().map(|r| match r {
-            CellResult::Seed(s) => s,
-            CellResult::Zoo(_) => unreachable!("checked by merge"),
-        });
-        let mut sweeps: Vec<SweepResult> = presets
+    fn checker(&self) -> CellCheck<'_, Self::Cell> {
+        seed_checker(self.presets(), self.seeds)
+    }
+
+    fn assemble(&self, cells: Vec<Self::Cell>, _seconds: f64) -> Self::Merged {
+        let sweeps = seed_sweeps(&self.presets(), self.seeds, cells);
+        self.values
             .iter()
-            .map(|preset| {
-                let chunk: Vec<Vec<SeedArm>> = cells.by_ref().take(seeds).collect();
-                assemble_sweep(preset, sweep_seeds(preset, seeds), chunk)
-            })
-            .collect();
-        match self {
-            Job::Sweep(_) => Merged::Sweep(sweeps.remove(0)),
-            _ => Merged::Points {
-                job: self.clone(),
-                sweeps,
-            },
+            .zip(sweeps)
+            .map(|(&value, sweep)| Point { value, sweep })
+            .collect()
+    }
+}
+
+/// The zoo: its runs in [`ZooPreset::cells`] order, then its convex references.
+impl Shardable for ZooTask {
+    type Cell = RunResult;
+    type Merged = ZooRuns;
+
+    fn command(&self) -> &'static str {
+        "zoo"
+    }
+
+    fn total_cells(&self) -> usize {
+        self.preset.units()
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
+        self.preset.validate()
+    }
+
+    fn run_cells(
+        &self,
+        cells: &[usize],
+        progress: &(dyn Fn() + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Vec<Self::Cell>, SweepError> {
+        Ok(run_zoo_cells(&self.preset, cells, progress, cancel))
+    }
+
+    fn checker(&self) -> CellCheck<'_, Self::Cell> {
+        let units = (self.preset.cells(), self.preset.references());
+        Box::new(move |c, run| self.preset.check_unit((&units.0, &units.1), c, run))
+    }
+
+    fn assemble(&self, cells: Vec<Self::Cell>, seconds: f64) -> Self::Merged {
+        ZooRuns {
+            preset: self.preset.clone(),
+            results: cells,
+            seconds,
         }
     }
 }
@@ -523,7 +606,7 @@ pub fn parse_shard(text: &str, name: &str) -> Result<ShardOutput, String> {
 }
 
 /// The preset and seed of cell `c` of a seed or points sweep whose points are `points` with
-/// `seeds` seeds each (as [`Job::points`] gives them). Panics if `c` is out of range.
+/// `seeds` seeds each. Panics if `c` is out of range.
 fn cell_run(points: &[Preset], seeds: usize, c: usize) -> (&Preset, u64) {
     let preset = &points[c / seeds];
     (preset, preset.seed.wrapping_add((c % seeds) as u64))
@@ -539,36 +622,28 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
     let Some((first_name, first)) = shards.first() else {
         return Err("no shards given".into());
     };
-    let job = first.job.clone();
-    job.validate().map_err(|e| format!("{first_name}: {e}"))?;
-    let total = job.total_cells();
-    // What each cell must hold: the zoo's cell list, or each point's preset and its seeds.
-    let (zoo_units, points, seeds) = match &job {
-        Job::Zoo(task) => (
-            (task.preset.cells(), task.preset.references()),
-            Vec::new(),
-            1,
-        ),
-        _ => {
-            let (points, seeds) = job.points();
-            ((Vec::new(), Vec::new()), points, seeds)
-        }
-    };
-    let check = |c: usize, r: &CellResult| match (&job, r) {
-        (Job::Zoo(task), CellResult::Zoo(run)) => {
-            task.preset.check_unit((&zoo_units.0, &zoo_units.1), c, run)
-        }
-        (_, CellResult::Seed(arms)) => {
-            let (p, seed) = cell_run(&points, seeds, c);
-            check_seed(p, seed, arms)
-        }
-        (_, CellResult::Zoo(_)) => Err("a zoo run in a seed sweep".into()),
-    };
+    first
+        .job
+        .validate()
+        .map_err(|e| format!("{first_name}: {e}"))?;
+    first.job.merge(&shards)
+}
+
+/// [`merge`] of shards of `job`, whose task is `task` (valid): checks every shard against the
+/// first and each cell against what it computes, then assembles the cells.
+fn merge_cells<S: Shardable>(
+    job: &Job,
+    task: &S,
+    shards: &[(String, ShardOutput)],
+) -> Result<S::Merged, String> {
+    let (first_name, first) = &shards[0];
+    let total = task.total_cells();
+    let check = task.checker();
     let mut owner: Vec<Option<usize>> = vec![None; total];
-    let mut slots: Vec<Option<CellResult>> = vec![None; total];
+    let mut slots: Vec<Option<S::Cell>> = vec![None; total];
     let mut seconds = 0.0;
     for (k, (name, s)) in shards.iter().enumerate() {
-        if s.job != job {
+        if s.job != *job {
             let what = if s.job.command() != job.command() {
                 format!("`{}` and `{}` outputs", job.command(), s.job.command())
             } else {
@@ -595,10 +670,10 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
         }
         seconds += s.seconds;
         for (&c, r) in s.cells.iter().zip(&s.results) {
-            let kind_ok = matches!(job, Job::Zoo(_)) == matches!(r, CellResult::Zoo(_));
-            if c >= total || !kind_ok {
+            let cell = S::Cell::of(r).filter(|_| c < total);
+            let Some(r) = cell else {
                 return Err(format!("{name}: cell {c} does not belong to this job"));
-            }
+            };
             check(c, r).map_err(|e| {
                 format!(
                     "{name}: cell {c} does not hold what the job's cell computes ({e}); the file \
@@ -636,5 +711,5 @@ pub fn merge(shards: Vec<(String, ShardOutput)>) -> Result<Merged, String> {
         ));
     }
     let results = slots.into_iter().map(|r| r.expect("checked")).collect();
-    Ok(job.assemble(results, seconds))
+    Ok(task.assemble(results, seconds))
 }

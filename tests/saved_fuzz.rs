@@ -22,7 +22,7 @@ use basis_lab::experiment::{AdamEps, KeyDim, SweepTask, points_sweep, sweep};
 use basis_lab::preset::Preset;
 use basis_lab::sensing::SensingConfig;
 use basis_lab::sensing::zoo::{Rule, ZooPreset, ZooTask, class_gap, markdown, run_zoo, summarise};
-use basis_lab::shard::{Job, Merged, Shard, merge, parse_shard, run_shard};
+use basis_lab::shard::{Job, Merged, Shard, ZooRuns, merge, parse_shard, run_shard};
 use common::app_ron;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -301,9 +301,9 @@ fn ten_thousand_mutated_saved_files_never_panic() {
                     merge(vec![("mutated".into(), m), ("other".into(), o)])
                 });
                 match pair {
-                    Ok(Merged::Zoo {
+                    Ok(Merged::Zoo(ZooRuns {
                         preset, results, ..
-                    }) => {
+                    })) => {
                         preset.check_runs(&results).unwrap();
                         let sums = summarise(&results);
                         let _ = markdown(&preset, &sums, &results);

@@ -39,15 +39,11 @@ impl MergeArgs {
         let figures = self.look.options(self.figures);
         match merged {
             Merged::Sweep(r) => super::sweep::finish(&self.out, &r, figures),
-            Merged::Points { job, sweeps } => {
-                let points = job.points_report(sweeps).expect("a points job");
-                super::points::finish(&self.out, &*points, figures)
+            Merged::EpsSweep(points) => super::points::finish(&self.out, &points, figures),
+            Merged::DkSweep(points) => super::points::finish(&self.out, &points, figures),
+            Merged::Zoo(z) => {
+                super::zoo::finish(&self.out, &z.preset, &z.results, z.seconds, figures, None)
             }
-            Merged::Zoo {
-                preset,
-                results,
-                seconds,
-            } => super::zoo::finish(&self.out, &preset, &results, seconds, figures, None),
         }
     }
 }

@@ -9,9 +9,9 @@ use clap::Args;
 
 use super::shared::{List, Shared, commit, load_preset, values, write_figures};
 use basis_lab::experiment::report::PointsReport;
-use basis_lab::experiment::{AdamEps, KeyDim, PointsTask};
+use basis_lab::experiment::{AdamEps, KeyDim, PointAxis, PointsTask};
 use basis_lab::output::OutputSet;
-use basis_lab::shard::ShardAxis;
+use basis_lab::shard::Job;
 
 /// The ε sweep: the seed sweep of PRESET at each ε of every Adam arm; writes eps_sweep.csv
 /// and eps_sweep.json (mean ± sd over seeds of each arm's A(K) excess, twin divergences and
@@ -85,13 +85,16 @@ impl DkSweepArgs {
 /// The sweep along `A` of `preset` (a file or a bundled name, `steps` overriding its step
 /// count) at each of `values`, `seeds` seeds each: checks every point, then runs the sweep (or
 /// one shard of it), writes its tables and prints its table.
-fn run<A: ShardAxis>(
+fn run<A: PointAxis>(
     preset: &OsStr,
     values: Vec<A::Value>,
     seeds: u64,
     steps: Option<usize>,
     shared: &Shared,
-) -> Result<()> {
+) -> Result<()>
+where
+    Job: From<PointsTask<A>>,
+{
     let preset = load_preset(preset, steps)?;
     let stem = A::stem();
     shared

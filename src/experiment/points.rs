@@ -6,13 +6,13 @@
 //! Adding an axis:
 //! - here, a unit type and its `impl PointAxis` (its analysis is then [`PointsTask`] over it,
 //!   with one line in the task registry, `crate::tasks::TASKS`);
-//! - in `shard`, its `Job` variant (holding its `PointsTask`) with its `JobFile` variant and
-//!   conversions (the shard file's layout), one arm in `Job::points_job` and its `ShardAxis`
-//!   impl (which builds that variant);
+//! - in `shard`, its line in the `jobs!` list (its `Job` and `Merged` variants; `PointsTask`
+//!   is already `Shardable`) and its `JobFile` variant and conversions (the shard file's
+//!   layout);
 //! - in `app::panels::controlled_test::points`, its `impl TabAxis` (the tab's wording) and a
 //!   type alias, and one line in the section's tab list;
 //! - in `cli::points`, an `Args` struct (clap needs the flags' names and help spelled out) whose
-//!   `run` calls the generic one, and one `Command` line.
+//!   `run` calls the generic one, and one `Command` line; in `cli::merge`, its `Merged` arm.
 
 use std::fmt;
 use std::marker::PhantomData;
