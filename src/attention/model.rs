@@ -442,31 +442,26 @@ impl<'a> Columns<'a> {
         (t, keys)
     }
 
-    /// Calls `f(query, u)` for every query column from `off` on that attends to key column
-    /// `key` (as its u-th key), in increasing column order.
-    #[inline(always)]
-    fn attending(&self, key: usize, off: usize, mut f: impl FnMut(usize, usize)) {
-        let first = self.first_tokens.len();
-        let mut visit = |q: usize, u: usize| {
-            if q >= off {
-                f(q, u);
-            }
-        };
-        if key < first {
-            visit(key, 0);
+    /// The query columns from `off` on that attend to key column `key`, each with the key's
+    /// place u among its keys, in increasing column order.
+    fn attending(&self, key: usize, off: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let (first, n) = (self.first_tokens.len(), self.n);
+        let (t, i, own, sharers) = if key < first {
             let (from, to) = (self.by_start_from[key], self.by_start_from[key + 1]);
-            let sharers = &self.by_start[from as usize..to as usize];
-            for t in 1..SEQ_LEN {
-                for &i in sharers {
-                    visit(first + (t - 1) * self.n + i as usize, 0);
-                }
-            }
+            (0, 0, 0..1, &self.by_start[from as usize..to as usize])
         } else {
-            let (t, i) = (1 + (key - first) / self.n, (key - first) % self.n);
-            for q in t..SEQ_LEN {
-                visit(first + (q - 1) * self.n + i, t);
-            }
-        }
+            let (t, i) = (1 + (key - first) / n, (key - first) % n);
+            (t, i, t..SEQ_LEN, &[][..])
+        };
+        // A column attends to itself and is attended by its sequence's later positions; a
+        // shared first column by positions 1 and 2 of every sequence sharing it.
+        let own = own.map(move |p| (if p == 0 { key } else { first + (p - 1) * n + i }, t));
+        let shared = (1..SEQ_LEN).flat_map(move |p| {
+            sharers
+                .iter()
+                .map(move |&s| (first + (p - 1) * n + s as usize, 0))
+        });
+        own.chain(shared).filter(move |&(q, _)| q >= off)
     }
 }
 
@@ -575,14 +570,17 @@ fn scatter_sum(dst: &mut [f64], src: &[f64], of: &[u32], d: usize, scratch: &mut
     grouped_sum(dst, d, sources, scratch);
 }
 
-/// Rows per task of the sums over columns that run in parallel by rows (a cache line).
-const TASK_ROWS: usize = 8;
+/// Rows per thread of the sums over columns run in parallel by rows: an even share of `d`
+/// in whole cache lines.
+fn row_block(d: usize) -> usize {
+    d.div_ceil(rayon::current_num_threads()).next_multiple_of(8)
+}
 
 /// `dst` (d × groups, column-major) ← per group g the sum of the source columns in group g,
 /// each entry summed from +0 in the order `sources` yields (group, column). Many columns feed
 /// few sums here, so blocks of rows, not columns, run on the threads of the current pool: each
 /// entry is summed whole by one thread, in the same order on any count. `scratch` (at least
-/// d × groups) holds the sums row by row meanwhile, so each block is one slice.
+/// d × groups) holds each block's rows of every group meanwhile, so each block is one slice.
 fn grouped_sum<'s, I>(
     dst: &mut [f64],
     d: usize,
@@ -591,23 +589,24 @@ fn grouped_sum<'s, I>(
 ) where
     I: Iterator<Item = (usize, &'s [f64])>,
 {
-    let groups = dst.len() / d;
-    let rows = &mut scratch[..d * groups];
-    rows.par_chunks_mut(TASK_ROWS * groups)
+    let (groups, rb) = (dst.len() / d, row_block(d));
+    let sums = &mut scratch[..d * groups];
+    sums.par_chunks_mut(rb * groups)
         .enumerate()
         .for_each(|(b, block)| {
-            let r0 = b * TASK_ROWS;
-            let r1 = r0 + block.len() / groups;
+            let (r0, rows) = (b * rb, block.len() / groups);
             block.fill(0.0);
             for (g, col) in sources() {
-                for (r, &x) in col[r0..r1].iter().enumerate() {
-                    block[r * groups + g] += x;
+                let sum = &mut block[g * rows..(g + 1) * rows];
+                for (o, &x) in sum.iter_mut().zip(&col[r0..r0 + rows]) {
+                    *o += x;
                 }
             }
         });
-    for (g, out) in dst.chunks_exact_mut(d).enumerate() {
-        for (r, o) in out.iter_mut().enumerate() {
-            *o = rows[r * groups + g];
+    for (b, block) in sums.chunks(rb * groups).enumerate() {
+        let (r0, rows) = (b * rb, block.len() / groups);
+        for (out, sum) in dst.chunks_exact_mut(d).zip(block.chunks_exact(rows)) {
+            out[r0..r0 + rows].copy_from_slice(sum);
         }
     }
 }
@@ -1575,7 +1574,7 @@ fn attention_key_grad_impl<A: Ops>(
     {
         dk.fill(0.0);
         dv.fill(0.0);
-        cols.attending(k0 + kk, off, |q, u| {
+        for (q, u) in cols.attending(k0 + kk, off) {
             let j = q - off;
             let (da, qv) = (&d_att[j * d..(j + 1) * d], &b.q[j * d..(j + 1) * d]);
             for h in 0..heads {
@@ -1589,7 +1588,7 @@ fn attention_key_grad_impl<A: Ops>(
                     *o = A::madd(g, x, *o);
                 }
             }
-        });
+        }
     }
 }
 
@@ -1656,9 +1655,10 @@ fn rms_backward(
     let d = g.len();
     rayon::join(
         || {
-            d_g.par_chunks_mut(TASK_ROWS)
+            let rb = row_block(d);
+            d_g.par_chunks_mut(rb)
                 .enumerate()
-                .for_each(|(b, d_g)| rms_gain_grad(d_y, xhat, d, b * TASK_ROWS, d_g))
+                .for_each(|(b, d_g)| rms_gain_grad(d_y, xhat, d, b * rb, d_g))
         },
         || {
             d_y.par_chunks(d * TASK_COLUMNS)
@@ -1882,11 +1882,7 @@ mod tests {
         // Sequences 0 and 2 share column 0, 1 and 3 column 1, 4 has column 2.
         assert_eq!(cols.by_start, [0, 2, 1, 3, 4]);
         assert_eq!(cols.by_start_from, [0, 2, 4, 5]);
-        let attending = |key, off| {
-            let mut out = Vec::new();
-            cols.attending(key, off, |q, u| out.push((q, u)));
-            out
-        };
+        let attending = |key, off| cols.attending(key, off).collect::<Vec<_>>();
         // Column 0 itself, then positions 1 and 2 of sequences 0 and 2; in the last layer
         // (queries from column 8 on) only position 2's.
         assert_eq!(attending(0, 0), [(0, 0), (3, 0), (5, 0), (8, 0), (10, 0)]);
