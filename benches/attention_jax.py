@@ -16,10 +16,12 @@ is excluded and the fastest of three timed loops counts.
 
 basis-lab's figure is `basis-lab bench --only attention`: forward, backward and the Adam update
 of one model, the fastest of 30 batches. Both sides are pinned to the same core(s) with
-`os.sched_setaffinity`, and XLA is told to use as many threads as it has cores.
+`taskset`, and XLA is told to use as many threads as it has cores. The two-core row also gives
+each side's speed-up over its own one-core time (basis-lab's target: 1.8× on a quiet machine).
 
 Usage: python3 benches/attention_jax.py [--binary target/release/basis-lab] [--steps 40]
-Needs: pip install jax (CPU).
+       [--no-jax]
+Needs: pip install jax (CPU), except with --no-jax (basis-lab's columns only).
 """
 
 import argparse
@@ -200,32 +202,42 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", default="target/release/basis-lab")
     ap.add_argument("--steps", type=int, default=40, help="Adam steps per timed JAX loop")
+    ap.add_argument("--no-jax", action="store_true", help="time basis-lab only (no jax needed)")
     args = ap.parse_args()
     cores = sorted(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [args.binary, "attention", "attention", "--seeds", "1", "--steps", "1",
-             "--quiet", "--out", tmp],
-            check=True, capture_output=True,
-        )
+        if not args.no_jax:
+            subprocess.run(
+                [args.binary, "attention", "attention", "--seeds", "1", "--steps", "1",
+                 "--quiet", "--out", tmp],
+                check=True, capture_output=True,
+            )
         trace = os.path.join(tmp, "trace.json")
         rows = []
         load = os.getloadavg()[0]
         for use in ([cores[0]], cores[:2]) if len(cores) > 1 else ([cores[0]],):
-            plain = jax_step_seconds(trace, args.steps, use, False)
-            shared = jax_step_seconds(trace, args.steps, use, True)
+            if args.no_jax:
+                plain = shared = float("nan")
+            else:
+                plain = jax_step_seconds(trace, args.steps, use, False)
+                shared = jax_step_seconds(trace, args.steps, use, True)
             ours = ours_step_seconds(args.binary, use).get(len(use))
             if ours is None:
                 sys.exit(f"no 'attention train step, {len(use)} thread(s)' line from bench")
             rows.append((len(use), plain, shared, ours))
     print(f"attention training step (883 sequences, Adam), load average {load:.2f} at the start")
     print(f"{'cores':>5} {'JAX/XLA':>10} {'ratio':>6} {'JAX/XLA shared':>15} {'ratio':>6} "
-          f"{'basis-lab':>10}")
+          f"{'basis-lab':>10} {'speed-up: JAX':>14} {'shared':>7} {'basis-lab':>10}")
+    one = rows[0]
     for n, plain, shared, ours in rows:
+        # Each side's one-core time over its time on these cores (blank on the one-core row).
+        ups = "" if n == 1 else (f"{one[1] / plain:13.2f}× {one[2] / shared:6.2f}× "
+                                 f"{one[3] / ours:9.2f}×")
         print(f"{n:>5} {plain * 1e3:7.2f} ms {plain / ours:5.2f}× {shared * 1e3:12.2f} ms "
-              f"{shared / ours:5.2f}× {ours * 1e3:7.2f} ms")
+              f"{shared / ours:5.2f}× {ours * 1e3:7.2f} ms {ups}")
     print("basis-lab runs as many threads as cores; ratio = JAX's time / basis-lab's (above 1:")
-    print("basis-lab is faster). JAX/XLA computes every position of every sequence, as the model")
+    print("basis-lab is faster); speed-up = one core's time / two cores' (basis-lab's target 1.8×).")
+    print("JAX/XLA computes every position of every sequence, as the model")
     print("is written; 'shared' computes position 0 once per distinct first token and the first")
     print("layer's queries, keys and values once per (position, token), as basis-lab does")
     print("(docs/attention.md).")

@@ -551,7 +551,8 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
         }
     }
     if opts.wants("attention") {
-        for threads in [1, 2] {
+        let mut secs = [0.0; 2];
+        for (threads, secs) in [1, 2].into_iter().zip(&mut secs) {
             let (both, ma) = in_pool(threads, || {
                 let mut w = AttentionWorkload::new();
                 let both = time_both(opts.per_figure.max(Duration::from_secs(1)), || {
@@ -559,6 +560,7 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
                 });
                 (both, w.multiply_adds())
             });
+            *secs = both.0;
             push(timed(
                 format!("attention train step, {threads} thread(s)"),
                 "steps/s",
@@ -567,6 +569,16 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
                 "883 sequences, with Adam".into(),
             ));
         }
+        let [one, two] = secs;
+        push(Figure {
+            name: "attention speed-up, 2 threads over 1".into(),
+            unit: "×",
+            per_second: one / two,
+            seconds: two,
+            gflops: None,
+            portable: None,
+            note: verdict(one / two >= 1.8, "target ≥ 1.8× on a quiet machine"),
+        });
     }
     if opts.wants("sweep") {
         let sweep_steps = opts.sweep_steps;

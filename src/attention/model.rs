@@ -395,6 +395,10 @@ struct Columns<'a> {
     first_tokens: &'a [u32],
     /// Position-0 column of each sequence (n entries, each below `first_tokens.len()`).
     start: &'a [u32],
+    /// The sequences in order of their position-0 column, each column's in sequence order;
+    /// column g's are `by_start[by_start_from[g]..by_start_from[g + 1]]`.
+    by_start: &'a [u32],
+    by_start_from: &'a [u32],
 }
 
 impl<'a> Columns<'a> {
@@ -436,6 +440,28 @@ impl<'a> Columns<'a> {
             *k = first + (u - 1) * self.n + i;
         }
         (t, keys)
+    }
+
+    /// The query columns from `off` on that attend to key column `key`, each with the key's
+    /// place u among its keys, in increasing column order.
+    fn attending(&self, key: usize, off: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let (first, n) = (self.first_tokens.len(), self.n);
+        let (t, i, own, sharers) = if key < first {
+            let (from, to) = (self.by_start_from[key], self.by_start_from[key + 1]);
+            (0, 0, 0..1, &self.by_start[from as usize..to as usize])
+        } else {
+            let (t, i) = (1 + (key - first) / n, (key - first) % n);
+            (t, i, t..SEQ_LEN, &[][..])
+        };
+        // A column attends to itself and is attended by its sequence's later positions; a
+        // shared first column by positions 1 and 2 of every sequence sharing it.
+        let own = own.map(move |p| (if p == 0 { key } else { first + (p - 1) * n + i }, t));
+        let shared = (1..SEQ_LEN).flat_map(move |p| {
+            sharers
+                .iter()
+                .map(move |&s| (first + (p - 1) * n + s as usize, 0))
+        });
+        own.chain(shared).filter(move |&(q, _)| q >= off)
     }
 }
 
@@ -520,23 +546,90 @@ impl Inputs {
     }
 }
 
-/// `dst` column i (d rows) ← `src` column `of[i]`.
+/// `dst` column i (d rows) ← `src` column `of[i]`, blocks of columns on the threads of the
+/// current pool.
 fn gather(dst: &mut [f64], src: &[f64], of: &[u32], d: usize) {
-    for (out, &i) in dst.chunks_exact_mut(d).zip(of) {
-        let i = i as usize;
-        out.copy_from_slice(&src[i * d..(i + 1) * d]);
+    dst.par_chunks_mut(d * TASK_COLUMNS)
+        .zip(of.par_chunks(TASK_COLUMNS))
+        .for_each(|(dst, of)| {
+            for (out, &i) in dst.chunks_exact_mut(d).zip(of) {
+                let i = i as usize;
+                out.copy_from_slice(&src[i * d..(i + 1) * d]);
+            }
+        });
+}
+
+/// `dst` column j (d rows) ← the sum of the `src` columns i with `of[i] = j`, in column order
+/// ([`grouped_sum`]).
+fn scatter_sum(dst: &mut [f64], src: &[f64], of: &[u32], d: usize, scratch: &mut [f64]) {
+    let sources = || {
+        of.iter()
+            .zip(src.chunks_exact(d))
+            .map(|(&g, c)| (g as usize, c))
+    };
+    grouped_sum(dst, d, sources, scratch);
+}
+
+/// Rows per thread of the sums over columns run in parallel by rows: an even share of `d`
+/// in whole cache lines.
+fn row_block(d: usize) -> usize {
+    d.div_ceil(rayon::current_num_threads()).next_multiple_of(8)
+}
+
+/// `dst` (d × groups, column-major) ← per group g the sum of the source columns in group g,
+/// each entry summed from +0 in the order `sources` yields (group, column). Many columns feed
+/// few sums here, so blocks of rows, not columns, run on the threads of the current pool: each
+/// entry is summed whole by one thread, in the same order on any count. `scratch` (at least
+/// d × groups) holds each block's rows of every group meanwhile, so each block is one slice.
+fn grouped_sum<'s, I>(
+    dst: &mut [f64],
+    d: usize,
+    sources: impl Fn() -> I + Sync,
+    scratch: &mut [f64],
+) where
+    I: Iterator<Item = (usize, &'s [f64])>,
+{
+    let (groups, rb) = (dst.len() / d, row_block(d));
+    let sums = &mut scratch[..d * groups];
+    sums.par_chunks_mut(rb * groups)
+        .enumerate()
+        .for_each(|(b, block)| {
+            let (r0, rows) = (b * rb, block.len() / groups);
+            block.fill(0.0);
+            for (g, col) in sources() {
+                let sum = &mut block[g * rows..(g + 1) * rows];
+                for (o, &x) in sum.iter_mut().zip(&col[r0..r0 + rows]) {
+                    *o += x;
+                }
+            }
+        });
+    for (b, block) in sums.chunks(rb * groups).enumerate() {
+        let (r0, rows) = (b * rb, block.len() / groups);
+        for (out, sum) in dst.chunks_exact_mut(d).zip(block.chunks_exact(rows)) {
+            out[r0..r0 + rows].copy_from_slice(sum);
+        }
     }
 }
 
-/// `dst` column j (d rows) ← the sum of the `src` columns i with `of[i] = j`, in column order.
-fn scatter_sum(dst: &mut [f64], src: &[f64], of: &[u32], d: usize) {
-    dst.fill(0.0);
-    for (col, &i) in src.chunks_exact(d).zip(of) {
-        let i = i as usize;
-        for (o, &g) in dst[i * d..(i + 1) * d].iter_mut().zip(col) {
-            *o += g;
-        }
-    }
+/// Entries per task of the copies and sums of whole buffers run in parallel.
+const TASK_ENTRIES: usize = 64 * TASK_COLUMNS;
+
+/// `dst ← src` (equal lengths), in blocks on the threads of the current pool.
+fn par_copy(dst: &mut [f64], src: &[f64]) {
+    dst.par_chunks_mut(TASK_ENTRIES)
+        .zip(src.par_chunks(TASK_ENTRIES))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// `dst ← dst + src` entrywise (equal lengths), in blocks on the threads of the current pool.
+fn par_add(dst: &mut [f64], src: &[f64]) {
+    dst.par_chunks_mut(TASK_ENTRIES)
+        .zip(src.par_chunks(TASK_ENTRIES))
+        .for_each(|(d, s)| {
+            for (o, &x) in d.iter_mut().zip(s) {
+                *o += x;
+            }
+        });
 }
 
 /// The activations one layer keeps for its backward pass, for up to `cap` sequences (3·cap
@@ -615,6 +708,10 @@ struct Backward {
     d_u: Vec<f64>,
     d_logits: Vec<f64>,
     d_z: Vec<f64>,
+    /// The attention scores' gradients, [`SEQ_LEN`] slots per (query column, head).
+    d_scores: Vec<f64>,
+    /// Row-major sums of [`grouped_sum`] (d × the most pairs or tokens).
+    sums: Vec<f64>,
     /// The first layer's query, key, value and input gradients summed per input pair (d × m
     /// each, see [`Inputs`]).
     d_q0: Vec<f64>,
@@ -624,8 +721,8 @@ struct Backward {
 }
 
 impl Backward {
-    fn new(d: usize, f: usize, classes: usize, n: usize, pairs: usize) -> Self {
-        let all = SEQ_LEN * n;
+    fn new(d: usize, f: usize, arch: &Arch, n: usize, pairs: usize) -> Self {
+        let (all, classes) = (SEQ_LEN * n, arch.classes);
         Self {
             d_out: vec![0.0; d * all],
             d_in: vec![0.0; d * all],
@@ -638,6 +735,8 @@ impl Backward {
             d_u: vec![0.0; f * all],
             d_logits: vec![0.0; classes * n],
             d_z: vec![0.0; d * n],
+            d_scores: vec![0.0; all * arch.heads * SEQ_LEN],
+            sums: vec![0.0; d * pairs.max(arch.vocab)],
             d_q0: vec![0.0; d * pairs],
             d_k0: vec![0.0; d * pairs],
             d_v0: vec![0.0; d * pairs],
@@ -646,8 +745,11 @@ impl Backward {
     }
 
     /// Numbers held by [`Backward::new`] with the same arguments.
-    fn numbers(d: usize, f: usize, classes: usize, n: usize, pairs: usize) -> usize {
-        (8 * d + f) * SEQ_LEN * n + (classes + d) * n + 4 * d * pairs
+    fn numbers(d: usize, f: usize, arch: &Arch, n: usize, pairs: usize) -> usize {
+        (8 * d + f + arch.heads * SEQ_LEN) * SEQ_LEN * n
+            + (arch.classes + d) * n
+            + 4 * d * pairs
+            + d * pairs.max(arch.vocab)
     }
 }
 
@@ -665,6 +767,9 @@ pub struct Workspace {
     first_tokens: Vec<u32>,
     start: Vec<u32>,
     slot: Vec<u32>,
+    /// The sequences grouped by position-0 column (see [`Columns`]).
+    by_start: Vec<u32>,
+    by_start_from: Vec<u32>,
     /// The first layer's distinct inputs.
     inputs: Inputs,
     layers: Vec<LayerBuffers>,
@@ -676,6 +781,9 @@ pub struct Workspace {
     /// Logits and their softmax (classes × n).
     logits: Vec<f64>,
     probs_out: Vec<f64>,
+    /// Each sequence's loss and whether its answer is right, summed in order afterwards.
+    terms: Vec<f64>,
+    hits: Vec<bool>,
     backward: Option<Backward>,
     /// The products' copies of transposed weights.
     gemm: GemmScratch,
@@ -700,6 +808,8 @@ impl Workspace {
             first_tokens: vec![0; n],
             start: vec![0; n],
             slot: vec![u32::MAX; arch.vocab],
+            by_start: vec![0; n],
+            by_start_from: vec![0; n + 1],
             inputs: Inputs::new(&arch, n),
             layers,
             x_last: vec![0.0; d * n],
@@ -708,8 +818,9 @@ impl Workspace {
             z: vec![0.0; d * n],
             logits: vec![0.0; arch.classes * n],
             probs_out: vec![0.0; arch.classes * n],
-            backward: backward
-                .then(|| Backward::new(d, f, arch.classes, n, Inputs::capacity(&arch, n))),
+            terms: vec![0.0; n],
+            hits: vec![false; n],
+            backward: backward.then(|| Backward::new(d, f, &arch, n, Inputs::capacity(&arch, n))),
             gemm: GemmScratch::new(rayon::current_num_threads()),
         }
     }
@@ -724,11 +835,11 @@ impl Workspace {
             })
             .sum();
         let bw = if backward {
-            Backward::numbers(d, f, arch.classes, n, Inputs::capacity(arch, n))
+            Backward::numbers(d, f, arch, n, Inputs::capacity(arch, n))
         } else {
             0
         };
-        layers + Inputs::numbers(arch, n) + (3 * d + 1 + 2 * arch.classes) * n + bw
+        layers + Inputs::numbers(arch, n) + (3 * d + 2 + 2 * arch.classes) * n + bw
     }
 
     /// The logits of the last forward pass: classes × n, column-major (column i = sequence i).
@@ -761,10 +872,28 @@ impl Workspace {
             }
             *start = *slot;
         }
+        // A counting sort of the sequences by position-0 column (stable).
+        let from = &mut self.by_start_from[..=self.first];
+        from.fill(0);
+        for &s in &self.start[..n] {
+            from[s as usize + 1] += 1;
+        }
+        for g in 1..from.len() {
+            from[g] += from[g - 1];
+        }
+        for (i, &s) in self.start[..n].iter().enumerate() {
+            let at = &mut from[s as usize];
+            self.by_start[*at as usize] = i as u32;
+            *at += 1;
+        }
+        from.copy_within(..from.len() - 1, 1);
+        from[0] = 0;
         let cols = Columns {
             n,
             first_tokens: &self.first_tokens[..self.first],
             start: &self.start[..n],
+            by_start: &self.by_start[..n],
+            by_start_from: &self.by_start_from[..=self.first],
         };
         let inputs = &mut self.inputs;
         inputs.embed(
@@ -815,31 +944,45 @@ impl Workspace {
             0.0,
             scratch,
         );
-        let (mut loss, mut correct) = (0.0, 0usize);
-        for (i, (l, p)) in logits
-            .chunks_exact(c)
-            .zip(self.probs_out.chunks_exact_mut(c))
-            .enumerate()
-        {
-            let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
-            for (j, &x) in l.iter().enumerate() {
-                if x > best {
-                    best = x;
-                    arg = j;
+        // Each sequence's softmax, loss and answer on the threads of the current pool; the
+        // losses are then added in sequence order.
+        let (terms, hits) = (&mut self.terms[..n], &mut self.hits[..n]);
+        logits
+            .par_chunks(c * TASK_COLUMNS)
+            .zip(self.probs_out[..c * n].par_chunks_mut(c * TASK_COLUMNS))
+            .zip(terms.par_chunks_mut(TASK_COLUMNS))
+            .zip(hits.par_chunks_mut(TASK_COLUMNS))
+            .zip(batch.labels[..n].par_chunks(TASK_COLUMNS))
+            .for_each(|((((logits, probs), terms), hits), labels)| {
+                for ((((l, p), term), hit), &y) in logits
+                    .chunks_exact(c)
+                    .zip(probs.chunks_exact_mut(c))
+                    .zip(terms)
+                    .zip(hits)
+                    .zip(labels)
+                {
+                    let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
+                    for (j, &x) in l.iter().enumerate() {
+                        if x > best {
+                            best = x;
+                            arg = j;
+                        }
+                    }
+                    let mut sum = 0.0;
+                    for (pj, &x) in p.iter_mut().zip(l) {
+                        *pj = arith::exp(x - best);
+                        sum += *pj;
+                    }
+                    for pj in p.iter_mut() {
+                        *pj /= sum;
+                    }
+                    let y = y as usize;
+                    *term = best + arith::ln(sum) - l[y];
+                    *hit = arg == y;
                 }
-            }
-            let mut sum = 0.0;
-            for (pj, &x) in p.iter_mut().zip(l) {
-                *pj = arith::exp(x - best);
-                sum += *pj;
-            }
-            for pj in p.iter_mut() {
-                *pj /= sum;
-            }
-            let y = batch.labels[i] as usize;
-            loss += best + arith::ln(sum) - l[y];
-            correct += usize::from(arg == y);
-        }
+            });
+        let loss = terms.iter().fold(0.0, |s, &t| s + t);
+        let correct = hits.iter().filter(|&&h| h).count();
         Stats {
             loss: loss / n as f64,
             accuracy: correct as f64 / n as f64,
@@ -862,16 +1005,22 @@ impl Workspace {
         let inv_n = 1.0 / n as f64;
         let scratch = &mut self.gemm;
         let d_logits = &mut bw.d_logits[..c * n];
-        for (i, (g, p)) in d_logits
-            .chunks_exact_mut(c)
-            .zip(self.probs_out.chunks_exact(c))
-            .enumerate()
-        {
-            for (gj, &pj) in g.iter_mut().zip(p) {
-                *gj = pj * inv_n;
-            }
-            g[batch.labels[i] as usize] -= inv_n;
-        }
+        d_logits
+            .par_chunks_mut(c * TASK_COLUMNS)
+            .zip(self.probs_out[..c * n].par_chunks(c * TASK_COLUMNS))
+            .zip(batch.labels[..n].par_chunks(TASK_COLUMNS))
+            .for_each(|((d_logits, probs), labels)| {
+                for ((g, p), &y) in d_logits
+                    .chunks_exact_mut(c)
+                    .zip(probs.chunks_exact(c))
+                    .zip(labels)
+                {
+                    for (gj, &pj) in g.iter_mut().zip(p) {
+                        *gj = pj * inv_n;
+                    }
+                    g[y as usize] -= inv_n;
+                }
+            });
         let d_logits = Operand::new(d_logits, c, n);
         gemm(
             grads.get_mut(Param::Unembedding).as_mut_slice(),
@@ -900,6 +1049,8 @@ impl Workspace {
             n,
             first_tokens: &self.first_tokens[..self.first],
             start: &self.start[..n],
+            by_start: &self.by_start[..n],
+            by_start_from: &self.by_start_from[..=self.first],
         };
         for l in (0..arch.layers).rev() {
             let first_layer = (l == 0).then_some(&self.inputs);
@@ -908,29 +1059,19 @@ impl Workspace {
             std::mem::swap(&mut bw.d_out, &mut bw.d_in);
         }
         // The input's gradient: along the residual path per column, through the first layer's
-        // norm per input pair.
+        // norm per input pair; summed per token and per position.
         let m = self.inputs.m;
-        let d_x0 = || {
-            let residual = cols
-                .tokens(batch)
-                .zip(bw.d_out[..d * cols.all()].chunks_exact(d));
-            let pairs = self.inputs.pairs[..m].iter().copied();
-            residual.chain(pairs.zip(bw.d_x0[..d * m].chunks_exact(d)))
+        let (d_out, d_x0) = (&bw.d_out[..d * cols.all()], &bw.d_x0[..d * m]);
+        let pairs = &self.inputs.pairs[..m];
+        let d_x = || {
+            let residual = cols.tokens(batch).zip(d_out.chunks_exact(d));
+            residual.chain(pairs.iter().copied().zip(d_x0.chunks_exact(d)))
         };
-        let tok = grads.get_mut(Param::TokenEmbedding);
-        tok.fill(0.0);
-        for ((_, t), g) in d_x0() {
-            for (o, &g) in tok.column_mut(t as usize).iter_mut().zip(g) {
-                *o += g;
-            }
-        }
-        let pos = grads.get_mut(Param::PositionEmbedding);
-        pos.fill(0.0);
-        for ((t, _), g) in d_x0() {
-            for (o, &g) in pos.column_mut(t).iter_mut().zip(g) {
-                *o += g;
-            }
-        }
+        let tok = grads.get_mut(Param::TokenEmbedding).as_mut_slice();
+        let by_token = || d_x().map(|((_, t), g)| (t as usize, g));
+        grouped_sum(tok, d, by_token, &mut bw.sums);
+        let pos = grads.get_mut(Param::PositionEmbedding).as_mut_slice();
+        grouped_sum(pos, d, || d_x().map(|((t, _), g)| (t, g)), &mut bw.sums);
     }
 }
 
@@ -1017,7 +1158,7 @@ fn layer_forward(
         att,
     );
     let mid = &mut mid[..d * c];
-    mid.copy_from_slice(&x_in[off * d..]);
+    par_copy(mid, &x_in[off * d..]);
     gemm(
         mid,
         params.operand(Param::Output(l)),
@@ -1043,7 +1184,7 @@ fn layer_forward(
         scratch,
     );
     silu(u, sig, s);
-    out.copy_from_slice(mid);
+    par_copy(out, mid);
     gemm(
         out,
         params.operand(Param::Down(l)),
@@ -1080,7 +1221,7 @@ fn attention_forward(
 
 /// Columns per task of the column-wise loops run in parallel: enough work to outweigh the
 /// hand-over. Each column's numbers do not depend on how the columns are shared out.
-const TASK_COLUMNS: usize = 128;
+const TASK_COLUMNS: usize = 32;
 
 crate::linalg::dispatch! {
     /// [`attention_forward`] on one block of query columns (the first is `off`), compiled per
@@ -1207,9 +1348,7 @@ fn layer_backward(
         grads.get_mut(Param::MlpGain(l)).as_mut_slice(),
         d_mid,
     );
-    for (m, &g) in d_mid.iter_mut().zip(d_out) {
-        *m += g;
-    }
+    par_add(d_mid, d_out);
     let att = Operand::new(&b.att[..d * c], d, c);
     gemm(
         grads.get_mut(Param::Output(l)).as_mut_slice(),
@@ -1231,14 +1370,15 @@ fn layer_backward(
         &mut bw.d_k[..d * all],
         &mut bw.d_v[..d * all],
     );
-    attention_backward(arch, cols, off, b, d_att, d_q, d_k, d_v);
+    let d_scores = &mut bw.d_scores[..c * arch.heads * SEQ_LEN];
+    attention_backward(arch, cols, off, b, d_att, d_scores, d_q, d_k, d_v);
     // The first layer's gradients reach its products summed per input pair.
     let (normed, q_off, d_q, d_k, d_v) = match inputs {
         Some(inputs) => {
-            let (m, of) = (inputs.m, &inputs.of[..all]);
-            scatter_sum(&mut bw.d_q0[..d * m], d_q, &of[off..], d);
-            scatter_sum(&mut bw.d_k0[..d * m], d_k, of, d);
-            scatter_sum(&mut bw.d_v0[..d * m], d_v, of, d);
+            let (m, of, sums) = (inputs.m, &inputs.of[..all], &mut bw.sums);
+            scatter_sum(&mut bw.d_q0[..d * m], d_q, &of[off..], d, sums);
+            scatter_sum(&mut bw.d_k0[..d * m], d_k, of, d, sums);
+            scatter_sum(&mut bw.d_v0[..d * m], d_v, of, d, sums);
             (
                 m,
                 0,
@@ -1285,58 +1425,90 @@ fn layer_backward(
     if inputs.is_some() {
         // Only the residual path reaches the columns; the part through the norm stays per pair.
         d_in[..off * d].fill(0.0);
-        d_in[off * d..].copy_from_slice(d_mid);
+        par_copy(&mut d_in[off * d..], d_mid);
     } else {
-        for (g, &m) in d_in[off * d..].iter_mut().zip(d_mid) {
-            *g += m;
-        }
+        par_add(&mut d_in[off * d..], d_mid);
     }
 }
 
-crate::linalg::dispatch! {
-    /// Backward through the causal attention of the query columns `off..`: `d_att` (d × c) in,
-    /// `d_q` (d × c), `d_k` and `d_v` (d × all columns) overwritten. Compiled per arithmetic;
-    /// one thread (key columns gather from several query columns).
-    #[allow(clippy::too_many_arguments)]
-    fn attention_backward(
-        arch: &Arch,
-        cols: &Columns,
-        off: usize,
-        b: &LayerBuffers,
-        d_att: &[f64],
-        d_q: &mut [f64],
-        d_k: &mut [f64],
-        d_v: &mut [f64],
-    ) => attention_backward_impl
-}
-
+/// Backward through the causal attention of the query columns `off..`: `d_att` (d × c) in,
+/// `d_q` (d × c), `d_k` and `d_v` (d × all columns) overwritten, the scores' gradients left in
+/// `d_scores` ([`SEQ_LEN`] slots per query column and head). Two passes, each over blocks of
+/// columns on the threads of the current pool: per query column its `d_q` and scores'
+/// gradients, then per key column the terms of the query columns attending to it, added in
+/// increasing column order as one pass over the queries would add them, so a key shared by many
+/// sequences is summed whole by one thread in the same order on any thread count.
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn attention_backward_impl<A: Ops>(
+fn attention_backward(
     arch: &Arch,
     cols: &Columns,
     off: usize,
     b: &LayerBuffers,
     d_att: &[f64],
+    d_scores: &mut [f64],
     d_q: &mut [f64],
     d_k: &mut [f64],
     d_v: &mut [f64],
 ) {
+    let (d, slots) = (arch.d_model, arch.heads * SEQ_LEN);
+    d_q.par_chunks_mut(d * TASK_COLUMNS)
+        .zip(d_scores.par_chunks_mut(slots * TASK_COLUMNS))
+        .enumerate()
+        .for_each(|(t, (d_q, d_scores))| {
+            let j0 = t * TASK_COLUMNS;
+            attention_query_grad(arch, cols, off, j0, b, d_att, d_scores, d_q)
+        });
+    let d_scores = &*d_scores;
+    d_k.par_chunks_mut(d * TASK_COLUMNS)
+        .zip(d_v.par_chunks_mut(d * TASK_COLUMNS))
+        .enumerate()
+        .for_each(|(t, (d_k, d_v))| {
+            let k0 = t * TASK_COLUMNS;
+            attention_key_grad(arch, cols, off, k0, b, d_att, d_scores, d_k, d_v)
+        });
+}
+
+crate::linalg::dispatch! {
+    /// The query pass of [`attention_backward`] over the query columns from `off + j0` (as many
+    /// as `d_q` holds), compiled per arithmetic.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_query_grad(
+        arch: &Arch,
+        cols: &Columns,
+        off: usize,
+        j0: usize,
+        b: &LayerBuffers,
+        d_att: &[f64],
+        d_scores: &mut [f64],
+        d_q: &mut [f64],
+    ) => attention_query_grad_impl
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn attention_query_grad_impl<A: Ops>(
+    arch: &Arch,
+    cols: &Columns,
+    off: usize,
+    j0: usize,
+    b: &LayerBuffers,
+    d_att: &[f64],
+    d_scores: &mut [f64],
+    d_q: &mut [f64],
+) {
     let (d, heads, dh) = (arch.d_model, arch.heads, arch.head_dim());
-    let scale = 1.0 / (dh as f64).sqrt();
-    d_k.fill(0.0);
-    d_v.fill(0.0);
-    for (j, ((dq, da), (probs, q))) in d_q
+    let (slots, scale) = (heads * SEQ_LEN, 1.0 / (dh as f64).sqrt());
+    for (jj, (dq, ds)) in d_q
         .chunks_exact_mut(d)
-        .zip(d_att.chunks_exact(d))
-        .zip(
-            b.probs
-                .chunks_exact(heads * SEQ_LEN)
-                .zip(b.q.chunks_exact(d)),
-        )
+        .zip(d_scores.chunks_exact_mut(slots))
         .enumerate()
     {
+        let j = j0 + jj;
         let (t, keys) = cols.keys(off + j);
+        let (da, probs) = (
+            &d_att[j * d..(j + 1) * d],
+            &b.probs[j * slots..(j + 1) * slots],
+        );
         dq.fill(0.0);
         for h in 0..heads {
             let hs = h * dh..(h + 1) * dh;
@@ -1347,27 +1519,73 @@ fn attention_backward_impl<A: Ops>(
                 let vc = key * d;
                 dp[u] = dot::<A>(&da[hs.clone()], &b.v[vc + hs.start..vc + hs.end]);
                 mean = A::madd(pu, dp[u], mean);
-                for (g, &a) in d_v[vc + hs.start..vc + hs.end]
-                    .iter_mut()
-                    .zip(&da[hs.clone()])
-                {
-                    *g = A::madd(pu, a, *g);
-                }
             }
             for ((u, &pu), &key) in p.iter().enumerate().zip(&keys) {
-                let ds = scale * pu * (dp[u] - mean);
+                let g = scale * pu * (dp[u] - mean);
+                ds[h * SEQ_LEN + u] = g;
                 let kc = key * d;
-                for (g, &k) in dq[hs.clone()]
+                for (o, &k) in dq[hs.clone()]
                     .iter_mut()
                     .zip(&b.k[kc + hs.start..kc + hs.end])
                 {
-                    *g = A::madd(ds, k, *g);
+                    *o = A::madd(g, k, *o);
                 }
-                for (g, &qv) in d_k[kc + hs.start..kc + hs.end]
-                    .iter_mut()
-                    .zip(&q[hs.clone()])
-                {
-                    *g = A::madd(ds, qv, *g);
+            }
+        }
+    }
+}
+
+crate::linalg::dispatch! {
+    /// The key pass of [`attention_backward`] over the key columns from `k0` (as many as `d_k`
+    /// holds), compiled per arithmetic.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_key_grad(
+        arch: &Arch,
+        cols: &Columns,
+        off: usize,
+        k0: usize,
+        b: &LayerBuffers,
+        d_att: &[f64],
+        d_scores: &[f64],
+        d_k: &mut [f64],
+        d_v: &mut [f64],
+    ) => attention_key_grad_impl
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn attention_key_grad_impl<A: Ops>(
+    arch: &Arch,
+    cols: &Columns,
+    off: usize,
+    k0: usize,
+    b: &LayerBuffers,
+    d_att: &[f64],
+    d_scores: &[f64],
+    d_k: &mut [f64],
+    d_v: &mut [f64],
+) {
+    let (d, heads, dh) = (arch.d_model, arch.heads, arch.head_dim());
+    let slots = heads * SEQ_LEN;
+    for (kk, (dk, dv)) in d_k
+        .chunks_exact_mut(d)
+        .zip(d_v.chunks_exact_mut(d))
+        .enumerate()
+    {
+        dk.fill(0.0);
+        dv.fill(0.0);
+        for (q, u) in cols.attending(k0 + kk, off) {
+            let j = q - off;
+            let (da, qv) = (&d_att[j * d..(j + 1) * d], &b.q[j * d..(j + 1) * d]);
+            for h in 0..heads {
+                let hs = h * dh..(h + 1) * dh;
+                let slot = j * slots + h * SEQ_LEN + u;
+                let (pu, g) = (b.probs[slot], d_scores[slot]);
+                for (o, &a) in dv[hs.clone()].iter_mut().zip(&da[hs.clone()]) {
+                    *o = A::madd(pu, a, *o);
+                }
+                for (o, &x) in dk[hs.clone()].iter_mut().zip(&qv[hs.clone()]) {
+                    *o = A::madd(g, x, *o);
                 }
             }
         }
@@ -1423,9 +1641,9 @@ fn rms_forward_impl<A: Ops>(
 }
 
 /// Backward of [`rms_forward`]: from `d_y` (gradient of y), writes the gain gradient
-/// `d_g = Σ_cols d_y ⊙ xhat` (summed over the columns in order, on one thread) and
-/// `d_x = (d_ŷ − xhat·mean(d_ŷ ⊙ xhat)) · rinv` with `d_ŷ = d_y ⊙ g`, column by column (blocks of
-/// columns on the threads of the current pool).
+/// `d_g = Σ_cols d_y ⊙ xhat` (each entry summed over the columns in order, blocks of rows on the
+/// threads of the current pool) and, alongside, `d_x = (d_ŷ − xhat·mean(d_ŷ ⊙ xhat)) · rinv`
+/// with `d_ŷ = d_y ⊙ g`, column by column (blocks of columns on the threads).
 fn rms_backward(
     d_y: &[f64],
     g: &[f64],
@@ -1435,25 +1653,36 @@ fn rms_backward(
     d_x: &mut [f64],
 ) {
     let d = g.len();
-    rms_gain_grad(d_y, xhat, d_g);
-    d_y.par_chunks(d * TASK_COLUMNS)
-        .zip(xhat.par_chunks(d * TASK_COLUMNS))
-        .zip(rinv.par_chunks(TASK_COLUMNS))
-        .zip(d_x.par_chunks_mut(d * TASK_COLUMNS))
-        .for_each(|(((d_y, xhat), rinv), d_x)| rms_input_grad(d_y, g, xhat, rinv, d_x));
+    rayon::join(
+        || {
+            let rb = row_block(d);
+            d_g.par_chunks_mut(rb)
+                .enumerate()
+                .for_each(|(b, d_g)| rms_gain_grad(d_y, xhat, d, b * rb, d_g))
+        },
+        || {
+            d_y.par_chunks(d * TASK_COLUMNS)
+                .zip(xhat.par_chunks(d * TASK_COLUMNS))
+                .zip(rinv.par_chunks(TASK_COLUMNS))
+                .zip(d_x.par_chunks_mut(d * TASK_COLUMNS))
+                .for_each(|(((d_y, xhat), rinv), d_x)| rms_input_grad(d_y, g, xhat, rinv, d_x))
+        },
+    );
 }
 
 crate::linalg::dispatch! {
-    /// The gain gradient of [`rms_backward`], compiled per arithmetic.
-    fn rms_gain_grad(d_y: &[f64], xhat: &[f64], d_g: &mut [f64]) => rms_gain_grad_impl
+    /// The gain gradient of [`rms_backward`] at rows `r0..` (as many as `d_g` holds) of the
+    /// d-row columns, compiled per arithmetic.
+    fn rms_gain_grad(d_y: &[f64], xhat: &[f64], d: usize, r0: usize, d_g: &mut [f64])
+        => rms_gain_grad_impl
 }
 
 #[inline(always)]
-fn rms_gain_grad_impl<A: Ops>(d_y: &[f64], xhat: &[f64], d_g: &mut [f64]) {
-    let d = d_g.len();
+fn rms_gain_grad_impl<A: Ops>(d_y: &[f64], xhat: &[f64], d: usize, r0: usize, d_g: &mut [f64]) {
+    let r1 = r0 + d_g.len();
     d_g.fill(0.0);
     for (dy, xh) in d_y.chunks_exact(d).zip(xhat.chunks_exact(d)) {
-        for ((dg, &dyv), &xv) in d_g.iter_mut().zip(dy).zip(xh) {
+        for ((dg, &dyv), &xv) in d_g.iter_mut().zip(&dy[r0..r1]).zip(&xh[r0..r1]) {
             *dg = A::madd(dyv, xv, *dg);
         }
     }
@@ -1647,7 +1876,20 @@ mod tests {
             n: 5,
             first_tokens: &ws.first_tokens[..3],
             start: &ws.start[..5],
+            by_start: &ws.by_start[..5],
+            by_start_from: &ws.by_start_from[..4],
         };
+        // Sequences 0 and 2 share column 0, 1 and 3 column 1, 4 has column 2.
+        assert_eq!(cols.by_start, [0, 2, 1, 3, 4]);
+        assert_eq!(cols.by_start_from, [0, 2, 4, 5]);
+        let attending = |key, off| cols.attending(key, off).collect::<Vec<_>>();
+        // Column 0 itself, then positions 1 and 2 of sequences 0 and 2; in the last layer
+        // (queries from column 8 on) only position 2's.
+        assert_eq!(attending(0, 0), [(0, 0), (3, 0), (5, 0), (8, 0), (10, 0)]);
+        assert_eq!(attending(0, 8), [(8, 0), (10, 0)]);
+        // Position 1 of sequence 2 (column 5): itself and its position 2 (column 10), as key 1.
+        assert_eq!(attending(5, 0), [(5, 1), (10, 1)]);
+        assert_eq!(attending(12, 8), [(12, 2)]);
         assert_eq!(
             (cols.all(), cols.query(&arch, 0), cols.query(&arch, 1)),
             (13, 13, 5)

@@ -15,6 +15,8 @@
 //! orientation, zero-padded to whole tiles). Tiles cut by the matrix edges run in a full tile
 //! of their own and keep their part.
 
+use rayon::prelude::*;
+
 use crate::arith::Ops;
 
 /// An operand of [`gemm`]: a column-major matrix (stored entry (r, c) at `r + c·ld`), used as
@@ -76,6 +78,11 @@ impl<'a> Operand<'a> {
         }
     }
 
+    /// Rows `i0..i1` of the operand as used (a view, no copy). Panics if out of range.
+    pub fn rows(self, i0: usize, i1: usize) -> Self {
+        self.t().columns(i0, i1).t()
+    }
+
     /// The transpose (no copy).
     pub fn t(self) -> Self {
         Self {
@@ -111,11 +118,12 @@ pub struct GemmScratch {
     parts: Vec<Pack>,
 }
 
-/// One thread's packing space.
+/// One thread's packing space, and its rows of `C` when a product is split by rows.
 #[derive(Clone, Debug)]
 struct Pack {
     a: Vec<f64>,
     b: Vec<f64>,
+    c: Vec<f64>,
 }
 
 impl Pack {
@@ -123,6 +131,7 @@ impl Pack {
         Self {
             a: vec![0.0; MC * KC],
             b: vec![0.0; NR_MAX * KC],
+            c: Vec::new(),
         }
     }
 }
@@ -149,56 +158,125 @@ const KC: usize = 256;
 /// Rows of `A` per packed block (256 × 256 values, 512 kB: measured faster than 128 rows for
 /// every product of the attention model, whose 256-row operands then pack once per block).
 const MC: usize = 256;
-/// Products of fewer multiply-adds run on one thread: splitting them costs more than it saves.
-const SPLIT_MIN: usize = 1 << 20;
-/// Columns per thread at least, a multiple of both tile widths.
-const SPLIT_COLUMNS: usize = 24;
+/// Multiply-adds per thread at least (about 10 µs): a smaller share costs more to hand over
+/// than it saves.
+const PART_MIN: usize = 1 << 17;
 
 /// `c ← a·b + beta·c`, `c` an `m × n` column-major slice (`m` = rows of `a`, `n` = columns of
 /// `b`), each entry summed as the module documentation says, in the arithmetic in force. A
-/// large product is split by columns of `c` over the threads of the current rayon pool; every
-/// entry is still computed whole by one thread, so the result does not depend on the thread
-/// count. Panics if the inner dimensions or `c`'s length do not match.
+/// large product is split over the threads of the current rayon pool in whole register tiles,
+/// along the longer side of `c` (so each thread packs its share of the operand along that side
+/// and the whole of the other, the smaller); every entry is still computed whole by one thread,
+/// so the result does not depend on the thread count. Panics if the inner dimensions or `c`'s
+/// length do not match.
 pub fn gemm(c: &mut [f64], a: Operand<'_>, b: Operand<'_>, beta: f64, scratch: &mut GemmScratch) {
     let (m, k) = a.shape();
     let (kb, n) = b.shape();
     assert_eq!(k, kb, "inner dimensions");
     assert_eq!(c.len(), m * n, "output length");
-    let parts = if m * n * k < SPLIT_MIN {
-        1
+    let by_rows = m >= n;
+    // Whole tiles only, so no thread runs a tile cut short where the single thread would not.
+    let width = if by_rows {
+        MR
+    } else if crate::arith::fused() {
+        NR_FUSED
     } else {
-        rayon::current_num_threads().min(n / SPLIT_COLUMNS).max(1)
+        NR_PLAIN
     };
+    let tiles = if by_rows { m } else { n }.div_ceil(width);
+    let parts = rayon::current_num_threads()
+        .min(m * n * k / PART_MIN)
+        .min(tiles)
+        .max(1);
     if scratch.parts.len() < parts {
         scratch.parts.resize_with(parts, Pack::new);
     }
-    split(c, m, a, b, beta, 0, n, &mut scratch.parts[..parts]);
+    let packs = &mut scratch.parts[..parts];
+    if parts == 1 {
+        serial(c, a, b, beta, &mut packs[0]);
+    } else if by_rows {
+        split_rows(c, a, b, beta, tiles, packs);
+    } else {
+        split_columns(c, m, a, b, beta, (0, tiles), width, packs);
+    }
 }
 
-/// Columns `j0..j1` of the product into `c` (those columns only), over `parts.len()` threads.
+/// The columns of tiles `t0..t1` (`width` columns each, the last cut at `b`'s edge) of the
+/// product into `c` (those columns only), over `parts.len()` threads.
 #[allow(clippy::too_many_arguments)]
-fn split(
+fn split_columns(
     c: &mut [f64],
     m: usize,
     a: Operand<'_>,
     b: Operand<'_>,
     beta: f64,
-    j0: usize,
-    j1: usize,
+    (t0, t1): (usize, usize),
+    width: usize,
     parts: &mut [Pack],
 ) {
+    let n = b.shape().1;
+    let (j0, j1) = (t0 * width, (t1 * width).min(n));
     if let [pack] = parts {
         serial(c, a, b.columns(j0, j1), beta, pack);
         return;
     }
     let half = parts.len() / 2;
-    let mid = j0 + (j1 - j0) * half / parts.len() / SPLIT_COLUMNS * SPLIT_COLUMNS;
-    let (lo, hi) = c.split_at_mut((mid - j0) * m);
+    let mid = t0 + (t1 - t0) * half / parts.len();
+    let (lo, hi) = c.split_at_mut((mid * width - j0) * m);
     let (first, second) = parts.split_at_mut(half);
     rayon::join(
-        || split(lo, m, a, b, beta, j0, mid, first),
-        || split(hi, m, a, b, beta, mid, j1, second),
+        || split_columns(lo, m, a, b, beta, (t0, mid), width, first),
+        || split_columns(hi, m, a, b, beta, (mid, t1), width, second),
     );
+}
+
+/// Rows `MR·t0 .. MR·t1` (cut at `a`'s edge) of part `p` of `parts`, the row panels dealt out
+/// evenly in order.
+fn part_rows(p: usize, parts: usize, panels: usize, m: usize) -> (usize, usize) {
+    let t = |p: usize| (panels * p / parts * MR).min(m);
+    (t(p), t(p + 1))
+}
+
+/// The product with the `tiles` row panels of `c` dealt over `parts.len()` threads: each
+/// computes its rows into its own contiguous block (from `c`'s rows when β ≠ 0), then the
+/// blocks are copied into `c`.
+fn split_rows(
+    c: &mut [f64],
+    a: Operand<'_>,
+    b: Operand<'_>,
+    beta: f64,
+    tiles: usize,
+    parts: &mut [Pack],
+) {
+    let (m, n) = (a.shape().0, b.shape().1);
+    let count = parts.len();
+    let old: &[f64] = c;
+    parts.par_iter_mut().enumerate().for_each(|(p, pack)| {
+        let (i0, i1) = part_rows(p, count, tiles, m);
+        let rows = i1 - i0;
+        let mut block = std::mem::take(&mut pack.c);
+        if block.len() < rows * n {
+            block.resize(rows * n, 0.0);
+        }
+        let block_c = &mut block[..rows * n];
+        if beta != 0.0 {
+            for (dst, src) in block_c.chunks_exact_mut(rows).zip(old.chunks_exact(m)) {
+                dst.copy_from_slice(&src[i0..i1]);
+            }
+        }
+        serial(block_c, a.rows(i0, i1), b, beta, pack);
+        pack.c = block;
+    });
+    for (p, pack) in parts.iter().enumerate() {
+        let (i0, i1) = part_rows(p, count, tiles, m);
+        let rows = i1 - i0;
+        for (dst, src) in c
+            .chunks_exact_mut(m)
+            .zip(pack.c[..rows * n].chunks_exact(rows))
+        {
+            dst[i0..i1].copy_from_slice(src);
+        }
+    }
 }
 
 crate::linalg::dispatch! {
@@ -514,38 +592,60 @@ mod tests {
 
     #[test]
     fn a_product_split_over_threads_is_the_one_thread_product_bit_for_bit() {
-        // Large enough to split; B both ways, so column views of a transpose are exercised.
-        let (m, k, n) = (40, 300, 203);
-        let (ad, bd) = (values(m * k, 0.4), values(k * n, 1.7));
-        for tb in [false, true] {
-            let b = if tb {
-                Operand::new(&bd, n, k).t()
-            } else {
-                Operand::new(&bd, k, n)
-            };
-            let run = |threads: usize| {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                let mut c = values(m * n, 3.1);
-                let mut scratch = GemmScratch::new(1);
-                pool.install(|| gemm(&mut c, Operand::new(&ad, m, k), b, 0.5, &mut scratch));
-                (c, scratch.parts.len())
-            };
-            let (one, used) = run(1);
-            assert_eq!(used, 1);
-            for threads in [2, 3, 8] {
-                let (many, used) = run(threads);
-                assert_eq!(used, threads.min(n / SPLIT_COLUMNS), "parts used");
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(
-                    bits(&one),
-                    bits(&many),
-                    "{threads} threads, transposed B {tb}"
-                );
+        // Wide (split by columns) and tall (split by rows), each large enough to split; both
+        // operands both ways, so row and column views of a transpose are exercised.
+        for (m, k, n) in [(40, 300, 203), (203, 300, 40)] {
+            let (ad, bd) = (values(m * k, 0.4), values(k * n, 1.7));
+            for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                let a = if ta {
+                    Operand::new(&ad, k, m).t()
+                } else {
+                    Operand::new(&ad, m, k)
+                };
+                let b = if tb {
+                    Operand::new(&bd, n, k).t()
+                } else {
+                    Operand::new(&bd, k, n)
+                };
+                for beta in [0.0, 0.5] {
+                    let run = |threads: usize| {
+                        let pool = rayon::ThreadPoolBuilder::new()
+                            .num_threads(threads)
+                            .build()
+                            .unwrap();
+                        let mut c = values(m * n, 3.1);
+                        let mut scratch = GemmScratch::new(1);
+                        pool.install(|| gemm(&mut c, a, b, beta, &mut scratch));
+                        (c, scratch.parts.len())
+                    };
+                    let (one, used) = run(1);
+                    assert_eq!(used, 1);
+                    for threads in [2, 3, 8] {
+                        let (many, used) = run(threads);
+                        assert_eq!(used, threads, "parts used");
+                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(
+                            bits(&one),
+                            bits(&many),
+                            "{m}×{k}×{n}, {threads} threads, transposed {ta} {tb}, β {beta}"
+                        );
+                    }
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_row_view_holds_those_rows() {
+        let data: Vec<f64> = (0..12).map(f64::from).collect();
+        // Stored 3 × 4: entry (r, c) = r + 3c; rows 1..3 keep the stride of 3.
+        let v = Operand::new(&data, 3, 4).rows(1, 3);
+        assert_eq!((v.shape(), v.strides()), ((2, 4), (1, 3)));
+        assert_eq!((v.data[0], v.data[1 + 3 * 3]), (1.0, 11.0));
+        // As used transposed, 4 × 3: rows 1..3 are stored columns 1 and 2.
+        let t = Operand::new(&data, 3, 4).t().rows(1, 3);
+        assert_eq!((t.shape(), t.strides()), ((2, 3), (3, 1)));
+        assert_eq!((t.data[0], t.data[3 + 2]), (3.0, 8.0));
     }
 
     #[test]

@@ -4,6 +4,7 @@ use super::{
 };
 use crate::arith::Ops;
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 
 /// Adam in the PyTorch convention (numerics §2; Kingma & Ba 2015):
 /// `m ← β1 m + (1−β1)G`, `v ← β2 v + (1−β2)G⊙G`, `W ← W − lr·m̂/(√v̂ + ε)` with
@@ -45,20 +46,39 @@ impl Optimizer for Adam {
         let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
         let bc1 = 1.0 - b1.powi(self.t);
         let bc2 = 1.0 - b2.powi(self.t);
-        for (((p, g), m), v) in params
-            .iter_mut()
+        let c = [b1, b2, eps, bc1, bc2, lr];
+        let entries: usize = params.iter().map(|p| p.len()).sum();
+        if entries < PAR_MIN {
+            for (((p, g), m), v) in params
+                .iter_mut()
+                .zip(grads)
+                .zip(&mut self.m)
+                .zip(&mut self.v)
+            {
+                adam_update(
+                    p.as_mut_slice(),
+                    g.as_slice(),
+                    m.as_mut_slice(),
+                    v.as_mut_slice(),
+                    c,
+                );
+            }
+            return;
+        }
+        // Entrywise, so blocks on any thread give the same bits.
+        params
+            .par_iter_mut()
             .zip(grads)
             .zip(&mut self.m)
             .zip(&mut self.v)
-        {
-            adam_update(
-                p.as_mut_slice(),
-                g.as_slice(),
-                m.as_mut_slice(),
-                v.as_mut_slice(),
-                [b1, b2, eps, bc1, bc2, lr],
-            );
-        }
+            .for_each(|(((p, g), m), v)| {
+                p.as_mut_slice()
+                    .par_chunks_mut(PAR_BLOCK)
+                    .zip(g.as_slice().par_chunks(PAR_BLOCK))
+                    .zip(m.as_mut_slice().par_chunks_mut(PAR_BLOCK))
+                    .zip(v.as_mut_slice().par_chunks_mut(PAR_BLOCK))
+                    .for_each(|(((w, g), m), v)| adam_update(w, g, m, v, c));
+            });
     }
 
     fn clone_box(&self) -> Box<dyn Optimizer> {
@@ -69,6 +89,13 @@ impl Optimizer for Adam {
         super::moments_representable(INFO.title, grads, self.eps, Statistic::Squares)
     }
 }
+
+/// Parameters from which a step is shared out over the threads of the current rayon pool (the
+/// attention model's 104,896; the key and gauge labs' few thousand stay on the calling thread,
+/// where handing over would cost more than the update).
+const PAR_MIN: usize = 1 << 15;
+/// Entries per task of a shared-out step.
+const PAR_BLOCK: usize = 1 << 12;
 
 crate::linalg::dispatch! {
     /// One Adam update of the entries of one matrix, compiled per arithmetic.
