@@ -550,7 +550,12 @@ fn the_verdict_calls_twins_that_rise_together_chaotic_not_basis_dependent() {
     assert_eq!(Verdict::of(5e-6, 1e-6), Verdict::Chaotic);
     assert_eq!(Verdict::of(2e-7, 5e-8), Verdict::Inconclusive);
     assert_eq!(Verdict::of(f64::NAN, 1e-12), Verdict::Diverged);
-    assert_eq!(Verdict::of(1e-15, f64::INFINITY), Verdict::Diverged);
+    // A twin that blew up beside a sound run is as far as can be; a finite gauge twin under
+    // the floor is equivariant whatever became of the noise twin.
+    assert_eq!(Verdict::of(f64::INFINITY, 1e-12), Verdict::BasisDependent);
+    assert_eq!(Verdict::of(1e-15, f64::INFINITY), Verdict::Equivariant);
+    assert_eq!(Verdict::of(1e-15, f64::NAN), Verdict::Equivariant);
+    assert_eq!(Verdict::of(1e-3, f64::NAN), Verdict::Inconclusive);
 }
 
 #[test]

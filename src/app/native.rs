@@ -76,10 +76,6 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             if shot_mode {
                 state.set_zoom_base(&cc.egui_ctx, scale);
             }
-            if let Some(text) = kept_aside {
-                let more = state.lab.notice.take().map(|n| format!(" {}", n.text));
-                state.lab.error(text + &more.unwrap_or_default());
-            }
             state.lab.hover = shot.is_none();
             state.fullscreen_allowed = !shot_mode;
             if opts.present {
@@ -97,6 +93,11 @@ pub fn run_gui(opts: GuiOptions) -> anyhow::Result<()> {
             }
             if let Some(link) = &opts.link {
                 super::follow::follow(&mut state, link, link_problem);
+            }
+            // After the link's notice, which this one then keeps.
+            if let Some(text) = kept_aside {
+                let more = state.lab.notice.take().map(|n| format!(" {}", n.text));
+                state.lab.error(text + &more.unwrap_or_default());
             }
             if let Some(report) = opts.hsi_report.clone() {
                 if let Some((tab, _)) = state.panel_mut::<HsiTab>("gauge/hsi") {

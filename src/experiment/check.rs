@@ -20,7 +20,7 @@ use crate::experiment::PairedRun;
 use crate::live::{Stop, Task};
 use crate::optim::{BUNDLED_CHAINS, ChainError, ChainSpec, Lab, OptimizerSpec, lookup};
 use crate::preset::Preset;
-use crate::sensing::zoo::{FactorRun, Rule};
+use crate::sensing::zoo::{FactorRun, Outcome, Rule};
 use crate::sensing::{SensingConfig, SensingProblem};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -61,8 +61,8 @@ pub enum Verdict {
     Chaotic,
     /// Neither.
     Inconclusive,
-    /// A run diverged or could not start (a distance is not finite): nothing was measured,
-    /// nothing contradicted.
+    /// A run diverged or could not start (the gauge twin's distance is NaN): nothing was
+    /// measured, nothing contradicted. A twin that blew up beside a sound run is at +∞ instead.
     Diverged,
 }
 
@@ -80,10 +80,12 @@ impl Verdict {
 
     /// The verdict of a gauge twin at distance `gauge` and a noise twin at `noise`.
     pub fn of(gauge: f64, noise: f64) -> Verdict {
-        if !(gauge.is_finite() && noise.is_finite()) {
+        if gauge.is_nan() {
             Verdict::Diverged
         } else if gauge <= FLOOR {
             Verdict::Equivariant
+        } else if noise.is_nan() {
+            Verdict::Inconclusive
         } else if gauge > SEPARATION * noise {
             Verdict::BasisDependent
         } else if noise > FLOOR {
@@ -390,11 +392,19 @@ fn gauge_twins(spec: &OptimizerSpec) -> (f64, f64) {
             run
         };
         for _ in 0..GAUGE_STEPS {
-            if run.step().is_some() {
-                return f64::NAN;
+            match run.step() {
+                Some(Outcome::Diverged) => return f64::NAN,
+                Some(_) => break,
+                None => {}
             }
         }
-        run.twin_drift().unwrap_or(f64::NAN)
+        // The twin is not checked as it steps: one that blew up beside a sound run is as far
+        // from it as can be, not "nothing measured".
+        match run.twin_drift() {
+            Some(d) if d.is_nan() || d.is_infinite() => f64::INFINITY,
+            Some(d) => d,
+            None => f64::NAN,
+        }
     };
     (run(false), run(true))
 }
