@@ -1865,9 +1865,12 @@ fn the_gauge_live_tab_keeps_the_runs_it_replaces_faded() {
     });
     h.run_steps(3);
     h.get_by_label("Run live").click();
+    // Every run summarised and the job ended, so the button reads "Run live" again (its
+    // thread can end a moment after the last summary, which a loaded machine makes visible).
     let both = |a: &AppState| {
-        let sums = a.panel::<LiveRuns>("gauge/live").unwrap().summaries();
-        !sums.is_empty() && sums.iter().all(|s| s.is_some())
+        let live = a.panel::<LiveRuns>("gauge/live").unwrap();
+        let sums = live.summaries();
+        !sums.is_empty() && sums.iter().all(|s| s.is_some()) && !live.status(&a.lab).busy
     };
     wait_for(&mut h, "the first runs", both);
     h.state_mut()
