@@ -594,6 +594,16 @@ fn check_gives_every_registered_rules_chain_the_rules_own_measured_verdict_in_ev
         }
         assert_eq!(check_chain(&text).unwrap(), c, "same chain, same bits");
     }
+    // A registered rule with hyperparameters checks its chain at them; a wrong one is named.
+    let with = check_chain("muon(momentum=0.5)").unwrap();
+    assert_eq!(with.name.as_deref(), Some("muon"));
+    assert_eq!(with.chain, "trace(decay=0.5) | orthogonalize()");
+    assert_eq!(
+        check_chain("adam(eps=1e-3)").unwrap().chain,
+        "scale_by_adam(eps=0.001)"
+    );
+    let e = check_chain("adam(tau=1)").unwrap_err().to_string();
+    assert!(e.contains("adam: no argument `tau`"), "{e}");
     // A registered rule's name checks its chain.
     let by_name = check_chain("adam").unwrap();
     assert_eq!(by_name.name.as_deref(), Some("adam"));

@@ -8,7 +8,8 @@ use basis_lab::experiment::check::{self, ChainCheck};
 use basis_lab::optim::BUNDLED_CHAINS;
 
 /// Check a chain of transforms (e.g. `'clip_by_global_norm(1) | scale_by_adam()'`), a
-/// registered rule by name (its chain) or a bundled chain by name (`adamw`, `lamb`, …): for the
+/// registered rule by name (its chain; `adam(eps=1e-3)` at those hyperparameters) or a bundled
+/// chain by name (`adamw`, `lamb`, …): for the
 /// key lab, the gauge lab and attention, the predicted class (from each transform's declared
 /// commuting side), the gauge twin's and the noise twin's distances after a short run, the
 /// measured verdict and whether the two agree. Under a second; the settings and the rounding
@@ -16,8 +17,8 @@ use basis_lab::optim::BUNDLED_CHAINS;
 /// equivariant that measures otherwise is an error (exit status 1, after the table).
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// The chain in the text form (quote it for the shell), a registered rule's name or a
-    /// bundled chain's name.
+    /// The chain in the text form (quote it for the shell), a registered rule's name (with
+    /// named hyperparameters if wanted) or a bundled chain's name.
     #[arg(required_unless_present = "bundled")]
     chain: Option<String>,
     /// Check every bundled chain (AdamW, LAMB, …) and print the Markdown table of the README.

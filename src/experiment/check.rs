@@ -195,15 +195,19 @@ impl Subject {
     }
 }
 
-/// A registered rule without a chain, written as its name with optional named
-/// hyperparameters in parentheses (`flow_adam_p(p=0, beta1=0.9)`); `Ok(None)` when `text` is
-/// not such a rule. Errors name the rule, the argument and the allowed range.
-fn chainless_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
+/// A registered rule, written as its name with optional named hyperparameters in parentheses
+/// (`adam(eps=1e-3)`, `flow_adam_p(p=0, beta1=0.9)`); `Ok(None)` when `text` is not such a rule
+/// (a chain has a `|` or a transform's name). Errors name the rule, the argument and the
+/// allowed range.
+fn registered_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
+    if text.contains('|') {
+        return Ok(None);
+    }
     let (name, args) = match text.split_once('(') {
         Some((n, rest)) => (n.trim(), Some(rest)),
         None => (text, None),
     };
-    let Some(info) = lookup(name).filter(|i| i.chain.is_none()) else {
+    let Some(info) = lookup(name) else {
         return Ok(None);
     };
     let fail = |argument: Option<&str>, message: String| ChainError {
@@ -265,24 +269,22 @@ fn chainless_rule(text: &str) -> Result<Option<OptimizerSpec>, ChainError> {
 }
 
 /// What `text` names: a registered rule's name gives that rule's chain at its default
-/// hyperparameters (`adam`), a bundled chain's name its text (`adamw`,
-/// [`crate::optim::BUNDLED_CHAINS`]), a registered rule no chain expresses the rule itself
-/// (`flow_adam`, `flow_adam_p(p=0)`), anything else is read as a chain. Returns the name (when
-/// a name was given) and the subject. Errors: the text does not parse, or a rule's argument
-/// is unknown, not a number or out of its range.
+/// hyperparameters (`adam`) or at those given (`adam(eps=1e-3)`), a bundled chain's name its
+/// text (`adamw`, [`crate::optim::BUNDLED_CHAINS`]), a registered rule no chain expresses the
+/// rule itself (`flow_adam`, `flow_adam_p(p=0)`), anything else is read as a chain. Returns
+/// the name (when a name was given) and the subject. Errors: the text does not parse, or a
+/// rule's argument is unknown, not a number or out of its range.
 pub fn resolve(text: &str) -> Result<(Option<String>, Subject), ChainError> {
     let name = text.trim();
-    if let Some(spec) = chainless_rule(name)? {
-        return Ok((Some(spec.optimizer.clone()), Subject::Rule(spec)));
-    }
-    if let Some(info) = lookup(name) {
-        let chain = info.chain.expect("rules without a chain are handled above")(
-            &OptimizerSpec::new(info.name, info.lr),
-        );
-        return Ok((
-            Some(info.name.into()),
-            Subject::Chain(ChainSpec::parse(&chain)?),
-        ));
+    if let Some(spec) = registered_rule(name)? {
+        let info = lookup(&spec.optimizer).expect("a registered rule");
+        return Ok(match info.chain {
+            None => (Some(spec.optimizer.clone()), Subject::Rule(spec)),
+            Some(chain) => (
+                Some(info.name.into()),
+                Subject::Chain(ChainSpec::parse(&chain(&spec))?),
+            ),
+        });
     }
     if let Some(&(n, chain, _)) = BUNDLED_CHAINS.iter().find(|b| b.0 == name) {
         return Ok((Some(n.into()), Subject::Chain(ChainSpec::parse(chain)?)));
