@@ -139,14 +139,7 @@ fn a_preset_names_a_chain_where_it_names_a_rule_and_errors_say_where() {
     let file = dir.path().join("p.ron");
     std::fs::write(&file, p.to_ron()).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_basis-lab"))
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--steps",
-            "3",
-            "--quiet",
-            "--out",
-        ])
+        .args(["run", file.to_str().unwrap(), "--steps", "3", "--out"])
         .arg(dir.path().join("out"))
         .output()
         .unwrap();
@@ -156,6 +149,21 @@ fn a_preset_names_a_chain_where_it_names_a_rule_and_errors_say_where() {
             .unwrap();
     assert_eq!(summary["arms"][0]["optimizer"], "gd");
     assert_eq!(summary["arms"][1]["optimizer"], "trace(0.5) | normalize()");
+    // The printed table says what the prediction says: a chain not predicted equivariant is
+    // "not guaranteed", never "coordinate-wise".
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(printed.contains("ngd          equivariant"), "{printed}");
+    let rows = "Preset(arms: [(optimizer: \"normalize_rows() | trace(0.9)\", label: \"rows\", \
+                lr: 0.01)])";
+    let file = dir.path().join("rows.ron");
+    std::fs::write(&file, Preset::from_ron(rows, "t").unwrap().to_ron()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_basis-lab"))
+        .args(["run", file.to_str().unwrap(), "--steps", "3", "--out"])
+        .arg(dir.path().join("rows"))
+        .output()
+        .unwrap();
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(printed.contains("rows         not guaranteed"), "{printed}");
     let bad = text.replace("normalize()", "normalise()");
     let e = Preset::from_ron(&bad, "text").unwrap_err().to_string();
     assert!(e.contains("arms[1].optimizer"), "{e}");

@@ -10,7 +10,7 @@ use super::run::Summary;
 use super::sweep::SweepResult;
 use crate::figure::Figure;
 use crate::metrics::StatBaseline;
-use crate::optim::class_name;
+use crate::optim::class_word;
 use crate::output::{OutputSet, csv_num as num};
 
 /// `x` as `1.23e-4`, or a dash for NaN.
@@ -65,7 +65,7 @@ pub fn summary_text(s: &Summary) -> String {
         "held loss"
     ));
     for a in &s.arms {
-        let class = class_name(a.equivariant);
+        let class = class_word(crate::optim::lookup(&a.optimizer).is_none(), a.equivariant);
         match (&a.final_metrics, &a.heldout, &a.baseline) {
             (Some(f), Some(h), Some(b)) => line(format!(
                 "{:<w$} {:<15} {:>10} {:>10} {:>8.4} {:>8.4} ± {:<6.4} {:>10} {:>7} {:>9.3} {:>9.4}",

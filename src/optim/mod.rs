@@ -530,12 +530,14 @@ pub fn lookup(name: &str) -> Option<&'static RuleInfo> {
     REGISTRY.iter().copied().find(|i| i.name == name)
 }
 
-/// "equivariant" or "coordinate-wise", as every table writes the class.
-pub fn class_name(equivariant: bool) -> &'static str {
-    if equivariant {
-        "equivariant"
-    } else {
-        "coordinate-wise"
+/// The class as the tables write it for a registered rule (`chain` false) or a chain:
+/// "equivariant", else "coordinate-wise" for a rule and "not guaranteed" for a chain, whose
+/// prediction never claims that it breaks the symmetry (`basis-lab check` measures that).
+pub fn class_word(chain: bool, equivariant: bool) -> &'static str {
+    match (equivariant, chain) {
+        (true, _) => "equivariant",
+        (false, true) => "not guaranteed",
+        (false, false) => "coordinate-wise",
     }
 }
 

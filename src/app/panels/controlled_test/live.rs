@@ -21,7 +21,7 @@ pub use crate::experiment::figures::LivePlot as Export;
 use crate::experiment::figures::{self, ArmSeries, RunView};
 use crate::figure::Earlier;
 use crate::history::{ArmHistory, LOG_FLOOR, RunHistory};
-use crate::optim::class_name;
+use crate::optim::class_word;
 
 /// The live-run tab.
 #[derive(Default)]
@@ -399,7 +399,8 @@ fn table(lab: &Lab, ui: &mut egui::Ui) {
                     // Why it stopped: a non-finite value, or a rule that cannot carry the run.
                     name.on_hover_text(a.status.to_string());
                 }
-                ui.label(class_name(a.label.equivariant));
+                let chain = a.label.optimizer == crate::optim::CHAIN_INFO.name;
+                ui.label(class_word(chain, a.label.equivariant));
                 match a.latest {
                     Some(r) => {
                         let div = RichText::new(sci(r.orientation_div)).monospace();

@@ -207,7 +207,10 @@ fn arms(ui: &mut egui::Ui, arms: &mut Vec<OptimizerSpec>) {
                 ui.painter()
                     .rect_filled(rect, 3.0, optimizer_color(&arm.optimizer, i));
                 ui.label(RichText::new(arm.arm_name()).strong());
-                let class = crate::optim::class_name(arm.equivariant());
+                let chain = arm
+                    .info()
+                    .is_some_and(|i| i.class == crate::optim::Class::Chain);
+                let class = crate::optim::class_word(chain, arm.equivariant());
                 ui.label(RichText::new(class).small().weak());
                 if n > 1
                     && ui
