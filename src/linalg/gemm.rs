@@ -517,6 +517,16 @@ mod tests {
         }
     }
 
+    /// A `rows × cols` operand over `data`, stored as it is or as the transpose of a
+    /// `cols × rows` matrix.
+    fn operand(data: &[f64], rows: usize, cols: usize, transposed: bool) -> Operand<'_> {
+        if transposed {
+            Operand::new(data, cols, rows).t()
+        } else {
+            Operand::new(data, rows, cols)
+        }
+    }
+
     fn values(len: usize, seed: f64) -> Vec<f64> {
         (0..len)
             .map(|i| ((i as f64 * 0.37 + seed).sin()) * 10f64.powi((i % 7) as i32 - 3))
@@ -540,16 +550,7 @@ mod tests {
                 for beta in [0.0, 1.0, -0.5] {
                     let ad = values(m * k, 0.1);
                     let bd = values(k * n, 0.7);
-                    let a = if ta {
-                        Operand::new(&ad, k, m).t()
-                    } else {
-                        Operand::new(&ad, m, k)
-                    };
-                    let b = if tb {
-                        Operand::new(&bd, n, k).t()
-                    } else {
-                        Operand::new(&bd, k, n)
-                    };
+                    let (a, b) = (operand(&ad, m, k, ta), operand(&bd, k, n, tb));
                     let mut got = values(m * n, 2.3);
                     if beta == 0.0 {
                         got[0] = f64::NAN;
@@ -597,16 +598,7 @@ mod tests {
         for (m, k, n) in [(40, 300, 203), (203, 300, 40)] {
             let (ad, bd) = (values(m * k, 0.4), values(k * n, 1.7));
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
-                let a = if ta {
-                    Operand::new(&ad, k, m).t()
-                } else {
-                    Operand::new(&ad, m, k)
-                };
-                let b = if tb {
-                    Operand::new(&bd, n, k).t()
-                } else {
-                    Operand::new(&bd, k, n)
-                };
+                let (a, b) = (operand(&ad, m, k, ta), operand(&bd, k, n, tb));
                 for beta in [0.0, 0.5] {
                     let run = |threads: usize| {
                         let pool = rayon::ThreadPoolBuilder::new()

@@ -53,17 +53,19 @@ dispatch! {
     pub fn mul_into(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) => mul_with
 }
 
-/// `a·b` in a new matrix, by [`mul_into`]: for products outside a training step (twin starts and
-/// distances). nalgebra's `*` hands large products to matrixmultiply, whose kernel
-/// uses fused multiply-adds where the CPU has them whatever arithmetic is in force, so the
-/// portable path and the web page would differ in the last bits. Panics on a shape mismatch.
+/// `a·b` (`m × k` times `k × n`, an `m × n` result) in a new matrix, by [`mul_into`]: for
+/// products outside a training step (twin starts and distances). nalgebra's `*` hands large
+/// products to matrixmultiply, whose kernel uses fused multiply-adds where the CPU has them
+/// whatever arithmetic is in force, so the portable path and the web page would differ in the
+/// last bits. Panics on a shape mismatch.
 pub fn product(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     let mut out = DMatrix::zeros(a.nrows(), b.ncols());
     mul_into(&mut out, a, b);
     out
 }
 
-/// `a·bᵀ` in a new matrix ([`product`]). Panics on a shape mismatch.
+/// `a·bᵀ` (`m × k` and `n × k`, an `m × n` result) in a new matrix ([`product`]). Panics on
+/// a shape mismatch.
 pub fn product_t(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     product(a, &b.transpose())
 }

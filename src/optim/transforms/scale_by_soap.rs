@@ -121,12 +121,9 @@ impl SoapMatrix {
         self.q_left = eigenvectors(&self.left, &mut self.null_left);
         self.q_right = eigenvectors(&self.right, &mut self.null_right);
         self.q_right_t = self.q_right.transpose();
-        let rows = self.v.nrows();
-        let (null_left, null_right) = (&self.null_left, &self.null_right);
-        let in_null = |k: usize| null_left[k % rows] || null_right[k / rows];
         let (mut sum, mut count) = (0.0, 0usize);
         for (k, &vi) in self.v.iter().enumerate() {
-            if in_null(k) {
+            if in_null(&self.null_left, &self.null_right, k) {
                 sum += vi;
                 count += 1;
             }
@@ -135,6 +132,13 @@ impl SoapMatrix {
             self.v_null = sum / count as f64;
         }
     }
+}
+
+/// Whether entry `k` (column-major) of an a × b matrix lies in a null row (`null_left`, length
+/// a) or a null column (`null_right`, length b) of the statistics.
+fn in_null(null_left: &[bool], null_right: &[bool], k: usize) -> bool {
+    let rows = null_left.len();
+    null_left[k % rows] || null_right[k / rows]
 }
 
 /// Eigenvectors of a symmetric matrix, as columns in decreasing order of their eigenvalues, so
@@ -194,7 +198,6 @@ impl Transform for ScaleBySoap {
                 v_null,
                 ..
             } = s;
-            let rows = g.nrows();
             axpby(m, 1.0 - b1, g, b1);
             // u′ = Q_Lᵀ u Q_R feeds the second moment in the eigenbasis.
             tr_mul_into(tmp, q_left, g);
@@ -202,7 +205,7 @@ impl Transform for ScaleBySoap {
             // An entry in a null row or column shares one second moment (the mean square of
             // those entries): a rotation of the null space, which the eigensolver's choice of
             // basis there amounts to, leaves it unchanged.
-            let in_null = |k: usize| null_left[k % rows] || null_right[k / rows];
+            let in_null = |k: usize| in_null(null_left, null_right, k);
             let (mut sum, mut count) = (0.0, 0usize);
             for (k, (vi, &x)) in v.iter_mut().zip(rotated.iter()).enumerate() {
                 if in_null(k) {
