@@ -544,11 +544,7 @@ pub fn markdown(rows: &[ChainCheck]) -> String {
 /// A prediction in words, as the tables write it: `equivariant` or `not guaranteed` (a chain
 /// with a transform that does not commute may still be equivariant).
 pub fn predicted_word(equivariant: bool) -> &'static str {
-    if equivariant {
-        "equivariant"
-    } else {
-        "not guaranteed"
-    }
+    crate::optim::class_word(true, equivariant)
 }
 
 /// The check as a plain-text table: per lab the prediction, both distances, the verdict and

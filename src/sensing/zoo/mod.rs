@@ -213,6 +213,12 @@ impl Rule {
     }
 }
 
+/// Whether a run's rule name ([`Rule::name`]) is a chain's: a chain's canonical text always
+/// has its transforms' parentheses, a registered rule's name (`dial_p0.5`) never.
+pub fn names_chain(name: &str) -> bool {
+    name.contains('(')
+}
+
 impl PartialEq for Rule {
     fn eq(&self, other: &Rule) -> bool {
         self.info.name == other.info.name && self.arg == other.arg && self.chain == other.chain

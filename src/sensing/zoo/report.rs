@@ -239,7 +239,7 @@ pub fn csv_bytes(results: &[RunResult], summaries: &[RuleSummary]) -> Result<Vec
             .any(|s| in_group(s, r) && s.lr.to_bits() == r.lr.to_bits());
         let mut row = vec![
             r.rule.clone(),
-            crate::optim::class_word(is_chain(&r.rule), r.equivariant).into(),
+            crate::optim::class_word(super::names_chain(&r.rule), r.equivariant).into(),
         ];
         if has_n {
             row.push(r.n.map_or(String::new(), |n| n.to_string()));
@@ -455,7 +455,7 @@ fn runs_markdown(preset: &ZooPreset, summaries: &[RuleSummary], results: &[RunRe
         s.push_str(&format!(
             "| {} | {} | {} | {} ± {} [{}, {}] | {:.2} ± {:.2} | {:.2} ± {:.2} | {:.1e} | {} |{drift} {} |\n",
             md(&r.rule),
-            crate::optim::class_word(is_chain(&r.rule), r.equivariant),
+            crate::optim::class_word(super::names_chain(&r.rule), r.equivariant),
             r.lr,
             fmt4(r.recovery[0]),
             fmt4(r.recovery[1]),
@@ -1199,11 +1199,6 @@ pub const PAPER_DIAL: [(f64, f64); 5] = [
     (0.25, 0.260),
     (0.0, 0.201),
 ];
-
-/// Whether a run's rule name is a chain's text (registered names never parse as one).
-fn is_chain(rule: &str) -> bool {
-    crate::optim::ChainSpec::parse(rule).is_ok()
-}
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 use eframe::egui::{self, Color32, RichText};
 use serde::{Deserialize, Serialize};
 
-use super::{class_label, rule_color};
+use super::rule_color;
 use crate::app::lab::Lab;
 use crate::app::panel::{Panel, Status, from_ron, link_count, to_ron};
 use crate::app::widgets::colors::text_color;
@@ -15,6 +15,7 @@ use crate::app::widgets::reflow::{self, Cells, PLOT_MIN_W};
 use crate::figure::{Earlier, rule_title};
 use crate::history::{MinMaxSeries, Scale};
 use crate::live::Live;
+use crate::optim::class_word;
 use crate::sensing::SensingConfig;
 use crate::sensing::live::{
     Command, GaugeLive, LivePlot, MAX_PAST_LIVE, PastLive, RuleCurves, Update, live_figure,
@@ -483,7 +484,7 @@ impl LiveRuns {
                         "{} ({}, lr {lr}): {:?} after {} steps; recovery {:.2e}, effective rank {:.2}, \
                          drift of the gauge twin {:.1e}, of the noise twin {:.1e}",
                         rule_title(&r.name()),
-                        class_label(r.equivariant()),
+                        class_word(r.chain_text().is_some(), r.equivariant()),
                         sum.outcome,
                         sum.steps,
                         sum.recovery,

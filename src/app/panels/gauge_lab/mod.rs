@@ -436,15 +436,6 @@ impl Panel for SweepTab {
     }
 }
 
-/// How the tabs name a rule's class (an optimizer keeps its one colour; the class is a word).
-fn class_label(equivariant: bool) -> &'static str {
-    if equivariant {
-        "equivariant"
-    } else {
-        "coordinate-wise"
-    }
-}
-
 /// A rule's colour: the optimizer colour it shares with the key lab, the figures and the page.
 fn rule_color(rule: Rule, i: usize) -> Color32 {
     optimizer_color(rule.info().name, i)

@@ -3,10 +3,12 @@
 
 use eframe::egui::{self, RichText};
 
-use super::{SweepTab, class_label, named_rule_color};
+use super::{SweepTab, named_rule_color};
 use crate::app::widgets::colors::text_color;
 use crate::app::widgets::reflow;
+use crate::optim::class_word;
 use crate::sensing::zoo::figures as zoo_figures;
+use crate::sensing::zoo::names_chain;
 use crate::sensing::zoo::{
     RECOVERED, REFERENCE, REFERENCE_CLASS, RunResult, class_gap, fmt4, is_reference, paper_table2,
     summarise,
@@ -64,7 +66,7 @@ fn below(ui: &mut egui::Ui, runs: &[RunResult]) {
                         .color(text_color(named_rule_color(&s.rule, i), ui.visuals()))
                         .strong(),
                 );
-                ui.label(class_label(s.equivariant));
+                ui.label(class_word(names_chain(&s.rule), s.equivariant));
                 ui.label(format!("{}", s.lr));
                 ui.label(
                     RichText::new(format!("{} ± {}", fmt4(s.recovery[0]), fmt4(s.recovery[1])))
