@@ -813,3 +813,65 @@ fn a_bad_chain_in_a_zoo_preset_is_refused_by_its_place_and_transform() {
         .to_string();
     assert!(err.contains("rules[0]") && err.contains("`Chain`"), "{err}");
 }
+
+#[test]
+fn a_shared_pass_gives_every_pair_the_bits_of_its_own_pass() {
+    use basis_lab::sensing::PassItem;
+    // n 40 takes blocks of eight measurements, n 100 blocks of four; both leave a tail of
+    // measurements after the last block.
+    for n in [40, 100] {
+        let p = SensingProblem::new(&small(n, 3, 1e-1), 5);
+        let factors: Vec<(DMatrix<f64>, DMatrix<f64>)> = (0..3).map(|s| p.init(s)).collect();
+        let zero = || [DMatrix::zeros(n, n), DMatrix::zeros(n, n)];
+        let (mut grads, mut ws) = (
+            [zero(), zero(), zero()],
+            [0, 1, 2].map(|_| SensingWorkspace::new(n)),
+        );
+        let (mut g, mut w) = (grads.iter_mut(), ws.iter_mut());
+        let items: [PassItem<'_>; 3] = std::array::from_fn(|k| PassItem {
+            u: &factors[k].0,
+            v: &factors[k].1,
+            grads: g.next().unwrap(),
+            ws: w.next().unwrap(),
+        });
+        let losses = p.loss_and_grad_shared(items);
+        for (k, f) in factors.iter().enumerate() {
+            let (mut alone, mut w) = (zero(), SensingWorkspace::new(n));
+            let loss = p.loss_and_grad(&f.0, &f.1, &mut alone, &mut w);
+            assert!(loss > 0.0);
+            assert_eq!(loss.to_bits(), losses[k].to_bits(), "n {n}, pair {k}");
+            assert_eq!(alone, grads[k], "n {n}, pair {k}");
+        }
+    }
+}
+
+#[test]
+fn a_zoo_s_runs_stepped_together_equal_each_run_alone() {
+    // Twins, a rule asking the oracle for extra gradients and runs ending at different steps.
+    let preset = ZooPreset {
+        problem: small(10, 2, 1e-2),
+        budget: 300,
+        seeds: 2,
+        rules: ["gd", "adam", "muon", "flow_adam", "lion"]
+            .map(rule)
+            .to_vec(),
+        twins: true,
+        ..ZooPreset::default()
+    };
+    let never = AtomicBool::new(false);
+    let together = run_zoo(&preset, &|| {}, &never);
+    let cells = preset.cells();
+    assert_eq!(together.len(), cells.len() + 2);
+    let steps: std::collections::BTreeSet<usize> = together.iter().map(|r| r.steps).collect();
+    assert!(steps.len() > 2, "runs end at different steps: {steps:?}");
+    for (c, r) in cells.iter().zip(&together) {
+        let problem = SensingProblem::new(&preset.config(c.size, c.tau, c.init), c.seed);
+        assert_eq!(
+            &preset.run_cell(&problem, *c, &never),
+            r,
+            "{} seed {}",
+            r.rule,
+            r.seed
+        );
+    }
+}

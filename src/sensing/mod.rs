@@ -5,6 +5,7 @@
 pub mod hsi;
 pub mod live;
 pub mod nuclear;
+mod pass;
 pub mod zoo;
 
 use nalgebra::DMatrix;
@@ -206,17 +207,61 @@ impl SensingProblem {
         v.transpose_to(&mut ws.vt);
         mul_into(&mut ws.x, u, &ws.vt);
         ws.grad_x.fill(0.0);
-        let loss = residual_pass(
+        let [loss] = pass::shared_pass(
             &self.operator,
             &self.y,
-            ws.x.as_slice(),
-            ws.grad_x.as_mut_slice(),
+            [(ws.x.as_slice(), ws.grad_x.as_mut_slice())],
             2.0 / m as f64,
         );
         let [gu, gv] = grads;
         mul_into(gu, &ws.grad_x, v);
         tr_mul_into(gv, &ws.grad_x, u);
         loss / m as f64
+    }
+}
+
+/// One factor pair of [`SensingProblem::loss_and_grad_shared`]: its factors, where its
+/// gradients go and its buffers.
+pub struct PassItem<'a> {
+    /// U (`n × n`).
+    pub u: &'a DMatrix<f64>,
+    /// V (`n × n`).
+    pub v: &'a DMatrix<f64>,
+    /// [∇U, ∇V], written.
+    pub grads: &'a mut [DMatrix<f64>; 2],
+    /// Its own buffers ([`SensingWorkspace::new`]).
+    pub ws: &'a mut SensingWorkspace,
+}
+
+/// Most pairs one [`SensingProblem::loss_and_grad_shared`] serves.
+pub const MAX_SHARED: usize = pass::MAX_SHARED;
+
+impl SensingProblem {
+    /// [`SensingProblem::loss_and_grad`] of `P` pairs (1 ≤ P ≤ [`MAX_SHARED`]) with one read of
+    /// the operator: every pair's loss and gradients have the bits
+    /// [`SensingProblem::loss_and_grad`] gives it alone. Allocation-free.
+    pub fn loss_and_grad_shared<const P: usize>(&self, items: [PassItem<'_>; P]) -> [f64; P] {
+        const { assert!(P >= 1 && P <= MAX_SHARED, "1 ≤ P ≤ MAX_SHARED") };
+        let m = self.m();
+        let mut items = items;
+        for it in items.iter_mut() {
+            it.v.transpose_to(&mut it.ws.vt);
+            mul_into(&mut it.ws.x, it.u, &it.ws.vt);
+            it.ws.grad_x.fill(0.0);
+        }
+        let mut parts = items.iter_mut().map(|it| {
+            let SensingWorkspace { x, grad_x, .. } = &mut *it.ws;
+            (x.as_slice(), grad_x.as_mut_slice())
+        });
+        let parts: [_; P] = std::array::from_fn(|_| parts.next().expect("P items"));
+        let mut losses = pass::shared_pass(&self.operator, &self.y, parts, 2.0 / m as f64);
+        for (it, loss) in items.iter_mut().zip(losses.iter_mut()) {
+            let [gu, gv] = &mut *it.grads;
+            mul_into(gu, &it.ws.grad_x, it.v);
+            tr_mul_into(gv, &it.ws.grad_x, it.u);
+            *loss /= m as f64;
+        }
+        losses
     }
 }
 

@@ -30,14 +30,15 @@ pub use trace::{MAX_TRACE_N, TRACE_SCHEMA, TRACE_STEPS, check_traceable, trace_z
 
 use std::ops::Deref;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    SensingOracle, SensingProblem, SensingWorkspace, balancedness, effective_rank, recovery,
+    MAX_SHARED, PassItem, SensingOracle, SensingProblem, SensingWorkspace, balancedness,
+    effective_rank, recovery,
 };
 use crate::linalg::norm::frobenius;
 use crate::linalg::{product, product_t};
@@ -648,6 +649,12 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
         self.loss = self
             .problem
             .loss_and_grad(u, v, &mut self.grads, &mut self.ws);
+        self.step_from_gradient()
+    }
+
+    /// The rest of [`FactorRun::step`] once `loss` and `grads` hold the loss and gradients at
+    /// the current factors (computed alone or in a shared pass, [`step_together`]).
+    fn step_from_gradient(&mut self) -> Option<Outcome> {
         if !self.loss.is_finite() || self.loss > DIVERGED {
             return Some(Outcome::Diverged);
         }
@@ -709,7 +716,7 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
     /// Runs to a stopping rule (checking `cancel` every 200 steps) and summarises.
     pub fn finish(mut self, seed: u64, cancel: &AtomicBool) -> RunResult {
         let outcome = loop {
-            if self.t.is_multiple_of(CHECK_EVERY) && cancel.load(Ordering::Relaxed) {
+            if self.cancelled(cancel) {
                 break Outcome::Cancelled;
             }
             if let Some(o) = self.step() {
@@ -717,6 +724,11 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
             }
         };
         self.summary(seed, outcome)
+    }
+
+    /// Whether the run stops here for `cancel` (looked at every [`CHECK_EVERY`] steps).
+    fn cancelled(&self, cancel: &AtomicBool) -> bool {
+        self.t.is_multiple_of(CHECK_EVERY) && cancel.load(Ordering::Relaxed)
     }
 
     /// The run's result as it stands, ended by `outcome`: recovery, effective rank and
@@ -824,24 +836,133 @@ pub fn run_zoo_cells(
                 SensingProblem::new(&cfg, preset.seed.wrapping_add(s))
             })
             .collect();
-        let runs: Vec<RunResult> = mine
-            .par_iter()
+        // Runs of one instance are taken one after another, so that a thread's active runs
+        // mostly share their instance and its pass; the references come last.
+        let mut order: Vec<(bool, usize, usize)> = mine
+            .iter()
             .map(|&i| {
                 let c = chosen[i];
                 let at = instances.binary_search(&instance(&c)).expect("built above");
-                let r = match c {
-                    Unit::Run(c) => preset.run_cell(&problems[at], c, cancel),
-                    Unit::Reference(c) => preset.run_reference(&problems[at], c, cancel),
-                };
-                progress();
-                r
+                (matches!(c, Unit::Reference(_)), at, i)
             })
             .collect();
-        for (i, r) in mine.into_iter().zip(runs) {
+        order.sort_unstable();
+        let next = AtomicUsize::new(0);
+        let threads = rayon::current_num_threads().max(1);
+        let done: Vec<Vec<(usize, RunResult)>> = (0..threads)
+            .into_par_iter()
+            .map(|_| {
+                let mut done = Vec::new();
+                let mut active: Vec<Active<'_>> = Vec::with_capacity(MAX_SHARED);
+                loop {
+                    while active.len() < MAX_SHARED {
+                        let Some(&(_, at, i)) = order.get(next.fetch_add(1, Ordering::Relaxed))
+                        else {
+                            break;
+                        };
+                        match chosen[i] {
+                            Unit::Run(cell) => {
+                                let run = preset.start_cell(&problems[at], cell);
+                                let pos = active.partition_point(|a| a.at <= at);
+                                active.insert(
+                                    pos,
+                                    Active {
+                                        slot: i,
+                                        at,
+                                        cell,
+                                        run,
+                                    },
+                                );
+                            }
+                            Unit::Reference(c) => {
+                                done.push((i, preset.run_reference(&problems[at], c, cancel)));
+                                progress();
+                            }
+                        }
+                    }
+                    if active.is_empty() {
+                        break done;
+                    }
+                    step_together(&mut active, cancel, &mut |a, outcome| {
+                        done.push((a.slot, preset.end_cell(a.cell, &a.run, outcome)));
+                        progress();
+                    });
+                }
+            })
+            .collect();
+        for (i, r) in done.into_iter().flatten() {
             out[i] = Some(r);
         }
     }
     out.into_iter()
         .map(|r| r.expect("every cell ran"))
         .collect()
+}
+
+/// A run in a thread's active set ([`run_zoo_cells`]): its place in the output, its
+/// instance's index and its cell.
+struct Active<'a> {
+    slot: usize,
+    at: usize,
+    cell: Cell,
+    run: FactorRun<&'a SensingProblem>,
+}
+
+/// One step of every run in `active` (sorted by instance): the runs of one instance get their
+/// gradients in shared passes of up to [`MAX_SHARED`], then each takes the rest of its step
+/// alone. A run that stops (a stopping rule, or `cancel` at a check) is handed to `ended`
+/// with its outcome and leaves the set. Each run's numbers are those of [`FactorRun::step`].
+fn step_together(
+    active: &mut Vec<Active<'_>>,
+    cancel: &AtomicBool,
+    ended: &mut dyn FnMut(&Active<'_>, Outcome),
+) {
+    let mut i = 0;
+    while i < active.len() {
+        if active[i].run.cancelled(cancel) {
+            ended(&active[i], Outcome::Cancelled);
+            active.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    for group in active.chunk_by_mut(|a, b| a.at == b.at) {
+        for chunk in group.chunks_mut(MAX_SHARED) {
+            match chunk.len() {
+                1 => shared_gradients::<1>(chunk),
+                2 => shared_gradients::<2>(chunk),
+                3 => shared_gradients::<3>(chunk),
+                _ => shared_gradients::<4>(chunk),
+            }
+        }
+    }
+    let mut i = 0;
+    while i < active.len() {
+        if let Some(outcome) = active[i].run.step_from_gradient() {
+            ended(&active[i], outcome);
+            active.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Loss and gradients of the `P` runs of `chunk` (one instance) in one shared pass.
+fn shared_gradients<const P: usize>(chunk: &mut [Active<'_>]) {
+    assert_eq!(chunk.len(), P, "P runs");
+    let problem = chunk[0].run.problem;
+    let mut runs = chunk.iter_mut().map(|a| &mut a.run);
+    let items: [PassItem<'_>; P] = std::array::from_fn(|_| {
+        let r = runs.next().expect("P runs");
+        PassItem {
+            u: &r.params[0],
+            v: &r.params[1],
+            grads: &mut r.grads,
+            ws: &mut r.ws,
+        }
+    });
+    let losses = problem.loss_and_grad_shared(items);
+    for (a, loss) in chunk.iter_mut().zip(losses) {
+        a.run.loss = loss;
+    }
 }

@@ -611,7 +611,18 @@ impl ZooPreset {
     /// Runs `cell` on `problem` (the instance of the cell's size, τ, init and seed) and labels
     /// the result with the dimensions this preset sweeps.
     pub fn run_cell(&self, problem: &SensingProblem, cell: Cell, cancel: &AtomicBool) -> RunResult {
-        let mut r = FactorRun::new(
+        let mut r = self.start_cell(problem, cell).finish(cell.seed, cancel);
+        self.label(cell, &mut r);
+        r
+    }
+
+    /// The run of `cell` on `problem` (its instance) before its first step.
+    pub(super) fn start_cell<'a>(
+        &self,
+        problem: &'a SensingProblem,
+        cell: Cell,
+    ) -> FactorRun<&'a SensingProblem> {
+        FactorRun::new(
             problem,
             cell.rule,
             cell.lr,
@@ -622,7 +633,16 @@ impl ZooPreset {
         .with_schedule(cell.schedule)
         .with_full_horizon(cell.choice.full_horizon())
         .with_levels(&self.loss_levels)
-        .finish(cell.seed, cancel);
+    }
+
+    /// The labelled result of `cell`'s `run`, ended by `outcome` ([`ZooPreset::run_cell`]).
+    pub(super) fn end_cell(
+        &self,
+        cell: Cell,
+        run: &FactorRun<&SensingProblem>,
+        outcome: Outcome,
+    ) -> RunResult {
+        let mut r = run.summary(cell.seed, outcome);
         self.label(cell, &mut r);
         r
     }
