@@ -8,6 +8,7 @@
 //! register and serves every pair from the same loaded rows; elsewhere (and in the web build)
 //! each pair runs [`super::residual_pass`] by itself.
 
+#[cfg(target_arch = "x86_64")]
 use crate::arith::Ops;
 
 /// Most pairs one call serves ([`shared_pass`]); a group of runs is passed in chunks of this.
