@@ -372,6 +372,37 @@ pub fn sensing_problem(n: usize) -> SensingProblem {
     SensingProblem::new(&cfg, 0)
 }
 
+/// Seconds per pair of [`MAX_SHARED`](crate::sensing::MAX_SHARED) loss-and-gradient
+/// evaluations on `problem` in the arithmetic in force: each pair reading the operator itself
+/// ([`SensingProblem::loss_and_grad`]), then all of them in one shared pass
+/// ([`SensingProblem::loss_and_grad_shared`]), as the zoo steps the runs of one instance.
+/// Factors from seeds 0, 1, ….
+pub fn shared_pass_seconds(problem: &SensingProblem, budget: Duration) -> (f64, f64) {
+    use crate::sensing::{MAX_SHARED, PassItem, SensingWorkspace};
+    let n = problem.cfg.n;
+    let factors: [(DMatrix<f64>, DMatrix<f64>); MAX_SHARED] =
+        std::array::from_fn(|s| problem.init(s as u64));
+    let mut grads: [[DMatrix<f64>; 2]; MAX_SHARED] =
+        std::array::from_fn(|_| [DMatrix::zeros(n, n), DMatrix::zeros(n, n)]);
+    let mut ws: [SensingWorkspace; MAX_SHARED] = std::array::from_fn(|_| SensingWorkspace::new(n));
+    let (alone, _) = time_per_call(budget, || {
+        for ((f, g), w) in factors.iter().zip(&mut grads).zip(&mut ws) {
+            std::hint::black_box(problem.loss_and_grad(&f.0, &f.1, g, w));
+        }
+    });
+    let (shared, _) = time_per_call(budget, || {
+        let (mut g, mut w) = (grads.iter_mut(), ws.iter_mut());
+        let items: [PassItem<'_>; MAX_SHARED] = std::array::from_fn(|k| PassItem {
+            u: &factors[k].0,
+            v: &factors[k].1,
+            grads: g.next().expect("a pair's gradients"),
+            ws: w.next().expect("a pair's buffers"),
+        });
+        std::hint::black_box(problem.loss_and_grad_shared(items));
+    });
+    (alone / MAX_SHARED as f64, shared / MAX_SHARED as f64)
+}
+
 /// A sensing run of `rule` at its paper rate on `problem` with a budget no benchmark reaches,
 /// warmed up by a few steps.
 pub fn sensing_run(problem: &SensingProblem, rule: Rule) -> FactorRun<&SensingProblem> {
@@ -680,6 +711,23 @@ pub fn run_figures(opts: BenchOptions, report: &mut dyn FnMut(&Figure)) -> Vec<F
                 gflops: None,
                 portable: None,
                 note: "memory-bandwidth probe".into(),
+            });
+            let (alone, shared) = shared_pass_seconds(&problem, opts.per_figure);
+            push(Figure {
+                name: format!(
+                    "sensing pass n {n}, {} pairs shared",
+                    crate::sensing::MAX_SHARED
+                ),
+                unit: "pairs/s",
+                per_second: 1.0 / shared,
+                seconds: shared,
+                gflops: gflops(ma, shared),
+                portable: None,
+                note: format!(
+                    "per pair {:.2}× the stream; alone {:.2}×",
+                    shared / stream_secs,
+                    alone / stream_secs
+                ),
             });
             for (k, name) in ["gd", "adam", "muon", "shampoo"].into_iter().enumerate() {
                 let rule = Rule::named(name).expect("registered");

@@ -492,11 +492,14 @@ pub const INTERPOLATED: f64 = 1e-7;
 /// Divergence threshold (numerics §7).
 pub const DIVERGED: f64 = 1e8;
 
-/// The gauge twin of a run: factors started at (UQ, VQ) and their own optimizer.
+/// The gauge twin of a run: factors started at (UQ, VQ), their own optimizer, gradients and
+/// buffers (so that a shared pass can compute its gradients beside the run's).
 struct Twin {
     params: [DMatrix<f64>; 2],
     opt: Box<dyn Optimizer>,
     q: DMatrix<f64>,
+    grads: [DMatrix<f64>; 2],
+    ws: SensingWorkspace,
 }
 
 /// State of one factored run (and optionally its gauge twin) in progress, on the problem
@@ -538,6 +541,8 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
                 params: [product(&u, &q), product(&v, &q)],
                 opt: rule.build(),
                 q,
+                grads: [DMatrix::zeros(n, n), DMatrix::zeros(n, n)],
+                ws: SensingWorkspace::new(n),
             }
         });
         Self {
@@ -649,12 +654,13 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
         self.loss = self
             .problem
             .loss_and_grad(u, v, &mut self.grads, &mut self.ws);
-        self.step_from_gradient()
+        self.step_from_gradient(false)
     }
 
     /// The rest of [`FactorRun::step`] once `loss` and `grads` hold the loss and gradients at
-    /// the current factors (computed alone or in a shared pass, [`step_together`]).
-    fn step_from_gradient(&mut self) -> Option<Outcome> {
+    /// the current factors (computed alone or in a shared pass, [`step_together`]), and the
+    /// twin's gradients at its factors too when `twin_ready`.
+    fn step_from_gradient(&mut self, twin_ready: bool) -> Option<Outcome> {
         if !self.loss.is_finite() || self.loss > DIVERGED {
             return Some(Outcome::Diverged);
         }
@@ -683,15 +689,17 @@ impl<P: Deref<Target = SensingProblem>> FactorRun<P> {
         self.opt
             .step_with(&mut self.params, &self.grads, lr, &mut oracle);
         if let Some(twin) = &mut self.twin {
-            let [tu, tv] = &twin.params;
-            self.problem
-                .loss_and_grad(tu, tv, &mut self.grads, &mut self.ws);
+            if !twin_ready {
+                let [tu, tv] = &twin.params;
+                self.problem
+                    .loss_and_grad(tu, tv, &mut twin.grads, &mut twin.ws);
+            }
             let mut oracle = SensingOracle {
                 problem: &self.problem,
-                ws: &mut self.ws,
+                ws: &mut twin.ws,
             };
             twin.opt
-                .step_with(&mut twin.params, &self.grads, lr, &mut oracle);
+                .step_with(&mut twin.params, &twin.grads, lr, &mut oracle);
         }
         self.t += 1;
         None
@@ -927,18 +935,11 @@ fn step_together(
         }
     }
     for group in active.chunk_by_mut(|a, b| a.at == b.at) {
-        for chunk in group.chunks_mut(MAX_SHARED) {
-            match chunk.len() {
-                1 => shared_gradients::<1>(chunk),
-                2 => shared_gradients::<2>(chunk),
-                3 => shared_gradients::<3>(chunk),
-                _ => shared_gradients::<4>(chunk),
-            }
-        }
+        shared_gradients(group);
     }
     let mut i = 0;
     while i < active.len() {
-        if let Some(outcome) = active[i].run.step_from_gradient() {
+        if let Some(outcome) = active[i].run.step_from_gradient(true) {
             ended(&active[i], outcome);
             active.remove(i);
         } else {
@@ -947,22 +948,69 @@ fn step_together(
     }
 }
 
-/// Loss and gradients of the `P` runs of `chunk` (one instance) in one shared pass.
-fn shared_gradients<const P: usize>(chunk: &mut [Active<'_>]) {
-    assert_eq!(chunk.len(), P, "P runs");
-    let problem = chunk[0].run.problem;
-    let mut runs = chunk.iter_mut().map(|a| &mut a.run);
-    let items: [PassItem<'_>; P] = std::array::from_fn(|_| {
-        let r = runs.next().expect("P runs");
-        PassItem {
-            u: &r.params[0],
-            v: &r.params[1],
-            grads: &mut r.grads,
-            ws: &mut r.ws,
+/// A pair's pass input and, for a run (not a twin), where its loss goes.
+type Slot<'a> = Option<(PassItem<'a>, Option<&'a mut f64>)>;
+
+/// Losses and gradients of the runs of `group` (one instance) and of their twins, in shared
+/// passes of up to [`MAX_SHARED`] pairs.
+fn shared_gradients(group: &mut [Active<'_>]) {
+    let Some(first) = group.first() else {
+        return;
+    };
+    let problem = first.run.problem;
+    let mut slots: [Slot<'_>; MAX_SHARED] = std::array::from_fn(|_| None);
+    let mut len = 0;
+    for a in group.iter_mut() {
+        let FactorRun {
+            params,
+            grads,
+            ws,
+            twin,
+            loss,
+            ..
+        } = &mut a.run;
+        let run = PassItem {
+            u: &params[0],
+            v: &params[1],
+            grads,
+            ws,
+        };
+        let twin = twin.as_mut().map(|t| PassItem {
+            u: &t.params[0],
+            v: &t.params[1],
+            grads: &mut t.grads,
+            ws: &mut t.ws,
+        });
+        let pairs = std::iter::once((run, Some(loss))).chain(twin.map(|t| (t, None)));
+        for pair in pairs {
+            slots[len] = Some(pair);
+            len += 1;
+            if len == MAX_SHARED {
+                pass_slots::<MAX_SHARED>(problem, &mut slots);
+                len = 0;
+            }
         }
+    }
+    match len {
+        0 => {}
+        1 => pass_slots::<1>(problem, &mut slots),
+        2 => pass_slots::<2>(problem, &mut slots),
+        _ => pass_slots::<3>(problem, &mut slots),
+    }
+}
+
+/// One shared pass over the first `P` filled `slots`, which it empties.
+fn pass_slots<'a, const P: usize>(problem: &SensingProblem, slots: &mut [Slot<'a>; MAX_SHARED]) {
+    let mut taken = slots.iter_mut().map(|s| s.take().expect("a filled slot"));
+    let mut losses: [Option<&'a mut f64>; P] = std::array::from_fn(|_| None);
+    let items: [PassItem<'a>; P] = std::array::from_fn(|k| {
+        let (item, loss) = taken.next().expect("P slots");
+        losses[k] = loss;
+        item
     });
-    let losses = problem.loss_and_grad_shared(items);
-    for (a, loss) in chunk.iter_mut().zip(losses) {
-        a.run.loss = loss;
+    for (to, loss) in losses.into_iter().zip(problem.loss_and_grad_shared(items)) {
+        if let Some(to) = to {
+            *to = loss;
+        }
     }
 }
