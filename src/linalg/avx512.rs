@@ -7,7 +7,9 @@
 
 use std::arch::x86_64::{
     __m512d, __mmask8, _mm512_add_pd, _mm512_fmadd_pd, _mm512_loadu_pd, _mm512_mask_storeu_pd,
-    _mm512_maskz_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
+    _mm512_maskz_loadu_pd, _mm512_mul_pd, _mm512_permutex2var_pd, _mm512_set_epi64, _mm512_set1_pd,
+    _mm512_setzero_pd, _mm512_shuffle_f64x2, _mm512_storeu_pd, _mm512_unpackhi_pd,
+    _mm512_unpacklo_pd,
 };
 use std::mem::MaybeUninit;
 
@@ -178,16 +180,64 @@ unsafe fn sweep<A: Ops>(o: &Operands, rows: std::ops::Range<usize>, cols: usize,
     }
 }
 
+/// Writes the 8 × 8 block at `dst` (rows `ld_dst` apart) as the transpose of the one at `src`
+/// (rows `ld_src` apart): `dst[c·ld_dst + r] = src[r·ld_src + c]`, in registers (a scalar copy
+/// of a strided block showed in profiles). Moves numbers, so bits are kept.
+///
+/// # Safety
+/// AVX-512F; `src[r·ld_src..][..8]` readable and `dst[c·ld_dst..][..8]` writable for r, c < 8,
+/// the two not overlapping.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn transpose8(src: *const f64, ld_src: usize, dst: *mut f64, ld_dst: usize) {
+    // SAFETY: the caller's bounds, eight numbers from each of the eight row starts.
+    let r: [__m512d; 8] = std::array::from_fn(|r| unsafe { _mm512_loadu_pd(src.add(r * ld_src)) });
+    // Pairs of rows interleaved: t[2p] holds columns 0, 2, 4, 6 of rows 2p and 2p + 1, t[2p + 1]
+    // columns 1, 3, 5, 7.
+    let t: [__m512d; 8] = std::array::from_fn(|q| {
+        let (x, y) = (r[q - q % 2], r[q - q % 2 + 1]);
+        if q % 2 == 0 {
+            _mm512_unpacklo_pd(x, y)
+        } else {
+            _mm512_unpackhi_pd(x, y)
+        }
+    });
+    // Then quads: u[4h + c] holds columns c and c + 4 of rows 4h..4h + 4.
+    let low = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    let high = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    let u: [__m512d; 8] = std::array::from_fn(|q| {
+        let base = q - q % 4 + q % 2;
+        _mm512_permutex2var_pd(t[base], if q % 4 < 2 { low } else { high }, t[base + 2])
+    });
+    for c in 0..4 {
+        let column = _mm512_shuffle_f64x2::<0x44>(u[c], u[4 + c]);
+        let shifted = _mm512_shuffle_f64x2::<0xEE>(u[c], u[4 + c]);
+        // SAFETY: the caller's bounds, rows c and c + 4 of `dst`.
+        unsafe {
+            _mm512_storeu_pd(dst.add(c * ld_dst), column);
+            _mm512_storeu_pd(dst.add((c + 4) * ld_dst), shifted);
+        }
+    }
+}
+
 /// Copies the entries above the rows [`sweep`] computes with `lower` from their mirror images:
-/// `out` is `n × n` and the product symmetric entry for entry.
+/// `out` is `n × n` and the product symmetric entry for entry. Whole blocks of eight by
+/// [`transpose8`], the last columns' (if n is not a multiple of 8) one by one.
+#[target_feature(enable = "avx512f")]
 fn mirror(out: &mut [f64], n: usize) {
-    for j in 0..n {
-        let (left, column) = out.split_at_mut(j * n);
-        for (o, &x) in column[..j - j % 8]
-            .iter_mut()
-            .zip(left[j..].iter().step_by(n))
-        {
-            *o = x;
+    assert_eq!(out.len(), n * n);
+    let full = n - n % 8;
+    let p = out.as_mut_ptr();
+    for j0 in (8..full).step_by(8) {
+        for i0 in (0..j0).step_by(8) {
+            // SAFETY: rows i0..i0 + 8 of columns j0..j0 + 8 from rows j0..j0 + 8 of columns
+            // i0..i0 + 8, all below full ≤ n; the blocks are apart as i0 < j0.
+            unsafe { transpose8(p.add(i0 * n + j0), n, p.add(j0 * n + i0), n) };
+        }
+    }
+    for j in full..n {
+        for i in 0..full {
+            out[j * n + i] = out[i * n + j];
         }
     }
 }
@@ -259,10 +309,29 @@ pub(super) fn tr_mul<A: Ops>(
         let cols = if symmetric { n.min(i1) } else { n };
         for l0 in (0..k).step_by(TR_PANEL / lda) {
             let len = (TR_PANEL / lda).min(k - l0);
-            for r in 0..i1 - i0 {
+            // panel[l·lda + r] = a[(i0 + r)·k + l0 + l]: blocks of eight by eight in
+            // registers, the edges one by one.
+            let (rows, terms) = (i1 - i0, len - len % 8);
+            for r0 in (0..rows - rows % 8).step_by(8) {
+                for l in (0..terms).step_by(8) {
+                    // SAFETY: reads a[(i0 + r)·k + l0 + l + c] for r < r0 + 8 ≤ i1 − i0 and
+                    // c < 8 (l + 8 ≤ len ≤ k − l0), below m·k; writes panel[(l + c)·lda + r]
+                    // for l + c < len and r < r0 + 8 ≤ lda, below len·lda ≤ TR_PANEL.
+                    unsafe {
+                        transpose8(
+                            a.as_ptr().add((i0 + r0) * k + l0 + l),
+                            k,
+                            panel.as_mut_ptr().add(l * lda + r0).cast(),
+                            lda,
+                        )
+                    };
+                }
+            }
+            for r in 0..rows {
                 let col = &a[(i0 + r) * k + l0..(i0 + r) * k + l0 + len];
-                for (p, &x) in panel[r..].iter_mut().step_by(lda).zip(col) {
-                    *p = MaybeUninit::new(x);
+                let edge = if r < rows - rows % 8 { terms } else { 0 };
+                for (l, &x) in col.iter().enumerate().skip(edge) {
+                    panel[l * lda + r] = MaybeUninit::new(x);
                 }
             }
             let o = Operands {
