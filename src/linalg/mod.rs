@@ -1,11 +1,15 @@
 //! Small dense products written out on column-major slices: allocation-free and in a fixed
 //! summation order (nalgebra's general products may allocate packing buffers per call). Sizes
-//! here are tens to a few hundred, where these loops vectorise well.
+//! here are tens to a few hundred, where these loops vectorise well. Where the CPU has
+//! AVX-512F, [`mul_into`] and [`tr_mul_into`] run written-out 512-bit copies of the same sums
+//! (`avx512`), bit for bit the same results.
 
 use nalgebra::DMatrix;
 
 use crate::arith::Ops;
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod gemm;
 pub mod norm;
 pub mod ode;
@@ -77,11 +81,46 @@ const MUL_COLS: usize = 4;
 /// [`mul_into`] in the arithmetic `A`, for loops that are themselves dispatched.
 #[inline(always)]
 pub(crate) fn mul_with<A: Ops>(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>) {
+    mul_impl::<A>(out, a, b, false);
+}
+
+/// `out = a·a` for an exactly symmetric `a`, bit for bit as [`mul_with`]`(out, a, a)`. When no
+/// entry of `a` is 0, no term is skipped and entries `(i, j)` and `(j, i)` are the same products
+/// in the same order, so the AVX-512 path computes the blocks on and below the diagonal only.
+#[inline(always)]
+pub(crate) fn mul_symmetric_with<A: Ops>(out: &mut DMatrix<f64>, a: &DMatrix<f64>) {
+    debug_assert!(
+        a.is_square()
+            && (0..a.nrows()).all(|i| (0..i).all(|j| a[(i, j)].to_bits() == a[(j, i)].to_bits()))
+    );
+    mul_impl::<A>(out, a, a, true);
+}
+
+/// [`mul_with`], or with `symmetric` [`mul_symmetric_with`]: the AVX-512 copy where the CPU has
+/// it and `b` has no zero entry, else [`mul_blocked`].
+#[inline(always)]
+fn mul_impl<A: Ops>(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>, symmetric: bool) {
     let (m, k) = a.shape();
     assert_eq!(b.nrows(), k, "inner dimensions");
     let n = b.ncols();
     assert_eq!(out.shape(), (m, n), "output shape");
     let (a, b, out) = (a.as_slice(), b.as_slice(), out.as_mut_slice());
+    // Only the AVX-512 copy computes half of a symmetric product.
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = symmetric;
+    #[cfg(target_arch = "x86_64")]
+    if avx512::detected() {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        if unsafe { avx512::mul::<A>(out, a, b, (m, k, n), symmetric) } {
+            return;
+        }
+    }
+    mul_blocked::<A>(out, a, b, (m, k, n));
+}
+
+/// The portable loops of [`mul_into`] on column-major slices of shapes `(m, k, n)`.
+#[inline(always)]
+fn mul_blocked<A: Ops>(out: &mut [f64], a: &[f64], b: &[f64], (m, k, n): (usize, usize, usize)) {
     let full_rows = m - m % MUL_ROWS;
     let mut j = 0;
     // Blocks of 8 rows × 4 columns stay in registers over the whole sum; each entry still adds
@@ -167,6 +206,29 @@ pub(crate) fn tr_mul_with<A: Ops>(out: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &
     // same order: compute the blocks on and below the diagonal and mirror the rest.
     let symmetric = std::ptr::eq(a, b);
     let (a, b, out) = (a.as_slice(), b.as_slice(), out.as_mut_slice());
+    #[cfg(target_arch = "x86_64")]
+    if avx512::detected() {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        unsafe { avx512::tr_mul::<A>(out, a, b, (k, m, n), symmetric) };
+        return;
+    }
+    tr_mul_blocked::<A>(out, a, b, (k, m, n), symmetric);
+}
+
+/// The portable loops of [`tr_mul_into`] on column-major slices of shapes `(k, m, n)`.
+#[inline(always)]
+fn tr_mul_blocked<A: Ops>(
+    out: &mut [f64],
+    a: &[f64],
+    b: &[f64],
+    (k, m, n): (usize, usize, usize),
+    symmetric: bool,
+) {
+    if k == 0 {
+        // Empty sums (the panels below would leave them unwritten).
+        out.fill(-0.0);
+        return;
+    }
     let full_rows = m - m % TR_ROWS;
     // Four columns of `a` are copied into a row-major panel, so that one vector holds the
     // terms of four output rows for the same `l`: every entry keeps its own sequential sum
@@ -301,32 +363,129 @@ mod tests {
         m.iter().map(|x| x.to_bits()).collect()
     }
 
+    /// Whether this run checks the AVX-512 copies too (the CPU has AVX-512F, as the machine
+    /// these products were tuned on does).
+    fn avx512() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            avx512::detected()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    /// `out = a·b` by the portable loops and, with [`avx512`], the AVX-512 copy (which must
+    /// take `b` exactly when it has no zero), each against the plain loops.
+    fn check_mul<A: Ops>(a: &DMatrix<f64>, b: &DMatrix<f64>, symmetric: bool) {
+        let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+        let want = bits(&reference_mul::<A>(a, b));
+        let mut out = DMatrix::from_element(m, n, f64::NAN);
+        mul_blocked::<A>(out.as_mut_slice(), a.as_slice(), b.as_slice(), (m, k, n));
+        assert_eq!(bits(&out), want, "blocked mul {m}×{k}×{n}");
+        #[cfg(target_arch = "x86_64")]
+        if avx512() {
+            let mut out = DMatrix::from_element(m, n, f64::NAN);
+            let shape = (m, k, n);
+            // SAFETY: the CPU has AVX-512F (`avx512`).
+            let took = unsafe {
+                avx512::mul::<A>(
+                    out.as_mut_slice(),
+                    a.as_slice(),
+                    b.as_slice(),
+                    shape,
+                    symmetric,
+                )
+            };
+            assert_eq!(took, !b.iter().any(|&x| x == 0.0), "a zero in b falls back");
+            if took {
+                assert_eq!(bits(&out), want, "AVX-512 mul {m}×{k}×{n} {symmetric}");
+            }
+        }
+        let mut out = DMatrix::from_element(m, n, f64::NAN);
+        if symmetric {
+            mul_symmetric_with::<A>(&mut out, a);
+        } else {
+            mul_with::<A>(&mut out, a, b);
+        }
+        assert_eq!(bits(&out), want, "mul {m}×{k}×{n} {symmetric}");
+    }
+
+    /// `out = aᵀ·b` as [`check_mul`]; passing `a` for `b` checks the symmetric product.
+    fn check_tr_mul<A: Ops>(a: &DMatrix<f64>, b: &DMatrix<f64>) {
+        let (k, m, n) = (a.nrows(), a.ncols(), b.ncols());
+        let symmetric = std::ptr::eq(a, b);
+        let want = bits(&reference_tr_mul::<A>(a, b));
+        let mut out = DMatrix::from_element(m, n, f64::NAN);
+        tr_mul_blocked::<A>(
+            out.as_mut_slice(),
+            a.as_slice(),
+            b.as_slice(),
+            (k, m, n),
+            symmetric,
+        );
+        assert_eq!(bits(&out), want, "blocked tr_mul {m}×{k}×{n} {symmetric}");
+        #[cfg(target_arch = "x86_64")]
+        if avx512() {
+            let mut out = DMatrix::from_element(m, n, f64::NAN);
+            let shape = (k, m, n);
+            // SAFETY: the CPU has AVX-512F (`avx512`).
+            unsafe {
+                avx512::tr_mul::<A>(
+                    out.as_mut_slice(),
+                    a.as_slice(),
+                    b.as_slice(),
+                    shape,
+                    symmetric,
+                )
+            };
+            assert_eq!(bits(&out), want, "AVX-512 tr_mul {m}×{k}×{n} {symmetric}");
+        }
+        let mut out = DMatrix::from_element(m, n, f64::NAN);
+        tr_mul_with::<A>(&mut out, a, b);
+        assert_eq!(bits(&out), want, "tr_mul {m}×{k}×{n} {symmetric}");
+    }
+
     fn check<A: Ops>() {
-        // Shapes with and without remainders, and one sum longer than a panel.
+        // Shapes with and without remainders: row tails of every length, one to 17 vectors of
+        // eight rows (tiles of up to five, passes of 64 rows in tr_mul), column counts not a
+        // multiple of four, sums longer than a panel, and empty ones.
         for (m, k, n) in [
             (16, 16, 32),
             (40, 40, 40),
             (19, 23, 13),
             (9, 300, 11),
             (3, 2, 1),
+            (50, 7, 6),
+            (72, 33, 9),
+            (130, 70, 5),
+            (61, 100, 3),
+            (0, 3, 2),
+            (4, 0, 3),
         ] {
             let a = m_(m, k, 0.3);
-            let mut b = m_(k, n, 1.1);
-            b[(1, 0)] = 0.0;
-            let mut out = DMatrix::zeros(m, n);
-            mul_with::<A>(&mut out, &a, &b);
-            assert_eq!(
-                bits(&out),
-                bits(&reference_mul::<A>(&a, &b)),
-                "mul {m}×{k}×{n}"
-            );
-            let at = m_(k, m, 0.9);
-            tr_mul_with::<A>(&mut out, &at, &b);
-            assert_eq!(
-                bits(&out),
-                bits(&reference_tr_mul::<A>(&at, &b)),
-                "tr_mul {m}×{k}×{n}"
-            );
+            let b = m_(k, n, 1.1);
+            check_mul::<A>(&a, &b, false);
+            if k > 1 && n > 0 {
+                let mut b = b;
+                b[(1, 0)] = 0.0;
+                check_mul::<A>(&a, &b, false);
+            }
+            check_tr_mul::<A>(&m_(k, m, 0.9), &m_(k, n, 1.1));
+        }
+        // Gram matrices (the symmetric tr_mul), then their squares (the symmetric mul): sides
+        // inside one diagonal block, across several, and across passes of 64 rows.
+        for n in [1, 8, 13, 40, 48, 67, 130] {
+            let y = m_(n + 3, n, 0.5);
+            check_tr_mul::<A>(&y, &y);
+            let mut g = DMatrix::zeros(n, n);
+            tr_mul_with::<A>(&mut g, &y, &y);
+            check_mul::<A>(&g, &g, true);
+            if n > 1 {
+                (g[(1, 0)], g[(0, 1)]) = (0.0, 0.0);
+                check_mul::<A>(&g, &g, true);
+            }
         }
     }
 

@@ -2,7 +2,7 @@ use super::{
     Class, Hyper, Optimizer, RuleInfo, Schedule, SensingDefaults, axpby, check_shapes, ensure_like,
 };
 use crate::arith::Ops;
-use crate::linalg::{mul_with, tr_mul_with};
+use crate::linalg::{mul_symmetric_with, mul_with, tr_mul_with};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
@@ -146,7 +146,8 @@ fn direct_impl<A: Ops>(b: &DMatrix<f64>, out: &mut DMatrix<f64>, scratch: &mut N
     let tall = scaled_tall(b, y);
     for _ in 0..NS_STEPS {
         tr_mul_with::<A>(a, y, y);
-        mul_with::<A>(p, a, a);
+        // a = yᵀy is mirrored, so exactly symmetric.
+        mul_symmetric_with::<A>(p, a);
         axpby(p, b_c, a, c_c);
         mul_with::<A>(tmp, y, p);
         axpby(y, 1.0, tmp, a_c);
