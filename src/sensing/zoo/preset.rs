@@ -5,8 +5,12 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::atomic::AtomicBool;
 
-use super::{Cell, FactorRun, INTERPOLATED, Outcome, ReferenceCell, Rule, RunResult, ZooSchedule};
+use super::{
+    Active, Cell, FactorRun, INTERPOLATED, Outcome, ReferenceCell, Rule, RunResult, ZooSchedule,
+    step_together,
+};
 use crate::reading::{PresetError, Source};
+use crate::sensing::MAX_SHARED;
 use crate::sensing::{SensingConfig, SensingProblem};
 use crate::validate::{FieldError, Range, check_int, check_real};
 
@@ -650,8 +654,9 @@ impl ZooPreset {
     /// Seconds per gradient evaluation of one run (the unit of [`ZooPreset::work`]) on this
     /// computer, from a short trial on the calling thread: the preset's last rule that asks
     /// for no extra gradients (else its last rule, its time divided by
-    /// [`FLOW_STEP_GRADIENTS`]) at its largest size for up to `steps` steps (building the
-    /// instance not counted; at these sizes a step is mostly the pass over the measurements,
+    /// [`FLOW_STEP_GRADIENTS`]) at its largest size for up to `steps` steps, in
+    /// [`MAX_SHARED`] copies stepped together as the zoo steps the runs of one instance
+    /// (building the instance not counted; at these sizes a step is mostly the pass over the measurements,
     /// the same for every rule), so an upper bound for smaller sizes. `None` without cells or
     /// with a clock too coarse to time it. Building the largest instance takes seconds at
     /// n = 128: run it off the UI's thread.
@@ -666,18 +671,26 @@ impl ZooPreset {
         let cfg = self.config(cell.size, cell.tau, cell.init);
         let problem = SensingProblem::new(&cfg, self.seed);
         let steps = steps.clamp(1, self.budget.max(1));
-        let mut run = FactorRun::new(&problem, cell.rule, cell.lr, steps, cell.seed, self.twins)
-            .with_schedule(cell.schedule);
+        // As many copies as a shared pass serves, stepped together as the zoo steps the runs
+        // of one instance; the pace is per run.
+        let mut active: Vec<Active<'_>> = (0..MAX_SHARED)
+            .map(|slot| Active {
+                slot,
+                at: 0,
+                cell,
+                run: FactorRun::new(&problem, cell.rule, cell.lr, steps, cell.seed, self.twins)
+                    .with_schedule(cell.schedule),
+            })
+            .collect();
+        let never = AtomicBool::new(false);
         let t = web_time::Instant::now();
         let mut taken = 0;
-        while taken < steps {
+        while taken < steps && active.len() == MAX_SHARED {
             taken += 1;
-            if run.step().is_some() {
-                break;
-            }
+            step_together(&mut active, &never, &mut |_, _| {});
         }
         let secs = t.elapsed().as_secs_f64();
-        (secs > 0.0).then(|| secs / (taken as f64 * cost))
+        (secs > 0.0).then(|| secs / (taken as f64 * MAX_SHARED as f64 * cost))
     }
 
     /// Sets the labels of the swept dimensions (n, init, schedule) of `cell` on `run`.
