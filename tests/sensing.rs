@@ -840,7 +840,12 @@ fn a_shared_pass_gives_every_pair_the_bits_of_its_own_pass() {
             let loss = p.loss_and_grad(&f.0, &f.1, &mut alone, &mut w);
             assert!(loss > 0.0);
             assert_eq!(loss.to_bits(), losses[k].to_bits(), "n {n}, pair {k}");
-            assert_eq!(alone, grads[k], "n {n}, pair {k}");
+            let bits = |g: &[DMatrix<f64>; 2]| -> Vec<u64> {
+                g.iter()
+                    .flat_map(|m| m.iter().map(|x| x.to_bits()))
+                    .collect()
+            };
+            assert_eq!(bits(&alone), bits(&grads[k]), "n {n}, pair {k}");
         }
     }
 }
@@ -870,6 +875,36 @@ fn a_zoo_s_runs_stepped_together_equal_each_run_alone() {
             &preset.run_cell(&problem, *c, &never),
             r,
             "{} seed {}",
+            r.rule,
+            r.seed
+        );
+    }
+}
+
+#[test]
+fn a_zoo_cancelled_before_it_starts_ends_every_run_cancelled_at_step_0() {
+    let preset = ZooPreset {
+        problem: small(8, 2, 1e-2),
+        budget: 300,
+        seeds: 3,
+        rules: ["gd", "adam", "muon"].map(rule).to_vec(),
+        twins: true,
+        ..ZooPreset::default()
+    };
+    let cancel = AtomicBool::new(true);
+    let progress = std::sync::atomic::AtomicUsize::new(0);
+    let tick = || {
+        progress.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    let out = run_zoo(&preset, &tick, &cancel);
+    assert_eq!(out.len(), preset.units());
+    assert_eq!(progress.into_inner(), preset.units());
+    for (c, r) in preset.cells().iter().zip(&out) {
+        assert_eq!((r.rule.as_str(), r.seed), (c.rule.name().as_str(), c.seed));
+        assert_eq!(
+            (r.outcome, r.steps),
+            (Outcome::Cancelled, 0),
+            "{} {}",
             r.rule,
             r.seed
         );

@@ -301,6 +301,9 @@ pub(super) fn tr_mul<A: Ops>(
         out.fill(-0.0);
         return;
     }
+    if n == 0 {
+        return;
+    }
     // Not zeroed: the tiles read only the lanes written below (a 32 KB memset per call showed).
     let mut panel = [MaybeUninit::<f64>::uninit(); TR_PANEL];
     for i0 in (0..m).step_by(TR_ROWS) {

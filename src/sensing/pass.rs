@@ -252,7 +252,17 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn check<A: Ops, const P: usize>() {
         // Blocks of eight with a tail of rows and of entries; blocks of four past SMALL.
-        for (m, nn) in [(19, 30), (16, 64), (5, 9), (7, super::super::SMALL + 6)] {
+        // Rows shorter than a vector (1, 4, 7 entries) and fewer rows than a block too.
+        for (m, nn) in [
+            (19, 30),
+            (16, 64),
+            (5, 9),
+            (17, 1),
+            (17, 4),
+            (17, 7),
+            (3, 12),
+            (7, super::super::SMALL + 6),
+        ] {
             let (op, y, xs) = inputs(m, nn, P);
             let mut gx: Vec<Vec<f64>> = (0..P).map(|k| vec![0.5 * k as f64; nn]).collect();
             let mut refs = gx.clone();

@@ -857,13 +857,15 @@ pub fn run_zoo_cells(
         order.sort_unstable();
         let next = AtomicUsize::new(0);
         let threads = rayon::current_num_threads().max(1);
+        // A few runs are spread over the threads rather than shared on one.
+        let per_thread = MAX_SHARED.min(order.len().div_ceil(threads)).max(1);
         let done: Vec<Vec<(usize, RunResult)>> = (0..threads)
             .into_par_iter()
             .map(|_| {
                 let mut done = Vec::new();
                 let mut active: Vec<Active<'_>> = Vec::with_capacity(MAX_SHARED);
                 loop {
-                    while active.len() < MAX_SHARED {
+                    while active.len() < per_thread {
                         let Some(&(_, at, i)) = order.get(next.fetch_add(1, Ordering::Relaxed))
                         else {
                             break;
@@ -991,11 +993,13 @@ fn shared_gradients(group: &mut [Active<'_>]) {
             }
         }
     }
+    const { assert!(MAX_SHARED == 4, "one arm per count of pairs left") };
     match len {
         0 => {}
         1 => pass_slots::<1>(problem, &mut slots),
         2 => pass_slots::<2>(problem, &mut slots),
-        _ => pass_slots::<3>(problem, &mut slots),
+        3 => pass_slots::<3>(problem, &mut slots),
+        _ => unreachable!("a full set of slots is passed at once"),
     }
 }
 

@@ -656,8 +656,8 @@ impl ZooPreset {
     /// for no extra gradients (else its last rule, its time divided by
     /// [`FLOW_STEP_GRADIENTS`]) at its largest size for up to `steps` steps, in
     /// [`MAX_SHARED`] copies stepped together as the zoo steps the runs of one instance
-    /// (building the instance not counted; at these sizes a step is mostly the pass over the measurements,
-    /// the same for every rule), so an upper bound for smaller sizes. `None` without cells or
+    /// (building the instance not counted; at these sizes a step is mostly the pass over the
+    /// measurements, the same for every rule), so an upper bound for smaller sizes. `None` without cells or
     /// with a clock too coarse to time it. Building the largest instance takes seconds at
     /// n = 128: run it off the UI's thread.
     pub fn trial_pace(&self, steps: usize) -> Option<f64> {
