@@ -581,6 +581,15 @@ pub trait Task: serde::Serialize + serde::de::DeserializeOwned + Send + 'static 
     }
 }
 
+/// The parts of a round-robin deal (part `k` of `n` holding items `k, k + n, …`, in order, as
+/// the [`Task::split`]s and `--shard` deal them) put back into one list in the whole's order.
+pub fn undeal<T>(parts: Vec<Vec<T>>) -> Vec<T> {
+    let total = parts.iter().map(Vec::len).sum();
+    let mut each: Vec<_> = parts.into_iter().map(Vec::into_iter).collect();
+    let n = each.len();
+    (0..total).filter_map(|i| each[i % n].next()).collect()
+}
+
 /// One-shot background work with progress, cancel and a result to collect (every analysis of
 /// the app runs in one).
 pub struct Job<T> {
