@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
-use super::grid::{GridPlan, GridProgress, GridReport, run_grid, trial_pace};
+use super::grid::{GridPlan, GridProgress, GridReport, merge_parts, run_grid, trial_pace};
 use super::{HsiConfig, HsiError, Scene};
 use crate::live::{Stop, TRIAL_STEPS, Task};
 
@@ -93,6 +93,30 @@ impl Task for HsiTask {
             r.losses = Vec::new();
         }
         Ok(report)
+    }
+
+    /// The plan's rules dealt round-robin ([`GridPlan::part`]): each rule's selection and
+    /// report runs stay in one part, which reads the scene for itself.
+    fn split(self, n: usize) -> Vec<Self> {
+        let n = n.clamp(1, self.inputs.plan.rules.len().max(1));
+        if n == 1 {
+            return vec![self];
+        }
+        (0..n)
+            .map(|k| HsiTask {
+                inputs: HsiInputs {
+                    plan: self.inputs.plan.part(k, n),
+                    ..self.inputs.clone()
+                },
+                bytes: self.bytes.clone(),
+            })
+            .collect()
+    }
+
+    /// The parts' reports as the whole's ([`merge_parts`]).
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        let parts = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        merge_parts(parts).ok_or_else(|| Stop::Failed("no part of the grid came back".into()))
     }
 }
 
