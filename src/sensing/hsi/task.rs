@@ -145,3 +145,43 @@ fn read_scene(inputs: &HsiInputs, bytes: Option<Vec<u8>>) -> Result<Scene, HsiEr
         None => Scene::read(path, var),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page deals a grid's rules over its workers: at most a part per rule, part `k` the
+    /// plan's [`GridPlan::part`] with the scene's bytes (what `merge_parts` joins; its test
+    /// runs them); a failed or missing part fails the whole.
+    #[test]
+    fn a_grid_splits_into_at_most_a_part_per_rule() {
+        let inputs = HsiInputs {
+            scene: "s.mat".into(),
+            var: String::new(),
+            density: 0.5,
+            steps: 100,
+            plan: GridPlan::paper(vec!["gd".into(), "adam".into(), "muon".into()]),
+        };
+        let task = || HsiTask {
+            inputs: inputs.clone(),
+            bytes: Some(vec![1, 2, 3]),
+        };
+        for n in [1, 2, 3, 5] {
+            let parts = task().split(n);
+            let k = n.min(3);
+            assert_eq!(parts.len(), k);
+            for (i, p) in parts.iter().enumerate() {
+                assert_eq!(p.inputs.plan, inputs.plan.part(i, k));
+                assert_eq!(
+                    (&p.inputs.scene, &p.bytes),
+                    (&inputs.scene, &Some(vec![1, 2, 3]))
+                );
+            }
+        }
+        assert_eq!(
+            HsiTask::merge(vec![Err(Stop::Cancelled)]),
+            Err(Stop::Cancelled)
+        );
+        assert!(matches!(HsiTask::merge(Vec::new()), Err(Stop::Failed(_))));
+    }
+}
