@@ -1,10 +1,10 @@
 //! One seed of an attention preset, trained live for the app's section: a [`LiveRun`] for the
-//! [`Live`](crate::live::Live) driver that takes transport commands and sends back each step's records. One step of
-//! every model outlasts a frame, so in the page it runs in Web Workers ([`RemoteRun`]): the
-//! preset's runs (each a base model and its twins, which depend on no other run) are dealt over
-//! one worker per core ([`SplitRun`], driven by a [`Fan`]) and their records joined step by
-//! step ([`Joined`]). The section drains its [`Update`]s at the top of a frame and never
-//! blocks.
+//! [`Live`](crate::live::Live) driver that takes transport commands and sends back each step's
+//! records. One step of every model outlasts a frame, so in the page it runs in Web Workers
+//! ([`RemoteRun`]): the preset's runs (each a base model and its twins, which depend on no
+//! other run) are dealt over one worker per core ([`SplitRun`], driven by a [`Fan`]) and their
+//! records joined step by step ([`Joined`]). The section drains its [`Update`]s at the top of a
+//! frame and never blocks.
 
 use std::time::Duration;
 
