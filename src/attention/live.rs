@@ -334,6 +334,62 @@ mod tests {
         }
     }
 
+    /// Parts at different paces (one at the end before the other has begun): a step's
+    /// records wait for the slowest part, the step shown is the slowest's, the joined records
+    /// are the whole seed's in its order, and after the first failure nothing passes on.
+    #[test]
+    fn a_step_waits_for_the_slowest_part_and_a_failure_ends_the_join() {
+        let steps = 3;
+        let preset = three_runs(steps);
+        let mut whole = SeedRun::new(&preset, 1).unwrap();
+        while !whole.finished() {
+            whole.step();
+        }
+        let mut join = AttentionLive::merge(2);
+        let mut out = Vec::new();
+        for k in 0..2 {
+            let mut run = SeedRun::part(&preset, 1, (k, 2)).unwrap();
+            for step in 0..=steps {
+                let sent = run.records().len();
+                run.step();
+                let records = run.records()[sent..].to_vec();
+                out.extend(join.take(k, Update::Records(records)));
+                let running = step < steps;
+                out.extend(join.take(k, Update::Progress { step, running }));
+            }
+            if k == 0 {
+                assert!(out.is_empty(), "nothing before the other part's first step");
+            }
+        }
+        let records: Vec<Record> = out
+            .iter()
+            .filter_map(|u| match u {
+                Update::Records(r) => Some(r.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(format!("{records:?}"), format!("{:?}", whole.records()));
+        let shown: Vec<(usize, bool)> = out
+            .iter()
+            .filter_map(|u| match u {
+                Update::Progress { step, running } => Some((*step, *running)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(shown, [(0, true), (1, true), (2, true), (3, false)]);
+        assert!(!join.ended());
+        let failed = join.take(1, Update::Failed("one".into()));
+        assert_eq!(failed, [Update::Failed("one".into())]);
+        assert!(join.ended());
+        assert!(join.take(0, Update::Failed("two".into())).is_empty());
+        let late = Update::Progress {
+            step: steps,
+            running: false,
+        };
+        assert!(join.take(0, late).is_empty());
+    }
+
     /// Every part of a seed whose preset does not validate refuses it; the run reports that
     /// once, and every part has ended.
     #[test]
