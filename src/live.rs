@@ -138,6 +138,105 @@ where
     fn build(args: Self::Args) -> Result<Self, String>;
 }
 
+/// A [`RemoteRun`] whose work splits into independent parts, each a run of its own built from
+/// its own settings, whose updates a [`Merge`] joins into exactly the whole run's: the page
+/// drives each part in a Web Worker of its own ([`Fan`]).
+pub trait SplitRun: RemoteRun
+where
+    Self::Command: serde::Serialize + serde::de::DeserializeOwned,
+    Self::Update: serde::Serialize + serde::de::DeserializeOwned,
+{
+    /// What joins the parts' updates.
+    type Merge: Merge<Self::Update> + 'static;
+    /// The settings of at most `n` (≥ 1) parts, at least one; a single part is the whole run.
+    fn split(args: Self::Args, n: usize) -> Vec<Self::Args>;
+    /// A join of the updates of `parts` parts.
+    fn merge(parts: usize) -> Self::Merge;
+}
+
+/// Joins the updates of a [`SplitRun`]'s parts into the whole run's.
+pub trait Merge<U> {
+    /// Takes update `u` of part `part` (each part's arrive in the order it sent them) and
+    /// returns the whole run's updates it completes, in order.
+    fn take(&mut self, part: usize, u: U) -> Vec<U>;
+    /// Whether the whole run has ended for good (a part failed and said so): the other parts
+    /// are stopped.
+    fn ended(&self) -> bool;
+}
+
+/// A [`SplitRun`] driven in parts, each by [`Live::remote`]: on the desktop in one part (its
+/// thread already spreads the run's work over the cores), in the page in one Web Worker per
+/// core ([`crate::web_worker::workers`]). Every command goes to every part; the updates come
+/// out joined, so the run looks whole. Dropping it ends every part.
+pub struct Fan<R>
+where
+    R: SplitRun,
+    R::Command: serde::Serialize + serde::de::DeserializeOwned,
+    R::Update: serde::Serialize + serde::de::DeserializeOwned,
+{
+    /// The parts, in order (none once a part's failure ended the run).
+    parts: RefCell<Vec<Live<R>>>,
+    merge: RefCell<R::Merge>,
+}
+
+impl<R> Fan<R>
+where
+    R: SplitRun,
+    R::Command: serde::Serialize + serde::de::DeserializeOwned + Clone,
+    R::Update: serde::Serialize + serde::de::DeserializeOwned,
+{
+    /// The run `args` describe, in as many parts as this build runs at once: one on the
+    /// desktop, one per core in the page.
+    pub fn remote(args: R::Args, repaint: Repaint) -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        let parts = 1;
+        #[cfg(target_arch = "wasm32")]
+        let parts = crate::web_worker::workers();
+        Self::in_parts(args, parts, repaint)
+    }
+
+    /// The run `args` describe, split into at most `n` parts ([`SplitRun::split`]), each driven
+    /// by [`Live::remote`].
+    pub fn in_parts(args: R::Args, n: usize, repaint: Repaint) -> Self {
+        let parts: Vec<Live<R>> = R::split(args, n.max(1))
+            .into_iter()
+            .map(|a| Live::remote(a, repaint.clone()))
+            .collect();
+        Self {
+            merge: RefCell::new(R::merge(parts.len())),
+            parts: RefCell::new(parts),
+        }
+    }
+
+    /// Sends a command to every part.
+    pub fn send(&self, cmd: R::Command) {
+        for p in self.parts.borrow().iter() {
+            p.send(cmd.clone());
+        }
+    }
+
+    /// Every update of the whole run that the parts' updates so far complete, without
+    /// blocking. Once a part's failure has ended the run, the other parts are stopped.
+    pub fn drain(&self) -> Vec<R::Update> {
+        let mut merge = self.merge.borrow_mut();
+        let mut out = Vec::new();
+        for (k, p) in self.parts.borrow().iter().enumerate() {
+            for u in p.drain() {
+                out.extend(merge.take(k, u));
+            }
+        }
+        if merge.ended() {
+            self.parts.borrow_mut().clear();
+        }
+        out
+    }
+
+    /// Whether every part has ended.
+    pub fn is_finished(&self) -> bool {
+        self.parts.borrow().iter().all(Live::is_finished)
+    }
+}
+
 /// A remote run as a Web Worker drives it, through text: each call returns the updates it sent
 /// (RON, in order) and what the run wants next. The loop around it (web/worker.js) is the
 /// thread driver's: commands first, then a slice of work while busy. A panic in a call stops
@@ -579,6 +678,15 @@ pub trait Task: serde::Serialize + serde::de::DeserializeOwned + Send + 'static 
     fn merge(parts: Vec<Self::Output>) -> Self::Output {
         parts.into_iter().next().expect("one part at least")
     }
+}
+
+/// The parts of a round-robin deal (part `k` of `n` holding items `k, k + n, …`, in order, as
+/// the [`Task::split`]s and `--shard` deal them) put back into one list in the whole's order.
+pub fn undeal<T>(parts: Vec<Vec<T>>) -> Vec<T> {
+    let total = parts.iter().map(Vec::len).sum();
+    let mut each: Vec<_> = parts.into_iter().map(Vec::into_iter).collect();
+    let n = each.len();
+    (0..total).filter_map(|i| each[i % n].next()).collect()
 }
 
 /// One-shot background work with progress, cancel and a result to collect (every analysis of

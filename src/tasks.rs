@@ -119,7 +119,11 @@ mod tests {
             "t",
         )
         .unwrap();
-        let mut run = live("attention", &ron::to_string(&(&preset, 5u64)).unwrap()).unwrap();
+        let mut run = live(
+            "attention",
+            &ron::to_string(&(&preset, 5u64, (0usize, 1usize))).unwrap(),
+        )
+        .unwrap();
         let mut texts = run.begin().0;
         let (sent, mut next) =
             run.command(&[ron::to_string(&Command::Play { until: None }).unwrap()]);

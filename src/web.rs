@@ -177,6 +177,7 @@ struct Progress {
     running: bool,
     live_step: Option<usize>,
     busy: bool,
+    workers: usize,
 }
 
 impl WebApp {
@@ -214,13 +215,15 @@ impl WebApp {
     /// (tests/web.rs reads it through DevTools): `data-step`, the key lab's step;
     /// `data-running`, whether it is playing; `data-live-step`, the open view's own live run's
     /// step ([`crate::app::panel::Status::live_step`], empty without one); `data-busy`, whether
-    /// the view still works ([`AppState::view_busy`]). Written when any of them changes.
+    /// the view still works ([`AppState::view_busy`]); `data-workers`, how many Web Workers
+    /// the page has started ([`crate::web_worker::started`]). Written when any of them changes.
     fn publish(&mut self) {
         let now = Progress {
             step: self.state.lab.history.step,
             running: self.state.lab.history.running,
             live_step: self.state.view().status(&self.state.lab).live_step,
             busy: self.state.view_busy(),
+            workers: crate::web_worker::started(),
         };
         if self.published.as_ref() == Some(&now) {
             return;
@@ -234,6 +237,7 @@ impl WebApp {
             ("data-running", now.running.to_string()),
             ("data-live-step", live_step),
             ("data-busy", now.busy.to_string()),
+            ("data-workers", now.workers.to_string()),
         ] {
             let _ = root.set_attribute(name, &value);
         }

@@ -111,8 +111,21 @@ impl Drop for Running {
 fn new_worker() -> Result<web_sys::Worker, String> {
     let options = web_sys::WorkerOptions::new();
     options.set_type(web_sys::WorkerType::Module);
-    web_sys::Worker::new_with_options(SCRIPT, &options)
-        .map_err(|e| format!("the page could not start a Web Worker ({e:?})"))
+    let worker = web_sys::Worker::new_with_options(SCRIPT, &options)
+        .map_err(|e| format!("the page could not start a Web Worker ({e:?})"))?;
+    STARTED.with(|n| n.set(n.get() + 1));
+    Ok(worker)
+}
+
+thread_local! {
+    /// Web Workers the page has started.
+    static STARTED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How many Web Workers the page has started so far (the page publishes it, so a test can tell
+/// an analysis split over several).
+pub fn started() -> usize {
+    STARTED.with(Cell::get)
 }
 
 /// A worker driving one live run; dropping it ends the worker.

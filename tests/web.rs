@@ -6,7 +6,9 @@
 //! desktop's, bit for bit; the gauge lab's live runs start from a link and finish; Ctrl+S downloads
 //! the app's screenshot (driven through Chromium's DevTools protocol); every analysis tab, the
 //! attention twins (trained in a Web Worker) and the hyperspectral tab (on a scene the link names)
-//! run from their links with their settings and download the desktop's tables; every section and
+//! run from their links with their settings and download the desktop's tables (the seed sweep
+//! and the attention twins also split over four workers, on four cores DevTools makes the page
+//! believe in); every section and
 //! tab opens from its link at 1280 × 720 and 1024 × 768; a link carrying a chain checks it in a
 //! Web Worker with the desktop's verdicts. The screenshots stay in `target/tmp/web/`
 //! to be looked at.
@@ -701,6 +703,22 @@ fn table_from_link(
     beside: Option<&Path>,
     limit: Duration,
 ) -> (String, String) {
+    let (name, text, _) = table_on_cores(None, view, settings, share, beside, limit);
+    (name, text)
+}
+
+/// [`table_from_link`] in a page told through DevTools that the computer has `cores` cores
+/// (`navigator.hardwareConcurrency`, which sets how many Web Workers an analysis splits over;
+/// `None`: this machine's), also returning how many Web Workers the page started
+/// (`data-workers`).
+fn table_on_cores(
+    cores: Option<u32>,
+    view: &str,
+    settings: &[(&str, String)],
+    share: &str,
+    beside: Option<&Path>,
+    limit: Duration,
+) -> (String, String, usize) {
     let port = serve(
         [web_dir()]
             .into_iter()
@@ -714,6 +732,10 @@ fn table_from_link(
         serde_json::json!({ "behavior": "allow", "downloadPath": downloads.path() }),
     );
     viewport(&mut dev, 1280, 720);
+    if let Some(cores) = cores {
+        let cores = serde_json::json!({ "hardwareConcurrency": cores });
+        dev.call("Emulation.setHardwareConcurrencyOverride", cores);
+    }
     let base = format!("http://127.0.0.1:{port}/index.html");
     let link = page_link(&base, view, true, settings, share).replacen("&play", "&play&csv", 1);
     let opened = Instant::now();
@@ -752,7 +774,9 @@ fn table_from_link(
     std::thread::sleep(Duration::from_millis(1500));
     shoot(&mut dev, "1024x768");
     let name = csv.file_name().unwrap().to_string_lossy().into_owned();
-    (name, text)
+    let workers = dev.eval("document.documentElement.dataset.workers");
+    let workers = workers.as_str().and_then(|w| w.parse().ok()).unwrap_or(0);
+    (name, text, workers)
 }
 
 /// True in the page once the app has started (it removes the loading line).
@@ -872,6 +896,61 @@ fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
     let desktop = on_desktop("test/sweep", task).unwrap();
     let desktop = basis_lab::experiment::report::sweep_csv(&desktop).unwrap();
     compare(&name, &web, &String::from_utf8(desktop).unwrap());
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn on_four_cores_the_seed_sweep_and_the_attention_twins_split_over_four_workers_as_the_desktop() {
+    use basis_lab::app::panels::attention::{RunView, Update as AttentionUpdate};
+    use basis_lab::attention::{AttentionPreset, SeedRun};
+    use basis_lab::experiment::SweepTask;
+    portable();
+    // The page told the computer has four cores deals four seeds over four workers, and the
+    // four runs of attention-quick (a base model and its twins each) over four more; each
+    // table is the desktop's byte for byte.
+    let cores = 4;
+    let preset = quick_classroom();
+    let seeds = 4;
+    let (name, web, workers) = table_on_cores(
+        Some(cores),
+        "test/sweep",
+        &[("seeds", seeds.to_string())],
+        &share::encode(&preset),
+        None,
+        Duration::from_secs(240),
+    );
+    assert_eq!(name, "sweep.csv");
+    assert_eq!(workers, 4, "one worker per seed");
+    let desktop = on_desktop("test/sweep", SweepTask::new(preset, seeds)).unwrap();
+    let desktop = basis_lab::experiment::report::sweep_csv(&desktop).unwrap();
+    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+
+    let mut preset = AttentionPreset::load("attention-quick").unwrap();
+    preset.steps = 3;
+    assert_eq!(preset.runs.len(), 4);
+    let (name, web, workers) = table_on_cores(
+        Some(cores),
+        "attention",
+        &[],
+        &share::encode(&preset),
+        None,
+        Duration::from_secs(600),
+    );
+    assert_eq!(name, "attention-checkpoints.csv");
+    assert_eq!(workers, 4, "one worker per run");
+    let mut run = SeedRun::new(&preset, preset.seed).unwrap();
+    while !run.finished() {
+        run.step();
+    }
+    let mut view = RunView::new(&preset);
+    view.apply(AttentionUpdate::Records(run.records().to_vec()));
+    let desktop = String::from_utf8(view.checkpoint_csv(&preset).unwrap()).unwrap();
+    assert_eq!(
+        web.lines().count(),
+        1 + 6 * 3,
+        "six twins at three checkpoints"
+    );
+    compare(&name, &web, &desktop);
 }
 
 /// The points-sweep tab of axis `A` at `view`, opened by link with `preset`: its table

@@ -1,14 +1,17 @@
 //! One seed of an attention preset, trained live for the app's section: a [`LiveRun`] for the
-//! [`Live`] driver that takes transport commands and sends back each step's records. One step of
-//! every model outlasts a frame, so in the page it runs in a Web Worker ([`RemoteRun`]). The
-//! section drains its [`Update`]s at the top of a frame and never blocks.
+//! [`Live`](crate::live::Live) driver that takes transport commands and sends back each step's
+//! records. One step of every model outlasts a frame, so in the page it runs in Web Workers
+//! ([`RemoteRun`]): the preset's runs (each a base model and its twins, which depend on no
+//! other run) are dealt over one worker per core ([`SplitRun`], driven by a [`Fan`]) and their
+//! records joined step by step ([`Joined`]). The section drains its [`Update`]s at the top of a
+//! frame and never blocks.
 
 use std::time::Duration;
 
-use super::{AttentionPreset, SeedRun};
+use super::{AttentionPreset, Record, SeedRun};
 use serde::{Deserialize, Serialize};
 
-use crate::live::{Failure, Host, Live, LiveRun, Next, Outbox, RemoteRun, Repaint};
+use crate::live::{Failure, Fan, Host, LiveRun, Merge, Next, Outbox, RemoteRun, Repaint, SplitRun};
 
 /// What the section asks of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -41,12 +44,12 @@ pub enum Update {
     Failed(String),
 }
 
-/// Seed `seed` of `preset` on the live driver (a thread on the desktop, a Web Worker in the
-/// page): built on the driver's side, which measures step 0 (one [`SeedRun::step`]) and then
-/// waits for commands. A preset that does not
-/// validate is reported as [`Update::Failed`] with the reason. `repaint` wakes the UI after each message.
-pub fn start(preset: AttentionPreset, seed: u64, repaint: Repaint) -> Live<AttentionLive> {
-    Live::remote((preset, seed), repaint)
+/// Seed `seed` of `preset` on the live driver (a thread on the desktop, Web Workers in the
+/// page, [`Fan::remote`]): built on the driver's side, which measures step 0 (one
+/// [`SeedRun::step`]) and then waits for commands. A preset that does not validate is reported
+/// as [`Update::Failed`] with the reason. `repaint` wakes the UI after each message.
+pub fn start(preset: AttentionPreset, seed: u64, repaint: Repaint) -> Fan<AttentionLive> {
+    Fan::remote((preset, seed, (0, 1)), repaint)
 }
 
 /// The run and its transport state.
@@ -65,10 +68,11 @@ pub struct AttentionLive {
 }
 
 impl AttentionLive {
-    /// Seed `seed` of `preset` at step 0. Errors: the preset does not validate (the message).
-    pub fn new(preset: &AttentionPreset, seed: u64) -> Result<Self, String> {
+    /// Seed `seed` of `preset` at step 0, the models of the preset's runs `part.0, part.0 +
+    /// part.1, …` only ([`SeedRun::part`]). Errors: the preset does not validate (the message).
+    pub fn new(preset: &AttentionPreset, seed: u64, part: (usize, usize)) -> Result<Self, String> {
         Ok(Self {
-            run: SeedRun::new(preset, seed).map_err(|e| e.to_string())?,
+            run: SeedRun::part(preset, seed, part).map_err(|e| e.to_string())?,
             last: preset.steps,
             calls: 0,
             sent: 0,
@@ -91,11 +95,94 @@ impl AttentionLive {
 }
 
 impl RemoteRun for AttentionLive {
-    type Args = (AttentionPreset, u64);
+    /// The preset, the seed and which of the preset's runs (the first and the stride).
+    type Args = (AttentionPreset, u64, (usize, usize));
     const KIND: &'static str = "attention";
 
-    fn build((preset, seed): Self::Args) -> Result<Self, String> {
-        Self::new(&preset, seed)
+    fn build((preset, seed, part): Self::Args) -> Result<Self, String> {
+        Self::new(&preset, seed, part)
+    }
+}
+
+impl SplitRun for AttentionLive {
+    type Merge = Joined;
+
+    /// The preset's runs dealt round-robin.
+    fn split((preset, seed, _): Self::Args, n: usize) -> Vec<Self::Args> {
+        let n = n.clamp(1, preset.runs.len().max(1));
+        (0..n).map(|k| (preset.clone(), seed, (k, n))).collect()
+    }
+
+    fn merge(parts: usize) -> Joined {
+        Joined {
+            records: vec![(Vec::new(), None); parts],
+            progress: vec![None; parts],
+            failed: false,
+        }
+    }
+}
+
+/// The updates of the parts of one seed ([`SplitRun::split`]) joined into the whole seed's:
+/// a step's records pass on once every part has sent its own, in the whole run's order (runs
+/// in preset order, each base model before its twins); the step shown is the least the parts
+/// have reached, running while any part runs; the first failure is the run's, and nothing
+/// passes on after it.
+pub struct Joined {
+    /// Per part: its records not passed on yet, and the last step it has sent records of.
+    records: Vec<(Vec<Record>, Option<usize>)>,
+    /// Per part: its last progress (step, running).
+    progress: Vec<Option<(usize, bool)>>,
+    failed: bool,
+}
+
+impl Merge<Update> for Joined {
+    fn take(&mut self, part: usize, u: Update) -> Vec<Update> {
+        if self.failed {
+            return Vec::new();
+        }
+        match u {
+            Update::Failed(why) => {
+                self.failed = true;
+                vec![Update::Failed(why)]
+            }
+            Update::Records(records) => {
+                let (kept, last) = &mut self.records[part];
+                if let Some(r) = records.last() {
+                    *last = Some(r.step);
+                }
+                kept.extend(records);
+                // Every part measures the same steps: those up to the least last step are in.
+                let Some(through) = self.records.iter().map(|r| r.1).min().flatten() else {
+                    return Vec::new();
+                };
+                let mut ready: Vec<Record> = Vec::new();
+                for (kept, _) in &mut self.records {
+                    let cut = kept.partition_point(|r| r.step <= through);
+                    ready.extend(kept.drain(..cut));
+                }
+                // Stable: within a run, the part's own order (base model, then twins).
+                ready.sort_by_key(|r| (r.step, r.run));
+                if ready.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Update::Records(ready)]
+                }
+            }
+            Update::Progress { step, running } => {
+                self.progress[part] = Some((step, running));
+                let all: Option<Vec<(usize, bool)>> = self.progress.iter().copied().collect();
+                all.map(|all| Update::Progress {
+                    step: all.iter().map(|p| p.0).min().unwrap_or(0),
+                    running: all.iter().any(|p| p.1),
+                })
+                .into_iter()
+                .collect()
+            }
+        }
+    }
+
+    fn ended(&self) -> bool {
+        self.failed
     }
 }
 
@@ -160,5 +247,163 @@ impl LiveRun for AttentionLive {
             Failure::Refused(m) => m,
             Failure::Panicked(m) => format!("the run panicked: {m}"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    /// Three runs of a tiny transformer: Adam with gauge and noise twins, momentum SGD and Muon
+    /// with a gauge twin each.
+    fn three_runs(steps: usize) -> AttentionPreset {
+        AttentionPreset::from_ron(
+            &format!(
+                r#"(name: "t", task: (modulus: 7, train_fraction: 0.5),
+                model: (layers: 1, heads: 2, d_model: 8, d_mlp: 16, norm_eps: 1e-6),
+                steps: {steps},
+                runs: [(rule: (optimizer: "adam", lr: 1e-2), twins: [Gauge, Noise]),
+                       (rule: (optimizer: "momentum", lr: 0.1, momentum: 0.9), twins: [Gauge]),
+                       (rule: (optimizer: "muon", lr: 0.02), rest: (optimizer: "adam", lr: 1e-3),
+                        twins: [Gauge])])"#
+            ),
+            "t",
+        )
+        .unwrap()
+    }
+
+    /// Every update of `fan` until `done` holds for one, or a panic after a minute.
+    fn until(fan: &Fan<AttentionLive>, done: impl Fn(&Update) -> bool) -> Vec<Update> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut all = Vec::new();
+        loop {
+            for u in fan.drain() {
+                let end = done(&u);
+                all.push(u);
+                if end {
+                    return all;
+                }
+            }
+            assert!(Instant::now() < deadline, "the run never ended: {all:?}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// The page deals a seed's runs over its workers: in any number of parts (more than runs
+    /// too) the joined records are the whole seed's bit for bit and in its order, and the run
+    /// shows its last step once every part has reached it.
+    #[test]
+    fn a_seed_split_over_workers_joins_to_the_whole_seed_bit_for_bit() {
+        let steps = 4;
+        let preset = three_runs(steps);
+        let mut whole = SeedRun::new(&preset, 3).unwrap();
+        while !whole.finished() {
+            whole.step();
+        }
+        let want = format!("{:?}", whole.records());
+        assert_eq!(
+            whole.records().len(),
+            7 * (steps + 1),
+            "seven models, every step"
+        );
+        for n in [1, 2, 3, 5] {
+            let fan = Fan::in_parts((preset.clone(), 3, (0, 1)), n, Arc::new(|| {}));
+            fan.send(Command::Play { until: None });
+            let done = |u: &Update| matches!(u, Update::Progress { step, running: false } if *step == steps);
+            let updates = until(&fan, done);
+            let records: Vec<Record> = updates
+                .iter()
+                .filter_map(|u| match u {
+                    Update::Records(r) => Some(r.clone()),
+                    Update::Failed(why) => panic!("{why}"),
+                    Update::Progress { .. } => None,
+                })
+                .flatten()
+                .collect();
+            assert_eq!(format!("{records:?}"), want, "{n} parts");
+            let shown: Vec<usize> = updates
+                .iter()
+                .filter_map(|u| match u {
+                    Update::Progress { step, .. } => Some(*step),
+                    _ => None,
+                })
+                .collect();
+            assert!(shown.is_sorted(), "{n} parts: {shown:?}");
+        }
+    }
+
+    /// Parts at different paces (one at the end before the other has begun): a step's
+    /// records wait for the slowest part, the step shown is the slowest's, the joined records
+    /// are the whole seed's in its order, and after the first failure nothing passes on.
+    #[test]
+    fn a_step_waits_for_the_slowest_part_and_a_failure_ends_the_join() {
+        let steps = 3;
+        let preset = three_runs(steps);
+        let mut whole = SeedRun::new(&preset, 1).unwrap();
+        while !whole.finished() {
+            whole.step();
+        }
+        let mut join = AttentionLive::merge(2);
+        let mut out = Vec::new();
+        for k in 0..2 {
+            let mut run = SeedRun::part(&preset, 1, (k, 2)).unwrap();
+            for step in 0..=steps {
+                let sent = run.records().len();
+                run.step();
+                let records = run.records()[sent..].to_vec();
+                out.extend(join.take(k, Update::Records(records)));
+                let running = step < steps;
+                out.extend(join.take(k, Update::Progress { step, running }));
+            }
+            if k == 0 {
+                assert!(out.is_empty(), "nothing before the other part's first step");
+            }
+        }
+        let records: Vec<Record> = out
+            .iter()
+            .filter_map(|u| match u {
+                Update::Records(r) => Some(r.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(format!("{records:?}"), format!("{:?}", whole.records()));
+        let shown: Vec<(usize, bool)> = out
+            .iter()
+            .filter_map(|u| match u {
+                Update::Progress { step, running } => Some((*step, *running)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(shown, [(0, true), (1, true), (2, true), (3, false)]);
+        assert!(!join.ended());
+        let failed = join.take(1, Update::Failed("one".into()));
+        assert_eq!(failed, [Update::Failed("one".into())]);
+        assert!(join.ended());
+        assert!(join.take(0, Update::Failed("two".into())).is_empty());
+        let late = Update::Progress {
+            step: steps,
+            running: false,
+        };
+        assert!(join.take(0, late).is_empty());
+    }
+
+    /// Every part of a seed whose preset does not validate refuses it; the run reports that
+    /// once, and every part has ended.
+    #[test]
+    fn a_failure_in_the_parts_is_the_runs_and_reported_once() {
+        let mut preset = three_runs(4);
+        preset.steps = 1_000_000;
+        let fan = Fan::in_parts((preset, 0, (0, 1)), 3, Arc::new(|| {}));
+        let first = until(&fan, |u| matches!(u, Update::Failed(_)));
+        assert!(
+            matches!(&first[..], [Update::Failed(why)] if why.contains("steps")),
+            "{first:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(fan.drain().is_empty(), "reported once");
+        assert!(fan.is_finished());
     }
 }

@@ -458,6 +458,18 @@ impl SeedRun {
     /// Builds every model of `seed` (split, initial weights, rotations, twins). Errors: the
     /// preset does not validate.
     pub fn new(preset: &AttentionPreset, seed: u64) -> Result<Self, FieldError> {
+        Self::part(preset, seed, (0, 1))
+    }
+
+    /// [`SeedRun::new`] with the models of the preset's runs `part.0, part.0 + part.1, …` only
+    /// (a part of the seed the page trains in a worker of its own): a run's models share only
+    /// what the seed draws, so each trains, and is measured, as in the whole seed, and its
+    /// records keep the run's index in the preset.
+    pub fn part(
+        preset: &AttentionPreset,
+        seed: u64,
+        part: (usize, usize),
+    ) -> Result<Self, FieldError> {
         preset.validate()?;
         let arch = preset.arch();
         let split = split(&preset.task, seed);
@@ -468,7 +480,8 @@ impl SeedRun {
         let mut models = Vec::new();
         let mut roles = Vec::new();
         let mut initial_qk = Vec::new();
-        for (r, run) in preset.runs.iter().enumerate() {
+        let (first, stride) = (part.0, part.1.max(1));
+        for (r, run) in preset.runs.iter().enumerate().skip(first).step_by(stride) {
             let kinds = std::iter::once(None).chain(run.twins.iter().copied().map(Some));
             for twin in kinds {
                 let params = match twin {

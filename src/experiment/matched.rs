@@ -3,16 +3,17 @@
 //! told apart as a representation effect (it survives matched loss) or a speed effect (it does
 //! not).
 //!
-//! Two passes over the same deterministic run: the first records every arm's held-out loss at
-//! each evaluation and fixes the ladder and the crossing steps; the second replays the run
-//! bit-identically and measures the keys at exactly those steps, so nothing is stored per step.
+//! One pass over the run: at every held-out evaluation each arm's loss is recorded and its keys
+//! measured (a crossing can only fall on an evaluation), and the ladder and the crossing steps
+//! are read from those evaluations afterwards. An arm's evaluations depend on no other arm, so
+//! the page runs the arms apart and joins their evaluations ([`MatchedTask`]).
 
 use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
 use super::paired::{BASE, PairedRun};
-use crate::live::{Stop, Task};
+use crate::live::{Stop, Task, undeal};
 use crate::preset::Preset;
 
 /// One arm measured at one step.
@@ -65,36 +66,123 @@ pub struct MatchedReport {
     pub rows: Vec<MatchedRow>,
     /// One verdict per non-reference arm, at the deepest level.
     pub verdicts: Vec<MatchedVerdict>,
+    /// Every arm at every held-out evaluation, arm by arm in preset order: what the ladder and
+    /// the rows are read from (and how parts of the comparison run apart are joined).
+    #[serde(default)]
+    pub evaluations: Vec<Evaluation>,
+}
+
+/// One arm at one held-out evaluation of the run (every `eval_every` steps and after the last).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// Arm name.
+    pub arm: String,
+    /// The step.
+    pub step: usize,
+    /// Held-out loss of the run from W0 (`None` once the arm has diverged).
+    pub heldout_loss: Option<f64>,
+    /// The keys measured there (`None` if the arm could not be).
+    pub measure: Option<Measure>,
+}
+
+/// The keys of one arm measured at one step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measure {
+    /// Held-out loss of the run from W0.
+    pub heldout_loss: f64,
+    /// A(K) − random-rotation baseline mean (run from W0).
+    pub excess: f64,
+    /// The baseline's standard deviation.
+    pub baseline_sd: f64,
+    /// Gram divergence of the twins.
+    pub gram_div: f64,
+    /// Twin orientation divergence.
+    pub orientation_div: f64,
 }
 
 /// Runs the comparison on `preset` over its `steps` with `n_levels` (1..=50) loss levels spaced
 /// evenly between the initial held-out loss and the best loss every arm reaches (the highest of
 /// the arms' minima). Errors: an invalid preset, a bad level count, or no arm improving.
 pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport, String> {
+    check_levels(n_levels)?;
+    ladder(evaluate_arms(preset)?, n_levels)
+}
+
+fn check_levels(n_levels: usize) -> Result<(), String> {
     if !(1..=50).contains(&n_levels) {
         return Err(format!("{n_levels} levels; allowed 1..=50"));
     }
-    let fail = |e: crate::validate::FieldError| e.to_string();
-    let mut run = PairedRun::new(preset).map_err(fail)?;
-    let arms = run.arms().len();
-    let mut curves: Vec<Vec<(usize, f64)>> = vec![Vec::new(); arms];
-    let record = |run: &mut PairedRun, curves: &mut Vec<Vec<(usize, f64)>>| {
-        let s = run.step_index();
-        for (i, h) in run.evaluate_heldout().into_iter().enumerate() {
-            if let Some(h) = h {
-                curves[i].push((s, h.loss[BASE]));
-            }
+    Ok(())
+}
+
+/// Every arm of `preset` at every held-out evaluation, arm by arm: one pass of the run, which
+/// measures the keys wherever it evaluates (a crossing can only happen there). Errors: an
+/// invalid preset.
+pub fn evaluate_arms(preset: &Preset) -> Result<Vec<Evaluation>, String> {
+    let mut run = PairedRun::new(preset).map_err(|e| e.to_string())?;
+    let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
+    let mut per_arm: Vec<Vec<Evaluation>> = vec![Vec::new(); names.len()];
+    let mut evaluate = |run: &mut PairedRun| {
+        let step = run.step_index();
+        let held = run.evaluate_heldout();
+        let snap = run.snapshot();
+        let baselines = run.baselines();
+        for (a, (name, out)) in names.iter().zip(&mut per_arm).enumerate() {
+            let measure = (|| {
+                let r = snap.iter().find(|r| r.arm == a)?;
+                let b = baselines[a].as_ref()?;
+                Some(Measure {
+                    heldout_loss: held[a]?.loss[BASE],
+                    excess: b[BASE].excess,
+                    baseline_sd: b[BASE].sd,
+                    gram_div: r.gram_div,
+                    orientation_div: r.orientation_div,
+                })
+            })();
+            out.push(Evaluation {
+                arm: name.clone(),
+                step,
+                heldout_loss: held[a].map(|h| h.loss[BASE]),
+                measure,
+            });
         }
     };
     for s in 0..preset.steps {
         if s % preset.eval_every == 0 {
-            record(&mut run, &mut curves);
+            evaluate(&mut run);
         }
         run.step();
     }
-    record(&mut run, &mut curves);
-    let start = curves[0]
+    evaluate(&mut run);
+    Ok(per_arm.into_iter().flatten().collect())
+}
+
+/// The comparison read from `evaluations` ([`evaluate_arms`]; the arms in the order they
+/// first appear, the first the reference) at `n_levels` levels. Errors: a bad level count, no
+/// evaluation, or no level below the start that every arm reaches.
+pub fn ladder(evaluations: Vec<Evaluation>, n_levels: usize) -> Result<MatchedReport, String> {
+    check_levels(n_levels)?;
+    let mut names: Vec<String> = Vec::new();
+    for e in &evaluations {
+        if !names.contains(&e.arm) {
+            names.push(e.arm.clone());
+        }
+    }
+    let arms = names.len();
+    let of = |a: usize| {
+        let name = &names[a];
+        evaluations.iter().filter(move |e| e.arm == *name)
+    };
+    let curves: Vec<Vec<(usize, f64)>> = (0..arms)
+        .map(|a| {
+            of(a)
+                .filter_map(|e| Some((e.step, e.heldout_loss?)))
+                .collect()
+        })
+        .collect();
+    let start = curves
         .first()
+        .and_then(|c| c.first())
         .map(|c| c.1)
         .ok_or("no held-out evaluation")?;
     let best_shared = curves
@@ -108,41 +196,9 @@ pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport,
         .map(|i| start + (best_shared - start) * i as f64 / n_levels as f64)
         .collect();
     let crossing = |arm: usize, level: f64| curves[arm].iter().find(|x| x.1 <= level).map(|x| x.0);
-    // Every step at which some arm must be measured.
-    let mut wanted: Vec<usize> = levels
-        .iter()
-        .flat_map(|&l| (0..arms).filter_map(move |a| crossing(a, l)))
-        .collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut replay = PairedRun::new(preset).map_err(fail)?;
-    let mut measured: Vec<(usize, Vec<Option<Measure>>)> = Vec::new();
-    for &target in &wanted {
-        while replay.step_index() < target {
-            replay.step();
-        }
-        let snap = replay.snapshot();
-        let held = replay.evaluate_heldout();
-        let baselines = replay.baselines();
-        let per_arm = (0..arms)
-            .map(|a| {
-                let r = snap.iter().find(|r| r.arm == a)?;
-                let b = baselines[a].as_ref()?;
-                Some(Measure {
-                    heldout_loss: held[a]?.loss[BASE],
-                    excess: b[BASE].excess,
-                    baseline_sd: b[BASE].sd,
-                    gram_div: r.gram_div,
-                    orientation_div: r.orientation_div,
-                })
-            })
-            .collect();
-        measured.push((target, per_arm));
-    }
     let at = |step: usize, arm: usize| -> Option<Measure> {
-        measured.iter().find(|m| m.0 == step).and_then(|m| m.1[arm])
+        of(arm).find(|e| e.step == step).and_then(|e| e.measure)
     };
-    let names: Vec<String> = run.arms().iter().map(|a| a.name().to_string()).collect();
     let row = |kind: &str, level: f64, arm: usize, step: Option<usize>| {
         let m = step.and_then(|s| at(s, arm));
         MatchedRow {
@@ -203,6 +259,7 @@ pub fn matched_report(preset: &Preset, n_levels: usize) -> Result<MatchedReport,
         levels,
         rows,
         verdicts,
+        evaluations,
     })
 }
 
@@ -264,16 +321,10 @@ impl MatchedReport {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Measure {
-    heldout_loss: f64,
-    excess: f64,
-    baseline_sd: f64,
-    gram_div: f64,
-    orientation_div: f64,
-}
 /// The matched comparison as data, for a thread or a Web Worker: the preset at `levels` loss
-/// levels ([`matched_report`]), one progress item.
+/// levels ([`matched_report`]), one progress item per arm. The page deals its arms over its
+/// workers: an arm's run depends on no other arm's, and the ladder is read from every arm's
+/// evaluations once they are joined.
 #[derive(Serialize, Deserialize)]
 pub struct MatchedTask {
     /// The preset compared.
@@ -288,7 +339,88 @@ impl Task for MatchedTask {
 
     fn run(self, progress: &(dyn Fn() + Sync), _cancel: &AtomicBool) -> Self::Output {
         let r = matched_report(&self.preset, self.levels).map_err(Stop::Failed);
-        progress();
+        self.preset.arms.iter().for_each(|_| progress());
         r
+    }
+
+    /// The preset's arms dealt round-robin, each part a preset of its arms (the shared start,
+    /// rotation and episodes come from the seed, so an arm runs alike alone).
+    fn split(self, n: usize) -> Vec<Self> {
+        let n = n.clamp(1, self.preset.arms.len().max(1));
+        (0..n)
+            .map(|k| {
+                let mut preset = self.preset.clone();
+                preset.arms = self
+                    .preset
+                    .arms
+                    .iter()
+                    .skip(k)
+                    .step_by(n)
+                    .cloned()
+                    .collect();
+                MatchedTask {
+                    preset,
+                    levels: self.levels,
+                }
+            })
+            .collect()
+    }
+
+    /// Every arm's evaluations dealt back into preset order and the ladder read from them
+    /// ([`ladder`]), as the whole comparison reads it.
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        let parts: Vec<MatchedReport> = parts.into_iter().collect::<Result<_, _>>()?;
+        let levels = parts.first().map_or(0, |p| p.levels.len());
+        let dealt = parts
+            .into_iter()
+            .map(|p| {
+                let mut arms: Vec<Vec<Evaluation>> = Vec::new();
+                for e in p.evaluations {
+                    match arms.last_mut() {
+                        Some(arm) if arm[0].arm == e.arm => arm.push(e),
+                        _ => arms.push(vec![e]),
+                    }
+                }
+                arms
+            })
+            .collect();
+        let evaluations = undeal(dealt).into_iter().flatten().collect();
+        ladder(evaluations, levels).map_err(Stop::Failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page deals the arms over its workers: every split, run apart and merged, gives the
+    /// whole comparison bit for bit (rows, verdicts and evaluations), more parts than arms
+    /// included; the whole reads its crossings where the arms were evaluated.
+    #[test]
+    fn a_matched_comparison_split_over_workers_merges_to_the_whole_bit_for_bit() {
+        let mut preset = Preset::load("default").unwrap();
+        preset.steps = 150;
+        preset.eval_every = 10;
+        let arms = preset.arms.len();
+        assert!(arms >= 3, "{arms} arms");
+        let task = || MatchedTask {
+            preset: preset.clone(),
+            levels: 3,
+        };
+        let run = |t: MatchedTask| t.run(&|| {}, &AtomicBool::new(false));
+        let whole = run(task()).unwrap();
+        assert_eq!(whole.rows.len(), 3 * 2 * arms);
+        assert_eq!(whole.evaluations.len(), arms * (150 / 10 + 1));
+        for r in whole.rows.iter().filter(|r| r.step.is_some()) {
+            assert!(r.step.unwrap() % 10 == 0 && r.excess.is_finite(), "{r:?}");
+        }
+        for n in [1, 2, 3, arms + 2] {
+            let parts = task().split(n);
+            assert_eq!(parts.len(), n.min(arms));
+            let merged = MatchedTask::merge(parts.into_iter().map(run).collect()).unwrap();
+            assert_eq!(format!("{merged:?}"), format!("{whole:?}"), "{n} parts");
+        }
+        let failed = MatchedTask::merge(vec![Ok(whole), Err(Stop::Cancelled)]);
+        assert_eq!(failed, Err(Stop::Cancelled));
     }
 }

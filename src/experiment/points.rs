@@ -22,9 +22,12 @@ use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::sweep::{ArmAggregate, SweepError, SweepResult, in_range, sweep_until};
+use rayon::prelude::*;
+
+use super::sweep::{ArmAggregate, SeedArm, SweepError, SweepResult, in_range, sweep_until};
 use super::sweep::{MAX_POINTS, MAX_SEEDS};
-use crate::live::{Stop, Task};
+use super::sweep::{assemble_sweep, run_seed_until};
+use crate::live::{Stop, Task, undeal};
 use crate::metrics::isotropic_axis_concentration;
 use crate::output::csv_num;
 use crate::preset::Preset;
@@ -171,8 +174,10 @@ pub fn points_sweep<A: PointAxis>(
 }
 
 /// A points sweep as data: the preset moved to each of `values`, over `seeds` seeds each
-/// ([`points_sweep`]). The app's tab, the page's worker, the command and its shards
-/// (`shard::Job`) all hold this one value.
+/// ([`points_sweep`]), or the cells `part.0, part.0 + part.1, …` of it (a cell is one seed at
+/// one point, point major, as `--shard` counts them; a part of it in one of the page's
+/// workers). The app's tab, the page's workers, the command and its shards (`shard::Job`) all
+/// hold this one value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct PointsTask<A: PointAxis> {
@@ -182,6 +187,8 @@ pub struct PointsTask<A: PointAxis> {
     pub values: Vec<A::Value>,
     /// Seeds per value.
     pub seeds: usize,
+    /// Which cells: the first and the stride.
+    pub part: (usize, usize),
     #[serde(skip)]
     axis: PhantomData<A>,
 }
@@ -193,8 +200,53 @@ impl<A: PointAxis> PointsTask<A> {
             preset,
             values,
             seeds,
+            part: (0, 1),
             axis: PhantomData,
         }
+    }
+
+    /// The part's cells: every point, with the seeds of it the part holds (none for a point
+    /// it holds no cell of), each seed's arms as [`run_seed_until`] gives them.
+    fn run_part(
+        &self,
+        progress: &(dyn Fn() + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Vec<Point<A>>, SweepError> {
+        let presets = self.presets();
+        for p in &presets {
+            p.validate()?;
+        }
+        let seeds = self.seeds.max(1);
+        let seed_of = |c: usize| presets[c / seeds].seed.wrapping_add((c % seeds) as u64);
+        let cells: Vec<usize> = (self.part.0..presets.len() * self.seeds)
+            .step_by(self.part.1.max(1))
+            .collect();
+        let runs: Vec<Vec<SeedArm>> = cells
+            .par_iter()
+            .map(|&c| {
+                let r = run_seed_until(&presets[c / seeds], seed_of(c), cancel);
+                progress();
+                r
+            })
+            .collect::<Result<_, _>>()?;
+        let mut ran = cells.into_iter().zip(runs).peekable();
+        Ok(self
+            .values
+            .iter()
+            .zip(&presets)
+            .enumerate()
+            .map(|(i, (&value, preset))| {
+                let (mut at, mut arms) = (Vec::new(), Vec::new());
+                while let Some((c, r)) = ran.next_if(|(c, _)| c / seeds == i) {
+                    at.push(seed_of(c));
+                    arms.push(r);
+                }
+                Point {
+                    value,
+                    sweep: assemble_sweep(preset, at, arms),
+                }
+            })
+            .collect())
     }
 
     /// Checks the sweep as the command and its shards do: the values (and the preset they
@@ -232,6 +284,9 @@ impl<A: PointAxis> Task for PointsTask<A> {
     const KIND: &'static str = A::ID;
 
     fn run(self, progress: &(dyn Fn() + Sync), cancel: &AtomicBool) -> Self::Output {
+        if self.part != (0, 1) {
+            return Ok(self.run_part(progress, cancel)?);
+        }
         Ok(points_sweep::<A>(
             &self.preset,
             &self.values,
@@ -239,6 +294,65 @@ impl<A: PointAxis> Task for PointsTask<A> {
             progress,
             cancel,
         )?)
+    }
+
+    /// Cells dealt round-robin, as `--shard` deals them.
+    fn split(self, n: usize) -> Vec<Self> {
+        let n = n.clamp(1, (self.values.len() * self.seeds).max(1));
+        (0..n)
+            .map(|k| Self {
+                part: (k, n),
+                ..self.clone()
+            })
+            .collect()
+    }
+
+    /// The parts' cells dealt back into order and each point's sweep assembled from its seeds,
+    /// as a whole sweep assembles it ([`assemble_sweep`]).
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        let parts: Vec<Vec<Point<A>>> = parts.into_iter().collect::<Result<_, _>>()?;
+        let Some(points) = parts.first().cloned() else {
+            return Err(Stop::Failed("no part of the sweep came back".into()));
+        };
+        // Each part's cells in order: (point, seed, that seed's arms).
+        let dealt = parts
+            .into_iter()
+            .map(|part| {
+                part.into_iter()
+                    .enumerate()
+                    .flat_map(|(i, p)| {
+                        let arms = p.sweep.preset.arms.len().max(1);
+                        let rows: Vec<Vec<SeedArm>> = p
+                            .sweep
+                            .per_seed
+                            .chunks(arms)
+                            .map(<[SeedArm]>::to_vec)
+                            .collect();
+                        p.sweep
+                            .seeds
+                            .into_iter()
+                            .zip(rows)
+                            .map(move |(s, r)| (i, s, r))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut cells = undeal(dealt).into_iter().peekable();
+        Ok(points
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let (mut seeds, mut arms) = (Vec::new(), Vec::new());
+                while let Some((_, s, r)) = cells.next_if(|c| c.0 == i) {
+                    seeds.push(s);
+                    arms.push(r);
+                }
+                Point {
+                    value: p.value,
+                    sweep: assemble_sweep(&p.sweep.preset, seeds, arms),
+                }
+            })
+            .collect())
     }
 }
 
@@ -495,3 +609,34 @@ pub const ACCURACY: Metric = Metric {
     log_y: false,
     value: |a| (a.heldout_accuracy_mean, a.heldout_accuracy_sd),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A points sweep dealt over the page's workers by cells (point, seed) merges to the whole
+    /// sweep bit for bit, every point's per-seed rows and aggregates, for any number of parts
+    /// (more than cells too).
+    #[test]
+    fn a_points_sweep_split_over_workers_merges_to_the_whole_bit_for_bit() {
+        let mut preset = Preset::load("classroom").unwrap();
+        preset.steps = 20;
+        let task = PointsTask::<AdamEps>::new(preset, vec![1e-8, 1e-3], 3);
+        let run = |t: PointsTask<AdamEps>| t.run(&|| {}, &AtomicBool::new(false));
+        let whole = run(task.clone()).unwrap();
+        assert_eq!(whole.len(), 2);
+        assert!(whole.iter().all(|p| p.sweep.seeds.len() == 3));
+        for n in [1, 2, 3, 4, 7] {
+            let parts = task.clone().split(n);
+            assert_eq!(parts.len(), n.min(6));
+            let merged = PointsTask::<AdamEps>::merge(parts.into_iter().map(run).collect());
+            assert_eq!(
+                format!("{merged:?}"),
+                format!("{:?}", Ok::<_, Stop>(&whole)),
+                "{n} parts"
+            );
+        }
+        let failed = PointsTask::<AdamEps>::merge(vec![Ok(whole), Err(Stop::Cancelled)]);
+        assert_eq!(failed, Err(Stop::Cancelled));
+    }
+}

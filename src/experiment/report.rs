@@ -561,6 +561,7 @@ mod tests {
                 yardstick: 2e-3,
                 label: "speed effect".into(),
             }],
+            evaluations: Vec::new(),
         };
         let rows = rows(&matched_csv(&report).unwrap());
         assert_eq!(rows[0][..4], ["budget", "0.5", "adam", "40"]);

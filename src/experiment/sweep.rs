@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::paired::{ArmStatus, BASE, HeldOut, PairedRun, ROTATED, StepRecord};
-use crate::live::{Stop, Task};
+use crate::live::{Stop, Task, undeal};
 use crate::metrics::{RotationBaseline, mean_sd};
 use crate::preset::Preset;
 use crate::validate::FieldError;
@@ -254,21 +254,14 @@ impl Task for SweepTask {
             return Err(Stop::Failed("no part of the sweep came back".into()));
         };
         let arms = preset.arms.len().max(1);
-        let total: usize = parts.iter().map(|p| p.seeds.len()).sum();
-        let mut each: Vec<_> = parts
+        let dealt = parts
             .into_iter()
             .map(|p| {
-                p.seeds.into_iter().zip(
-                    p.per_seed
-                        .chunks(arms)
-                        .map(<[SeedArm]>::to_vec)
-                        .collect::<Vec<_>>(),
-                )
+                let rows = p.per_seed.chunks(arms).map(<[SeedArm]>::to_vec);
+                p.seeds.into_iter().zip(rows).collect()
             })
             .collect();
-        let n = each.len();
-        let (seeds, per_seed): (Vec<u64>, Vec<Vec<SeedArm>>) =
-            (0..total).filter_map(|i| each[i % n].next()).unzip();
+        let (seeds, per_seed): (Vec<u64>, Vec<Vec<SeedArm>>) = undeal(dealt).into_iter().unzip();
         Ok(assemble_sweep(&preset, seeds, per_seed))
     }
 }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{HsiConfig, HsiError, HsiProblem, HsiRule, HsiRun, HsiSetup, LEVELS, Scene};
 use super::{PAPER_GD_CPU_GRID, rule_by_name, run_until};
+use crate::live::undeal;
 use crate::metrics::mean_sd;
 use crate::sensing::zoo::{Outcome, Rule};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -166,6 +167,21 @@ impl GridPlan {
             );
         }
         Ok(())
+    }
+
+    /// The plan of rules `k, k + n, …` of this one's (a part of the grid the page runs in a
+    /// worker of its own: a rule's selection and report read only that rule's runs).
+    pub fn part(&self, k: usize, n: usize) -> GridPlan {
+        GridPlan {
+            rules: self
+                .rules
+                .iter()
+                .skip(k)
+                .step_by(n.max(1))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
     }
 
     /// Every seed: the selection seeds, then the report seeds.
@@ -808,6 +824,59 @@ pub fn run_prepared(
     Some(report)
 }
 
+/// The report of the whole plan from the reports of its parts ([`GridPlan::part`] `k` of `n`
+/// for `k = 0, 1, …`, in that order): the rules dealt back into order, each rule's runs,
+/// picks and summaries where the whole run puts them, so the report is the whole's but for its
+/// wall time, which is the longest part's. `None` without parts.
+pub fn merge_parts(parts: Vec<GridReport>) -> Option<GridReport> {
+    let first = parts.first()?;
+    let rules = undeal(parts.iter().map(|p| p.plan.rules.clone()).collect());
+    let plan = GridPlan {
+        rules,
+        ..first.plan.clone()
+    };
+    let setups = first.setups.clone();
+    let seconds = parts.iter().map(|p| p.seconds).fold(0.0, f64::max);
+    let (mut runs, mut picks, mut summaries) = (Vec::new(), Vec::new(), Vec::new());
+    for p in parts {
+        runs.extend(p.runs);
+        picks.extend(p.picks);
+        summaries.extend(p.summaries);
+    }
+    // The selection runs of every rule in order, then their report runs; picks and summaries
+    // rule by rule.
+    let selection = |r: &HsiRun| plan.selection_seeds.contains(&r.seed);
+    let runs = &runs;
+    let ordered: Vec<HsiRun> = [true, false]
+        .into_iter()
+        .flat_map(|role| {
+            plan.rules.iter().flat_map(move |name| {
+                runs.iter()
+                    .filter(move |r| selection(r) == role && r.rule == *name)
+                    .cloned()
+            })
+        })
+        .collect();
+    let picks = plan
+        .rules
+        .iter()
+        .flat_map(|name| picks.iter().filter(move |p| p.rule == *name).cloned())
+        .collect();
+    let summaries = plan
+        .rules
+        .iter()
+        .flat_map(|name| summaries.iter().filter(move |s| s.rule == *name).cloned())
+        .collect();
+    Some(GridReport {
+        plan,
+        setups,
+        runs: ordered,
+        picks,
+        summaries,
+        seconds,
+    })
+}
+
 /// The paper's grids for GD and Muon run on the tests' tiny scene (width 4, 200 steps) at
 /// `density`, with the given selection and report seeds: a small real [`GridReport`] for the
 /// tests of this module and its neighbours.
@@ -1163,5 +1232,40 @@ mod tests {
         }
         assert_eq!(report.role(&report.runs[0]), Role::Selection);
         assert_eq!(report.role(report.runs.last().unwrap()), Role::Report);
+    }
+
+    /// The page deals a grid's rules over its workers: every split, run apart and merged,
+    /// gives the whole grid's report (runs, picks, summaries) bit for bit but its wall time.
+    #[test]
+    fn a_grid_split_by_rules_merges_to_the_whole_bit_for_bit() {
+        let scene = tiny_scene();
+        let cfg = HsiConfig {
+            density: 0.5,
+            width: 4,
+            steps: 150,
+            ..HsiConfig::default()
+        };
+        let plan = GridPlan {
+            selection_seeds: vec![1],
+            report_seeds: vec![2],
+            ..GridPlan::paper(vec!["gd".into(), "adam".into(), "muon".into()])
+        };
+        let run = |plan: &GridPlan| {
+            run_grid(&scene, &cfg, plan, &|_| {}, &AtomicBool::new(false)).unwrap()
+        };
+        let timeless = |mut r: GridReport| {
+            r.seconds = 0.0;
+            format!("{r:?}")
+        };
+        let whole = run(&plan);
+        assert!(whole.summaries.len() >= 3, "a pick per rule at least");
+        for n in [1, 2, 3] {
+            let parts: Vec<GridReport> = (0..n).map(|k| run(&plan.part(k, n))).collect();
+            let longest = parts.iter().map(|p| p.seconds).fold(0.0, f64::max);
+            let merged = merge_parts(parts).unwrap();
+            assert_eq!(merged.seconds, longest);
+            assert_eq!(timeless(merged), timeless(whole.clone()), "{n} parts");
+        }
+        assert_eq!(merge_parts(Vec::new()), None);
     }
 }

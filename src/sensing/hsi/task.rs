@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
-use super::grid::{GridPlan, GridProgress, GridReport, run_grid, trial_pace};
+use super::grid::{GridPlan, GridProgress, GridReport, merge_parts, run_grid, trial_pace};
 use super::{HsiConfig, HsiError, Scene};
 use crate::live::{Stop, TRIAL_STEPS, Task};
 
@@ -94,6 +94,30 @@ impl Task for HsiTask {
         }
         Ok(report)
     }
+
+    /// The plan's rules dealt round-robin ([`GridPlan::part`]): each rule's selection and
+    /// report runs stay in one part, which reads the scene for itself.
+    fn split(self, n: usize) -> Vec<Self> {
+        let n = n.clamp(1, self.inputs.plan.rules.len().max(1));
+        if n == 1 {
+            return vec![self];
+        }
+        (0..n)
+            .map(|k| HsiTask {
+                inputs: HsiInputs {
+                    plan: self.inputs.plan.part(k, n),
+                    ..self.inputs.clone()
+                },
+                bytes: self.bytes.clone(),
+            })
+            .collect()
+    }
+
+    /// The parts' reports as the whole's ([`merge_parts`]).
+    fn merge(parts: Vec<Self::Output>) -> Self::Output {
+        let parts = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        merge_parts(parts).ok_or_else(|| Stop::Failed("no part of the grid came back".into()))
+    }
 }
 
 /// A grid's trial before its first run, as data ([`trial_pace`]): it reads the scene, so it
@@ -119,5 +143,45 @@ fn read_scene(inputs: &HsiInputs, bytes: Option<Vec<u8>>) -> Result<Scene, HsiEr
     match bytes {
         Some(bytes) => Scene::from_bytes(path, bytes, var),
         None => Scene::read(path, var),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page deals a grid's rules over its workers: at most a part per rule, part `k` the
+    /// plan's [`GridPlan::part`] with the scene's bytes (what `merge_parts` joins; its test
+    /// runs them); a failed or missing part fails the whole.
+    #[test]
+    fn a_grid_splits_into_at_most_a_part_per_rule() {
+        let inputs = HsiInputs {
+            scene: "s.mat".into(),
+            var: String::new(),
+            density: 0.5,
+            steps: 100,
+            plan: GridPlan::paper(vec!["gd".into(), "adam".into(), "muon".into()]),
+        };
+        let task = || HsiTask {
+            inputs: inputs.clone(),
+            bytes: Some(vec![1, 2, 3]),
+        };
+        for n in [1, 2, 3, 5] {
+            let parts = task().split(n);
+            let k = n.min(3);
+            assert_eq!(parts.len(), k);
+            for (i, p) in parts.iter().enumerate() {
+                assert_eq!(p.inputs.plan, inputs.plan.part(i, k));
+                assert_eq!(
+                    (&p.inputs.scene, &p.bytes),
+                    (&inputs.scene, &Some(vec![1, 2, 3]))
+                );
+            }
+        }
+        assert_eq!(
+            HsiTask::merge(vec![Err(Stop::Cancelled)]),
+            Err(Stop::Cancelled)
+        );
+        assert!(matches!(HsiTask::merge(Vec::new()), Err(Stop::Failed(_))));
     }
 }

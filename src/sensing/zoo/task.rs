@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use serde::{Deserialize, Serialize};
 
 use super::{Outcome, RunResult, ZooPreset, run_zoo_cells};
-use crate::live::{Stop, TRIAL_STEPS, Task};
+use crate::live::{Stop, TRIAL_STEPS, Task, undeal};
 
 /// A zoo sweep as data: the preset's units ([`ZooPreset::units`]: its cells, then its convex
 /// references) `part.0, part.0 + part.1, …`, every one with `(0, 1)` ([`run_zoo_cells`], the
@@ -59,11 +59,7 @@ impl Task for ZooTask {
 
     /// The parts' runs dealt back into unit order.
     fn merge(parts: Vec<Self::Output>) -> Self::Output {
-        let parts: Vec<Vec<RunResult>> = parts.into_iter().collect::<Result<_, _>>()?;
-        let total = parts.iter().map(Vec::len).sum();
-        let mut each: Vec<_> = parts.into_iter().map(Vec::into_iter).collect();
-        let n = each.len();
-        Ok((0..total).filter_map(|i| each[i % n].next()).collect())
+        Ok(undeal(parts.into_iter().collect::<Result<_, _>>()?))
     }
 }
 

@@ -18,7 +18,7 @@ use crate::app::widgets::paste::paste_window;
 use crate::attention::live::{self, AttentionLive};
 use crate::attention::{AttentionPreset, BUNDLED_ATTENTION, RunSpec, TwinKind};
 use crate::experiment::check::ATTENTION_LR;
-use crate::live::Live;
+use crate::live::Fan;
 use crate::optim::chain_spec;
 
 /// The section's id (its path, for [`Lab::handed`]).
@@ -93,7 +93,7 @@ pub struct AttentionTwins {
     /// What is saved.
     pub settings: Settings,
     preset: AttentionPreset,
-    job: Option<Live<AttentionLive>>,
+    job: Option<Fan<AttentionLive>>,
     /// What the run has reported.
     pub view: RunView,
     /// Where a Play of screenshot mode pauses (for [`Panel::status`]).
@@ -205,7 +205,7 @@ impl AttentionTwins {
     }
 
     /// The running job, started (measuring step 0) if there is none.
-    fn job(&mut self, lab: &Lab) -> &Live<AttentionLive> {
+    fn job(&mut self, lab: &Lab) -> &Fan<AttentionLive> {
         let (preset, seed) = (&self.preset, self.preset.seed);
         self.job
             .get_or_insert_with(|| live::start(preset.clone(), seed, lab.repaint_handle()))

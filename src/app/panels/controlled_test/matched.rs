@@ -60,9 +60,9 @@ impl Panel for Matched {
             preset: preset.clone(),
             levels,
         };
-        let work = paired_work(&preset, 1);
+        let (work, arms) = (paired_work(&preset, 1), preset.arms.len());
         self.analysis
-            .start(preset, 1, work, lab.repaint_handle(), task);
+            .start(preset, arms, work, lab.repaint_handle(), task);
         true
     }
 
