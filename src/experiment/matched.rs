@@ -67,8 +67,9 @@ pub struct MatchedReport {
     /// One verdict per non-reference arm, at the deepest level.
     pub verdicts: Vec<MatchedVerdict>,
     /// Every arm at every held-out evaluation, arm by arm in preset order: what the ladder and
-    /// the rows are read from (and how parts of the comparison run apart are joined).
-    #[serde(default)]
+    /// the rows are read from (and how parts of the comparison run apart are joined). Left out
+    /// of `matched.json` and of the text when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evaluations: Vec<Evaluation>,
 }
 
@@ -269,7 +270,9 @@ impl MatchedReport {
     /// every row of kind "budget" or "loss" at one of the levels, for an arm of the preset, at a
     /// step within the run, with finite numbers (held-out loss and divergences ≥ 0) where it
     /// was measured and NaN where not; every verdict for an arm of the preset with finite
-    /// differences and yardstick. Errors name the row or verdict and the field.
+    /// differences and yardstick; every evaluation for an arm of the preset at a step within
+    /// the run, its numbers finite and in the rows' ranges. Errors name the row, verdict or
+    /// evaluation and the field.
     pub fn check(&self, preset: &Preset) -> Result<(), String> {
         preset.validate().map_err(|e| format!("the preset's {e}"))?;
         let names: Vec<&str> = preset.arms.iter().map(|a| a.arm_name()).collect();
@@ -303,6 +306,25 @@ impl MatchedReport {
                 // A row whose arm was not measured holds NaN.
                 if !(x.is_nan() || (x.is_finite() && x >= lo)) {
                     return bad(format!("field `{field}`: {x} is out of range"));
+                }
+            }
+        }
+        for (i, e) in self.evaluations.iter().enumerate() {
+            let bad = |m: String| Err(format!("evaluation {i} ({} at {}): {m}", e.arm, e.step));
+            if !names.contains(&e.arm.as_str()) || e.step > preset.steps {
+                return bad("not an arm and step of this comparison".into());
+            }
+            let m = e.measure.as_ref();
+            for (field, x, lo) in [
+                ("heldout_loss", e.heldout_loss, 0.0),
+                ("measure.heldout_loss", m.map(|m| m.heldout_loss), 0.0),
+                ("measure.excess", m.map(|m| m.excess), -2.0),
+                ("measure.baseline_sd", m.map(|m| m.baseline_sd), 0.0),
+                ("measure.gram_div", m.map(|m| m.gram_div), 0.0),
+                ("measure.orientation_div", m.map(|m| m.orientation_div), 0.0),
+            ] {
+                if x.is_some_and(|x| !(x.is_finite() && x >= lo)) {
+                    return bad(format!("field `{field}`: {x:?} is out of range"));
                 }
             }
         }
@@ -420,6 +442,32 @@ mod tests {
             let merged = MatchedTask::merge(parts.into_iter().map(run).collect()).unwrap();
             assert_eq!(format!("{merged:?}"), format!("{whole:?}"), "{n} parts");
         }
+        // A saved comparison is checked with its evaluations (the verdicts, left out, are not
+        // all finite after 150 steps); the file leaves them out.
+        let mut saved = whole.clone();
+        saved.verdicts.clear();
+        saved.check(&preset).unwrap();
+        let mut tampered = saved.clone();
+        tampered.evaluations[4].heldout_loss = Some(-1.0);
+        let err = tampered.check(&preset).unwrap_err();
+        assert!(
+            err.starts_with("evaluation 4 (") && err.contains("heldout_loss"),
+            "{err}"
+        );
+        tampered.evaluations[4] = Evaluation {
+            arm: "nobody".into(),
+            ..whole.evaluations[4].clone()
+        };
+        assert!(tampered.check(&preset).unwrap_err().contains("not an arm"));
+        let text = serde_json::to_string(&MatchedReport {
+            evaluations: Vec::new(),
+            ..whole.clone()
+        })
+        .unwrap();
+        assert!(
+            !text.contains("evaluations") && text.contains("verdicts"),
+            "{text}"
+        );
         let failed = MatchedTask::merge(vec![Ok(whole), Err(Stop::Cancelled)]);
         assert_eq!(failed, Err(Stop::Cancelled));
     }

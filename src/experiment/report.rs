@@ -457,10 +457,18 @@ pub fn matched_text(report: &MatchedReport) -> String {
     out
 }
 
-/// Stages `matched.csv` ([`matched_csv`]) and `matched.json` (the whole report) in `set`.
+/// Stages `matched.csv` ([`matched_csv`]) and `matched.json` (the report but its
+/// evaluations, which only join the parts of a split comparison) in `set`.
 pub fn write_matched(set: &mut OutputSet, report: &MatchedReport) -> Result<()> {
     set.write("matched.csv", &matched_csv(report)?)?;
-    set.write("matched.json", &serde_json::to_vec_pretty(report)?)?;
+    let levels_and_rows = MatchedReport {
+        evaluations: Vec::new(),
+        ..report.clone()
+    };
+    set.write(
+        "matched.json",
+        &serde_json::to_vec_pretty(&levels_and_rows)?,
+    )?;
     Ok(())
 }
 
