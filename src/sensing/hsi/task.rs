@@ -98,7 +98,11 @@ impl Task for HsiTask {
     /// The plan's rules dealt round-robin ([`GridPlan::part`]): each rule's selection and
     /// report runs stay in one part, which reads the scene for itself.
     fn split(self, n: usize) -> Vec<Self> {
-        let n = n.clamp(1, self.inputs.plan.rules.len().max(1));
+        // Every part carries the scene's bytes (as RON text, about four times their size), so
+        // the parts together stay within SPLIT_BYTES of scene.
+        let scene = self.bytes.as_ref().map_or(0, Vec::len);
+        let copies = (SPLIT_BYTES / scene.max(1)).max(1);
+        let n = n.clamp(1, self.inputs.plan.rules.len().max(1)).min(copies);
         if n == 1 {
             return vec![self];
         }
@@ -119,6 +123,10 @@ impl Task for HsiTask {
         merge_parts(parts).ok_or_else(|| Stop::Failed("no part of the grid came back".into()))
     }
 }
+
+/// Most bytes of scene the parts of a split grid carry together ([`Task::split`]): a scene
+/// larger than half of it runs whole, in one worker.
+pub const SPLIT_BYTES: usize = 64 << 20;
 
 /// A grid's trial before its first run, as data ([`trial_pace`]): it reads the scene, so it
 /// runs in the background (a thread, or a Web Worker in the page).
@@ -177,6 +185,14 @@ mod tests {
                     (&inputs.scene, &Some(vec![1, 2, 3]))
                 );
             }
+        }
+        // A large scene is copied into fewer parts, and one over half the budget not at all.
+        for (len, parts) in [(SPLIT_BYTES / 2, 2), (SPLIT_BYTES / 2 + 1, 1)] {
+            let big = HsiTask {
+                inputs: inputs.clone(),
+                bytes: Some(vec![0; len]),
+            };
+            assert_eq!(big.split(3).len(), parts, "{len} bytes");
         }
         assert_eq!(
             HsiTask::merge(vec![Err(Stop::Cancelled)]),
