@@ -235,6 +235,11 @@ fn spacer(axis: &Axis, min_px: f64) -> impl Fn(GridInput) -> Vec<GridMark> + '_ 
 
 /// The label of a grid mark from [`spacer`]: the figure's tick label, nothing for a minor mark.
 fn label(axis: &Axis, m: GridMark) -> String {
+    if !axis.categories.is_empty() {
+        // egui_plot drops a label wider than the space between two ticks ("Gradient descent"
+        // among nine rules at 1280 × 720); on two lines it fits.
+        return axis.tick_label(m.value, m.step_size).replacen(' ', "\n", 1);
+    }
     if !axis.ticks.is_empty() {
         // The spacer gave explicit ticks a spacing for egui_plot's fading only.
         axis.tick_label(m.value, 0.0)
@@ -292,5 +297,27 @@ fn style(dash: Dash) -> LineStyle {
         Dash::Solid => LineStyle::Solid,
         Dash::Dashed => LineStyle::dashed_loose(),
         Dash::Dotted => LineStyle::dotted_dense(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_category_s_name_of_two_words_is_labelled_on_two_lines() {
+        let axis = Axis::categories("rule", vec!["Muon".into(), "Gradient descent".into()]);
+        let at = |value| {
+            label(
+                &axis,
+                GridMark {
+                    value,
+                    step_size: 1.0,
+                },
+            )
+        };
+        assert_eq!(at(0.0), "Muon");
+        assert_eq!(at(1.0), "Gradient\ndescent");
+        assert_eq!(at(0.5), "");
     }
 }
