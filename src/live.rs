@@ -152,6 +152,15 @@ where
     fn split(args: Self::Args, n: usize) -> Vec<Self::Args>;
     /// A join of the updates of `parts` parts.
     fn merge(parts: usize) -> Self::Merge;
+
+    /// Commands that bring parts which stopped short of the others up to them, once every
+    /// part has stopped (a Pause lets each finish the step it is in, so parts may rest at
+    /// different steps), as `(part, command)`; asked after every drain, so it should answer
+    /// each stop once. None by default.
+    fn catch_up(merge: &mut Self::Merge) -> Vec<(usize, Self::Command)> {
+        let _ = merge;
+        Vec::new()
+    }
 }
 
 /// Joins the updates of a [`SplitRun`]'s parts into the whole run's.
@@ -227,6 +236,13 @@ where
         }
         if merge.ended() {
             self.parts.borrow_mut().clear();
+        } else {
+            let parts = self.parts.borrow();
+            for (k, cmd) in R::catch_up(&mut merge) {
+                if let Some(p) = parts.get(k) {
+                    p.send(cmd);
+                }
+            }
         }
         out
     }

@@ -118,7 +118,35 @@ impl SplitRun for AttentionLive {
             records: vec![(Vec::new(), None); parts],
             progress: vec![None; parts],
             failed: false,
+            caught_up_to: None,
         }
+    }
+
+    /// Once every part has paused, the parts behind the furthest play on to its step (once
+    /// per such stop), so that what the view shows and what each part holds agree again.
+    fn catch_up(merge: &mut Joined) -> Vec<(usize, Command)> {
+        let Some(all) = merge.progress.iter().copied().collect::<Option<Vec<_>>>() else {
+            return Vec::new();
+        };
+        let furthest = all.iter().map(|p| p.0).max().unwrap_or(0);
+        if merge.failed || all.iter().any(|p| p.1) || merge.caught_up_to == Some(furthest) {
+            return Vec::new();
+        }
+        let behind: Vec<(usize, Command)> = (all.iter().enumerate())
+            .filter(|(_, p)| p.0 < furthest)
+            .map(|(k, _)| {
+                (
+                    k,
+                    Command::Play {
+                        until: Some(furthest),
+                    },
+                )
+            })
+            .collect();
+        if !behind.is_empty() {
+            merge.caught_up_to = Some(furthest);
+        }
+        behind
     }
 }
 
@@ -133,6 +161,8 @@ pub struct Joined {
     /// Per part: its last progress (step, running).
     progress: Vec<Option<(usize, bool)>>,
     failed: bool,
+    /// The step the parts behind were last sent on to ([`SplitRun::catch_up`]).
+    caught_up_to: Option<usize>,
 }
 
 impl Merge<Update> for Joined {
@@ -388,6 +418,44 @@ mod tests {
             running: false,
         };
         assert!(join.take(0, late).is_empty());
+    }
+
+    /// A Pause leaves parts at different steps: once every part has stopped, the ones behind
+    /// are sent on to the furthest step, once per stop; not while any part still runs.
+    #[test]
+    fn parts_that_paused_short_of_the_others_are_sent_on_to_them_once() {
+        let mut join = AttentionLive::merge(3);
+        let progress = |step, running| Update::Progress { step, running };
+        assert!(
+            AttentionLive::catch_up(&mut join).is_empty(),
+            "no part has reported"
+        );
+        join.take(0, progress(5, false));
+        join.take(1, progress(7, true));
+        join.take(2, progress(7, false));
+        assert!(
+            AttentionLive::catch_up(&mut join).is_empty(),
+            "part 1 still runs"
+        );
+        join.take(1, progress(8, false));
+        let play = |until| Command::Play { until: Some(until) };
+        assert_eq!(
+            AttentionLive::catch_up(&mut join),
+            [(0, play(8)), (2, play(8))]
+        );
+        assert!(AttentionLive::catch_up(&mut join).is_empty(), "sent once");
+        join.take(0, progress(8, false));
+        join.take(2, progress(8, false));
+        assert!(
+            AttentionLive::catch_up(&mut join).is_empty(),
+            "all at one step"
+        );
+        // A later pause, after Play, lines them up again.
+        join.take(0, progress(12, false));
+        assert_eq!(
+            AttentionLive::catch_up(&mut join),
+            [(1, play(12)), (2, play(12))]
+        );
     }
 
     /// Every part of a seed whose preset does not validate refuses it; the run reports that
