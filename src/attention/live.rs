@@ -118,22 +118,26 @@ impl SplitRun for AttentionLive {
             records: vec![(Vec::new(), None); parts],
             progress: vec![None; parts],
             failed: false,
-            caught_up_to: None,
+            catching_up: vec![false; parts],
+            resting: None,
         }
     }
 
     /// Once every part has paused, the parts behind the furthest play on to its step (once
-    /// per such stop), so that what the view shows and what each part holds agree again.
+    /// per resting state: a Pause pressed during the catch-up leaves a new one, which is
+    /// answered again), so that what the view shows and what each part holds agree again.
+    /// While they catch up the run shows as paused.
     fn catch_up(merge: &mut Joined) -> Vec<(usize, Command)> {
         let Some(all) = merge.progress.iter().copied().collect::<Option<Vec<_>>>() else {
             return Vec::new();
         };
-        let furthest = all.iter().map(|p| p.0).max().unwrap_or(0);
-        if merge.failed || all.iter().any(|p| p.1) || merge.caught_up_to == Some(furthest) {
+        let steps: Vec<usize> = all.iter().map(|p| p.0).collect();
+        let furthest = steps.iter().copied().max().unwrap_or(0);
+        if merge.failed || all.iter().any(|p| p.1) || merge.resting.as_ref() == Some(&steps) {
             return Vec::new();
         }
-        let behind: Vec<(usize, Command)> = (all.iter().enumerate())
-            .filter(|(_, p)| p.0 < furthest)
+        let behind: Vec<(usize, Command)> = (steps.iter().enumerate())
+            .filter(|&(_, &s)| s < furthest)
             .map(|(k, _)| {
                 (
                     k,
@@ -143,9 +147,10 @@ impl SplitRun for AttentionLive {
                 )
             })
             .collect();
-        if !behind.is_empty() {
-            merge.caught_up_to = Some(furthest);
+        for &(k, _) in &behind {
+            merge.catching_up[k] = true;
         }
+        merge.resting = Some(steps);
         behind
     }
 }
@@ -161,8 +166,11 @@ pub struct Joined {
     /// Per part: its last progress (step, running).
     progress: Vec<Option<(usize, bool)>>,
     failed: bool,
-    /// The step the parts behind were last sent on to ([`SplitRun::catch_up`]).
-    caught_up_to: Option<usize>,
+    /// Per part: sent on to the furthest step after a pause ([`SplitRun::catch_up`]) and not
+    /// stopped since (its running does not make the run's).
+    catching_up: Vec<bool>,
+    /// The parts' steps when the run last rested, answered by [`SplitRun::catch_up`].
+    resting: Option<Vec<usize>>,
 }
 
 impl Merge<Update> for Joined {
@@ -200,10 +208,14 @@ impl Merge<Update> for Joined {
             }
             Update::Progress { step, running } => {
                 self.progress[part] = Some((step, running));
+                if !running {
+                    self.catching_up[part] = false;
+                }
                 let all: Option<Vec<(usize, bool)>> = self.progress.iter().copied().collect();
+                let catching = &self.catching_up;
                 all.map(|all| Update::Progress {
                     step: all.iter().map(|p| p.0).min().unwrap_or(0),
-                    running: all.iter().any(|p| p.1),
+                    running: all.iter().zip(catching).any(|(p, &c)| p.1 && !c),
                 })
                 .into_iter()
                 .collect()
@@ -444,18 +456,22 @@ mod tests {
             [(0, play(8)), (2, play(8))]
         );
         assert!(AttentionLive::catch_up(&mut join).is_empty(), "sent once");
+        // Catching up does not show as running.
+        assert_eq!(join.take(0, progress(6, true)), [progress(6, false)]);
+        // A Pause pressed during the catch-up leaves a new resting state: answered again.
+        join.take(0, progress(7, false));
+        assert_eq!(
+            AttentionLive::catch_up(&mut join),
+            [(0, play(8)), (2, play(8))]
+        );
         join.take(0, progress(8, false));
         join.take(2, progress(8, false));
         assert!(
             AttentionLive::catch_up(&mut join).is_empty(),
             "all at one step"
         );
-        // A later pause, after Play, lines them up again.
-        join.take(0, progress(12, false));
-        assert_eq!(
-            AttentionLive::catch_up(&mut join),
-            [(1, play(12)), (2, play(12))]
-        );
+        // The user's Play shows as running again.
+        assert_eq!(join.take(1, progress(9, true)), [progress(8, true)]);
     }
 
     /// Every part of a seed whose preset does not validate refuses it; the run reports that

@@ -67,8 +67,9 @@ pub struct MatchedReport {
     /// One verdict per non-reference arm, at the deepest level.
     pub verdicts: Vec<MatchedVerdict>,
     /// Every arm at every held-out evaluation, arm by arm in preset order: what the ladder and
-    /// the rows are read from (and how parts of the comparison run apart are joined). Left out
-    /// of `matched.json` and of the text when empty.
+    /// the rows are read from (and how parts of the comparison run apart are joined). Never in
+    /// `matched.json` ([`crate::experiment::report::write_matched`]); not serialized when
+    /// empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evaluations: Vec<Evaluation>,
 }

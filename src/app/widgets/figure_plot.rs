@@ -235,7 +235,7 @@ fn spacer(axis: &Axis, min_px: f64) -> impl Fn(GridInput) -> Vec<GridMark> + '_ 
 
 /// The label of a grid mark from [`spacer`]: the figure's tick label, nothing for a minor mark.
 fn label(axis: &Axis, m: GridMark) -> String {
-    if !axis.categories.is_empty() {
+    if axis.ticks.is_empty() && !axis.categories.is_empty() {
         // egui_plot drops a label wider than the space between two ticks ("Gradient descent"
         // among nine rules at 1280 × 720); on two lines it fits.
         return axis.tick_label(m.value, m.step_size).replacen(' ', "\n", 1);

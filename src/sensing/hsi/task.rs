@@ -98,7 +98,7 @@ impl Task for HsiTask {
     /// The plan's rules dealt round-robin ([`GridPlan::part`]): each rule's selection and
     /// report runs stay in one part, which reads the scene for itself.
     fn split(self, n: usize) -> Vec<Self> {
-        // Every part carries the scene's bytes (as RON text, about four times their size), so
+        // Every part carries the scene's bytes (as RON text, up to four times their size), so
         // the parts together stay within SPLIT_BYTES of scene.
         let scene = self.bytes.as_ref().map_or(0, Vec::len);
         let copies = (SPLIT_BYTES / scene.max(1)).max(1);
@@ -106,13 +106,19 @@ impl Task for HsiTask {
         if n == 1 {
             return vec![self];
         }
+        let mut bytes = self.bytes;
         (0..n)
             .map(|k| HsiTask {
                 inputs: HsiInputs {
                     plan: self.inputs.plan.part(k, n),
                     ..self.inputs.clone()
                 },
-                bytes: self.bytes.clone(),
+                // The last part takes the scene itself: n copies, not n + 1.
+                bytes: if k + 1 == n {
+                    bytes.take()
+                } else {
+                    bytes.clone()
+                },
             })
             .collect()
     }
