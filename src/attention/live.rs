@@ -128,14 +128,20 @@ impl SplitRun for AttentionLive {
     /// answered again), so that what the view shows and what each part holds agree again.
     /// While they catch up the run shows as paused.
     fn catch_up(merge: &mut Joined) -> Vec<(usize, Command)> {
-        let Some(all) = merge.progress.iter().copied().collect::<Option<Vec<_>>>() else {
-            return Vec::new();
-        };
-        let steps: Vec<usize> = all.iter().map(|p| p.0).collect();
-        let furthest = steps.iter().copied().max().unwrap_or(0);
-        if merge.failed || all.iter().any(|p| p.1) || merge.resting.as_ref() == Some(&steps) {
+        // Asked after every drain (each frame): nothing is built unless the run rests anew.
+        let resting = |p: &Option<(usize, bool)>| p.is_some_and(|p| !p.1);
+        let steps = || merge.progress.iter().map(|p| p.map_or(0, |p| p.0));
+        if merge.failed
+            || !merge.progress.iter().all(resting)
+            || merge
+                .resting
+                .as_ref()
+                .is_some_and(|r| r.iter().copied().eq(steps()))
+        {
             return Vec::new();
         }
+        let steps: Vec<usize> = steps().collect();
+        let furthest = steps.iter().copied().max().unwrap_or(0);
         let behind: Vec<(usize, Command)> = (steps.iter().enumerate())
             .filter(|&(_, &s)| s < furthest)
             .map(|(k, _)| {

@@ -17,7 +17,7 @@ use crate::arith::Ops;
 
 /// Whether the CPU has AVX-512F (the standard library caches the answer).
 #[inline]
-pub(super) fn detected() -> bool {
+pub(crate) fn detected() -> bool {
     std::is_x86_feature_detected!("avx512f")
 }
 
@@ -56,10 +56,10 @@ struct Operands {
     start: Start,
 }
 
-/// `acc + x·y` in the arithmetic `A`.
+/// `acc + x·y` in the arithmetic `A`, lane by lane.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn madd<A: Ops>(x: __m512d, y: __m512d, acc: __m512d) -> __m512d {
+pub(crate) fn madd<A: Ops>(x: __m512d, y: __m512d, acc: __m512d) -> __m512d {
     if A::FUSED {
         _mm512_fmadd_pd(x, y, acc)
     } else {

@@ -9,7 +9,7 @@ use nalgebra::DMatrix;
 use crate::arith::Ops;
 
 #[cfg(target_arch = "x86_64")]
-mod avx512;
+pub(crate) mod avx512;
 pub mod gemm;
 pub mod norm;
 pub mod ode;

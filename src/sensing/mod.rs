@@ -237,9 +237,11 @@ pub struct PassItem<'a> {
 pub const MAX_SHARED: usize = pass::MAX_SHARED;
 
 impl SensingProblem {
-    /// [`SensingProblem::loss_and_grad`] of `P` pairs (1 ≤ P ≤ [`MAX_SHARED`]) with one read of
-    /// the operator: every pair's loss and gradients have the bits
-    /// [`SensingProblem::loss_and_grad`] gives it alone. Allocation-free.
+    /// [`SensingProblem::loss_and_grad`] (numerics §7) of `P` pairs (1 ≤ P ≤ [`MAX_SHARED`],
+    /// checked when compiled) with one read of the operator: returns each pair's loss (the
+    /// mean squared residual) and writes its [∇U, ∇V] (`n × n` each); every pair's numbers
+    /// have the bits [`SensingProblem::loss_and_grad`] gives it alone. Allocation-free. Panics
+    /// if a pair's factors, gradients or buffers are not `n × n` for this problem's n.
     pub fn loss_and_grad_shared<const P: usize>(&self, items: [PassItem<'_>; P]) -> [f64; P] {
         const { assert!(P >= 1 && P <= MAX_SHARED, "1 ≤ P ≤ MAX_SHARED") };
         let m = self.m();

@@ -10,6 +10,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use crate::arith::Ops;
+#[cfg(target_arch = "x86_64")]
+use crate::linalg::avx512::madd;
 
 /// Most pairs one call serves ([`shared_pass`]); a group of runs is passed in chunks of this.
 pub const MAX_SHARED: usize = 4;
@@ -31,59 +33,25 @@ pub(crate) fn shared_pass<const P: usize>(
     assert!(gx.iter().all(|g| g.len() == nn), "every gx has n² entries");
     assert_eq!(operator.len(), y.len() * nn, "operator is m × n²");
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") {
-        if crate::arith::fused() {
-            // SAFETY: AVX-512F is checked above, and `fused` holds only where AVX2 and FMA do.
-            return unsafe { fused512(operator, y, x, gx, c) };
-        }
-        // SAFETY: AVX-512F is checked above.
-        return unsafe { plain512(operator, y, x, gx, c) };
+    if crate::linalg::avx512::detected() && std::is_x86_feature_detected!("fma") {
+        // SAFETY (both): AVX-512F and FMA are checked just above.
+        return if crate::arith::fused() {
+            unsafe { pass512::<crate::arith::Fused, P>(operator, y, x, gx, c) }
+        } else {
+            unsafe { pass512::<crate::arith::Plain, P>(operator, y, x, gx, c) }
+        };
     }
     std::array::from_fn(|p| super::residual_pass(operator, y, x[p], &mut *gx[p], c))
 }
 
-/// [`shared_pass`] in [`crate::arith::Fused`] with AVX-512.
+/// The blocks of [`super::residual_pass`] (eight rows for n² ≤ [`super::SMALL`], else four),
+/// then its last rows one at a time, for every pair. Compiled with FMA too (every AVX-512 CPU
+/// has it), which the fused arithmetic's scalar tails use; the plain arithmetic never fuses.
 ///
 /// # Safety
-/// The CPU must support AVX-512F, AVX2 and FMA.
+/// The CPU must support AVX-512F and FMA; lengths as [`shared_pass`] checks them.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn fused512<const P: usize>(
-    operator: &[f64],
-    y: &[f64],
-    x: [&[f64]; P],
-    gx: [&mut [f64]; P],
-    c: f64,
-) -> [f64; P] {
-    // SAFETY: the caller guarantees the features.
-    unsafe { pass512::<crate::arith::Fused, P>(operator, y, x, gx, c) }
-}
-
-/// [`shared_pass`] in [`crate::arith::Plain`] with AVX-512 (no fused multiply-adds).
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2")]
-unsafe fn plain512<const P: usize>(
-    operator: &[f64],
-    y: &[f64],
-    x: [&[f64]; P],
-    gx: [&mut [f64]; P],
-    c: f64,
-) -> [f64; P] {
-    // SAFETY: the caller guarantees the features.
-    unsafe { pass512::<crate::arith::Plain, P>(operator, y, x, gx, c) }
-}
-
-/// The blocks of [`super::residual_pass`] (eight rows for n² ≤ [`super::SMALL`], else four),
-/// then its last rows one at a time, for every pair.
-///
-/// # Safety
-/// The CPU must support AVX-512F (and FMA when `A` is fused); lengths as [`shared_pass`]
-/// checks them.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
 unsafe fn pass512<A: Ops, const P: usize>(
     operator: &[f64],
     y: &[f64],
@@ -117,28 +85,6 @@ unsafe fn pass512<A: Ops, const P: usize>(
         }
     }
     loss
-}
-
-/// `a·b + c` lane by lane in the arithmetic `A`.
-///
-/// # Safety
-/// The CPU must support AVX-512F (and FMA when `A` is fused).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn madd512<A: Ops>(
-    a: std::arch::x86_64::__m512d,
-    b: std::arch::x86_64::__m512d,
-    c: std::arch::x86_64::__m512d,
-) -> std::arch::x86_64::__m512d {
-    use std::arch::x86_64::{_mm512_add_pd, _mm512_fmadd_pd, _mm512_mul_pd};
-    // SAFETY: the caller guarantees the features.
-    unsafe {
-        if A::FUSED {
-            _mm512_fmadd_pd(a, b, c)
-        } else {
-            _mm512_add_pd(_mm512_mul_pd(a, b), c)
-        }
-    }
 }
 
 /// One block of `2·H` measurements for every pair: their dot products (one register holds the
@@ -179,7 +125,7 @@ unsafe fn block512<A: Ops, const P: usize, const H: usize>(
             for (p, xp) in x.iter().enumerate() {
                 let xs = _mm512_broadcast_f64x4(_mm256_loadu_pd(xp.as_ptr().add(j)));
                 for (acc_h, rows_h) in acc.iter_mut().zip(&pair) {
-                    acc_h[p] = madd512::<A>(*rows_h, xs, acc_h[p]);
+                    acc_h[p] = madd::<A>(*rows_h, xs, acc_h[p]);
                 }
             }
         }
@@ -213,7 +159,7 @@ unsafe fn block512<A: Ops, const P: usize, const H: usize>(
                 let at = g.as_mut_ptr().add(idx);
                 let mut v = _mm512_loadu_pd(at);
                 for (c_b, a_b) in crv_p.iter().zip(&a[..2 * H]) {
-                    v = madd512::<A>(*c_b, *a_b, v);
+                    v = madd::<A>(*c_b, *a_b, v);
                 }
                 _mm512_storeu_pd(at, v);
             }
