@@ -878,41 +878,21 @@ fn quick_classroom() -> Preset {
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_seed_sweep_runs_from_a_link_and_its_table_is_the_desktop_s() {
     use basis_lab::app::panels::controlled_test::SeedSweep;
-    use basis_lab::experiment::SweepTask;
     portable();
-    let preset = quick_classroom();
     // The link sets the tab's seed count (the default is larger).
     let seeds = 3;
     assert_ne!(SeedSweep::default().seeds, seeds);
-    let (name, web) = table_from_link(
-        "test/sweep",
-        &[("seeds", seeds.to_string())],
-        &share::encode(&preset),
-        None,
-        Duration::from_secs(240),
-    );
-    assert_eq!(name, "sweep.csv");
-    let task = SweepTask::new(preset, seeds);
-    let desktop = on_desktop("test/sweep", task).unwrap();
-    let desktop = basis_lab::experiment::report::sweep_csv(&desktop).unwrap();
-    compare(&name, &web, &String::from_utf8(desktop).unwrap());
+    sweep_on_cores(None, seeds);
 }
 
-#[test]
-#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
-fn on_four_cores_the_seed_sweep_and_the_attention_twins_split_over_four_workers_as_the_desktop() {
-    use basis_lab::app::panels::attention::{RunView, Update as AttentionUpdate};
-    use basis_lab::attention::{AttentionPreset, SeedRun};
+/// The seed sweep of [`quick_classroom`] over `seeds` seeds, opened by link in a page told it
+/// has `cores` cores ([`table_on_cores`]): its table against the desktop's; returns how many
+/// Web Workers the page started.
+fn sweep_on_cores(cores: Option<u32>, seeds: usize) -> usize {
     use basis_lab::experiment::SweepTask;
-    portable();
-    // The page told the computer has four cores deals four seeds over four workers, and the
-    // four runs of attention-quick (a base model and its twins each) over four more; each
-    // table is the desktop's byte for byte.
-    let cores = 4;
     let preset = quick_classroom();
-    let seeds = 4;
     let (name, web, workers) = table_on_cores(
-        Some(cores),
+        cores,
         "test/sweep",
         &[("seeds", seeds.to_string())],
         &share::encode(&preset),
@@ -920,37 +900,64 @@ fn on_four_cores_the_seed_sweep_and_the_attention_twins_split_over_four_workers_
         Duration::from_secs(240),
     );
     assert_eq!(name, "sweep.csv");
-    assert_eq!(workers, 4, "one worker per seed");
     let desktop = on_desktop("test/sweep", SweepTask::new(preset, seeds)).unwrap();
     let desktop = basis_lab::experiment::report::sweep_csv(&desktop).unwrap();
     compare(&name, &web, &String::from_utf8(desktop).unwrap());
+    workers
+}
 
-    let mut preset = AttentionPreset::load("attention-quick").unwrap();
-    preset.steps = 3;
-    assert_eq!(preset.runs.len(), 4);
+/// The attention twins of `preset`, opened by link in a page told it has `cores` cores: its
+/// checkpoint table (six twins at three checkpoints) against the desktop's, run through the
+/// section's own view; returns the page's table and how many Web Workers it started.
+fn attention_on_cores(
+    cores: Option<u32>,
+    preset: &basis_lab::attention::AttentionPreset,
+) -> (String, usize) {
+    use basis_lab::app::panels::attention::{RunView, Update as AttentionUpdate};
+    use basis_lab::attention::SeedRun;
     let (name, web, workers) = table_on_cores(
-        Some(cores),
+        cores,
         "attention",
         &[],
-        &share::encode(&preset),
+        &share::encode(preset),
         None,
         Duration::from_secs(600),
     );
     assert_eq!(name, "attention-checkpoints.csv");
-    assert_eq!(workers, 4, "one worker per run");
-    let mut run = SeedRun::new(&preset, preset.seed).unwrap();
+    let start = Instant::now();
+    let mut run = SeedRun::new(preset, preset.seed).unwrap();
     while !run.finished() {
         run.step();
     }
-    let mut view = RunView::new(&preset);
+    let threads = rayon::current_num_threads();
+    let s = start.elapsed().as_secs_f64();
+    println!("attention: the desktop's (portable, {threads} threads) in {s:.2} s");
+    let mut view = RunView::new(preset);
     view.apply(AttentionUpdate::Records(run.records().to_vec()));
-    let desktop = String::from_utf8(view.checkpoint_csv(&preset).unwrap()).unwrap();
+    let desktop = String::from_utf8(view.checkpoint_csv(preset).unwrap()).unwrap();
     assert_eq!(
         web.lines().count(),
         1 + 6 * 3,
         "six twins at three checkpoints"
     );
     compare(&name, &web, &desktop);
+    (web, workers)
+}
+
+#[test]
+#[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
+fn on_four_cores_the_seed_sweep_and_the_attention_twins_split_over_four_workers_as_the_desktop() {
+    use basis_lab::attention::AttentionPreset;
+    portable();
+    // The page told the computer has four cores deals four seeds over four workers, and the
+    // four runs of attention-quick (a base model and its twins each) over four more; each
+    // table is the desktop's byte for byte.
+    assert_eq!(sweep_on_cores(Some(4), 4), 4, "one worker per seed");
+    let mut preset = AttentionPreset::load("attention-quick").unwrap();
+    preset.steps = 3;
+    assert_eq!(preset.runs.len(), 4);
+    let (_, workers) = attention_on_cores(Some(4), &preset);
+    assert_eq!(workers, 4, "one worker per run");
 }
 
 /// The points-sweep tab of axis `A` at `view`, opened by link with `preset`: its table
@@ -1095,45 +1102,18 @@ fn compare_but_erank(name: &str, web: &str, desktop: &str) {
 #[test]
 #[ignore = "needs web/build.sh and Debian's chromium; run by .ci/run"]
 fn the_attention_twins_train_in_a_worker_from_a_link_and_their_table_is_the_desktop_s() {
-    use basis_lab::app::panels::attention::{RunView, Update as AttentionUpdate};
-    use basis_lab::attention::{AttentionPreset, SeedRun};
+    use basis_lab::attention::AttentionPreset;
     portable();
     // attention-quick (the section's default), a few steps: every rule and twin kind of it,
     // measured at steps 0, 1 and the last.
     let mut preset = AttentionPreset::load("attention-quick").unwrap();
     preset.steps = 3;
-    let (name, web) = table_from_link(
-        "attention",
-        &[],
-        &share::encode(&preset),
-        None,
-        Duration::from_secs(600),
-    );
-    assert_eq!(name, "attention-checkpoints.csv");
-    let start = Instant::now();
-    let mut run = SeedRun::new(&preset, preset.seed).unwrap();
-    while !run.finished() {
-        run.step();
-    }
-    let threads = rayon::current_num_threads();
-    let s = start.elapsed().as_secs_f64();
-    println!("attention: the desktop's (portable, {threads} threads) in {s:.2} s");
-    // The section's own view of the run's records gives the desktop's table.
-    let mut view = RunView::new(&preset);
-    view.apply(AttentionUpdate::Records(run.records().to_vec()));
-    let desktop = view.checkpoint_csv(&preset).unwrap();
-    let desktop = String::from_utf8(desktop).unwrap();
-    assert_eq!(
-        web.lines().count(),
-        1 + 6 * 3,
-        "six twins at three checkpoints"
-    );
+    let (web, _) = attention_on_cores(None, &preset);
     let measured = |l: &str| l.split(',').nth(3).is_some_and(|d| !d.is_empty());
     assert!(
         web.lines().skip(1).all(measured),
         "every twin measured: {web}"
     );
-    compare(&name, &web, &desktop);
 }
 
 #[test]
