@@ -11,12 +11,12 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::sweep::{cell_run, run_seed_cells};
 use crate::experiment::{
     AdamEps, KeyDim, Point, PointAxis, PointsTask, SeedArm, SweepError, SweepResult, SweepTask,
-    assemble_sweep, check_seed, run_seed_until, sweep_seeds,
+    assemble_sweep, check_seed, sweep_seeds,
 };
 use crate::output::write_atomic;
 use crate::preset::Preset;
@@ -330,26 +330,6 @@ pub struct ZooRuns {
     pub seconds: f64,
 }
 
-/// Runs cells of a seed or points sweep whose points are `presets` with `seeds` seeds each
-/// ([`cell_run`]), in parallel; `progress()` after each.
-fn run_seed_cells(
-    presets: &[Preset],
-    seeds: usize,
-    cells: &[usize],
-    progress: &(dyn Fn() + Sync),
-    cancel: &AtomicBool,
-) -> Result<Vec<Vec<SeedArm>>, SweepError> {
-    cells
-        .par_iter()
-        .map(|&c| {
-            let (preset, seed) = cell_run(presets, seeds, c);
-            let r = run_seed_until(preset, seed, cancel);
-            progress();
-            r
-        })
-        .collect()
-}
-
 /// The seed sweep at each of `presets`, from every cell's result in cell order (point major).
 fn seed_sweeps(presets: &[Preset], seeds: usize, cells: Vec<Vec<SeedArm>>) -> Vec<SweepResult> {
     let mut cells = cells.into_iter();
@@ -603,13 +583,6 @@ pub fn parse_shard(text: &str, name: &str) -> Result<ShardOutput, String> {
         ));
     }
     Ok(out)
-}
-
-/// The preset and seed of cell `c` of a seed or points sweep whose points are `points` with
-/// `seeds` seeds each. Panics if `c` is out of range.
-fn cell_run(points: &[Preset], seeds: usize, c: usize) -> (&Preset, u64) {
-    let preset = &points[c / seeds];
-    (preset, preset.seed.wrapping_add((c % seeds) as u64))
 }
 
 /// Combines shards (each with the name it was read from, for errors) into the full result.

@@ -22,11 +22,9 @@ use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use rayon::prelude::*;
-
 use super::sweep::{ArmAggregate, SeedArm, SweepError, SweepResult, in_range, sweep_until};
 use super::sweep::{MAX_POINTS, MAX_SEEDS};
-use super::sweep::{assemble_sweep, run_seed_until};
+use super::sweep::{assemble_sweep, cell_run, run_seed_cells};
 use crate::live::{Stop, Task, undeal};
 use crate::metrics::isotropic_axis_concentration;
 use crate::output::csv_num;
@@ -206,7 +204,7 @@ impl<A: PointAxis> PointsTask<A> {
     }
 
     /// The part's cells: every point, with the seeds of it the part holds (none for a point
-    /// it holds no cell of), each seed's arms as [`run_seed_until`] gives them.
+    /// it holds no cell of), each seed's arms as [`run_seed_cells`] gives them.
     fn run_part(
         &self,
         progress: &(dyn Fn() + Sync),
@@ -216,19 +214,10 @@ impl<A: PointAxis> PointsTask<A> {
         for p in &presets {
             p.validate()?;
         }
-        let seeds = self.seeds.max(1);
-        let seed_of = |c: usize| presets[c / seeds].seed.wrapping_add((c % seeds) as u64);
         let cells: Vec<usize> = (self.part.0..presets.len() * self.seeds)
             .step_by(self.part.1.max(1))
             .collect();
-        let runs: Vec<Vec<SeedArm>> = cells
-            .par_iter()
-            .map(|&c| {
-                let r = run_seed_until(&presets[c / seeds], seed_of(c), cancel);
-                progress();
-                r
-            })
-            .collect::<Result<_, _>>()?;
+        let runs = run_seed_cells(&presets, self.seeds, &cells, progress, cancel)?;
         let mut ran = cells.into_iter().zip(runs).peekable();
         Ok(self
             .values
@@ -237,8 +226,9 @@ impl<A: PointAxis> PointsTask<A> {
             .enumerate()
             .map(|(i, (&value, preset))| {
                 let (mut at, mut arms) = (Vec::new(), Vec::new());
-                while let Some((c, r)) = ran.next_if(|(c, _)| c / seeds == i) {
-                    at.push(seed_of(c));
+                // Cells are point major, so a point's come together (none without seeds).
+                while let Some((c, r)) = ran.next_if(|(c, _)| c / self.seeds == i) {
+                    at.push(cell_run(&presets, self.seeds, c).1);
                     arms.push(r);
                 }
                 Point {

@@ -318,6 +318,33 @@ fn invalid(e: SweepError) -> FieldError {
     }
 }
 
+/// Runs cells of a seed or points sweep whose points are `presets` with `seeds` seeds each
+/// ([`cell_run`]), in parallel; `progress()` after each.
+pub(crate) fn run_seed_cells(
+    presets: &[Preset],
+    seeds: usize,
+    cells: &[usize],
+    progress: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<Vec<Vec<SeedArm>>, SweepError> {
+    cells
+        .par_iter()
+        .map(|&c| {
+            let (preset, seed) = cell_run(presets, seeds, c);
+            let r = run_seed_until(preset, seed, cancel);
+            progress();
+            r
+        })
+        .collect()
+}
+
+/// The preset and seed of cell `c` of a seed or points sweep whose points are `points` with
+/// `seeds` seeds each. Panics if `c` is out of range.
+pub(crate) fn cell_run(points: &[Preset], seeds: usize, c: usize) -> (&Preset, u64) {
+    let preset = &points[c / seeds];
+    (preset, preset.seed.wrapping_add((c % seeds) as u64))
+}
+
 /// [`run_seed`] that gives up with [`SweepError::Cancelled`] soon after `cancel` is raised.
 pub fn run_seed_until(
     preset: &Preset,
